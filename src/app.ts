@@ -1,0 +1,120 @@
+// The composition root: the only place that builds the object graph. Phases in order:
+// storage → domain modules → adapters (HTTP, SMTP) → background workers. Nothing listens or runs
+// until start(); the CLI builds the same graph and never starts it.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Router } from 'express';
+import { databaseTarget, type Config } from './config.js';
+import { openDatabase, type DatabaseHandle, type Db, type Dialect } from './db/database.js';
+import { migrateToLatest } from './db/migrate.js';
+import { createEventBus, type EventBus } from './events/bus.js';
+import { contextRoutes } from './http/routes/context.js';
+import { createHttpApp } from './http/server.js';
+import { systemClock, type Clock } from './lib/clock.js';
+import { createResolver, type DnsResolver } from './lib/dns.js';
+import { createIds, type Ids } from './lib/ids.js';
+import { createLogger, type Logger } from './lib/logger.js';
+import { createWorker, type Worker, type WorkerSpec } from './lib/worker.js';
+import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
+import { createKeyStore, type KeyStore } from './workspaces/keys.js';
+import { createWorkspaceStore, type WorkspaceStore } from './workspaces/workspaces.js';
+
+export interface AppOptions {
+  config: Config;
+  clock?: Clock;
+  ids?: Ids;
+  log?: Logger;
+  dns?: DnsResolver;
+  /** Database to use instead of the one the config names (tests share a prepared handle). */
+  database?: DatabaseHandle;
+}
+
+/** What every domain module may depend on. */
+export interface Deps {
+  config: Config;
+  db: Db;
+  dialect: Dialect;
+  clock: Clock;
+  ids: Ids;
+  log: Logger;
+  dns: DnsResolver;
+  bus: EventBus;
+}
+
+export interface App extends Deps {
+  workspaces: WorkspaceStore;
+  keys: KeyStore;
+  workers: Worker[];
+  /** The URL clients and recipients reach the HTTP listener on (config, or derived after listen). */
+  publicUrl(): string;
+  start(): Promise<{ http: number; smtp: number }>;
+  stop(): Promise<void>;
+}
+
+export async function createApp(options: AppOptions): Promise<App> {
+  const { config } = options;
+  const clock = options.clock ?? systemClock;
+  const ids = options.ids ?? createIds(() => clock.now().getTime());
+  const log = options.log ?? createLogger(config.log.level);
+  const dns = options.dns ?? createResolver(config.dns.servers, config.dns.timeoutMs);
+  const handle = options.database ?? openDatabase(databaseTarget(config));
+  await migrateToLatest(handle.db);
+
+  const bus = createEventBus();
+  const deps: Deps = { config, db: handle.db, dialect: handle.dialect, clock, ids, log, dns, bus };
+
+  // Domain modules.
+  const workspaces = createWorkspaceStore(deps);
+  const keys = createKeyStore(deps);
+
+  // Background workers: an explicit registry.
+  const workerSpecs: WorkerSpec[] = [];
+  const workers = workerSpecs.map((spec) => createWorker(spec, log));
+
+  // Adapters.
+  const v1: Router[] = [contextRoutes()];
+  const open: Router[] = [];
+  const httpApp = createHttpApp({ config, clock, log, keys, v1, open });
+  const httpServer = http.createServer(httpApp);
+  httpServer.keepAliveTimeout = 65_000;
+  const smtp: SmtpListener = createSmtpListener({ config, log });
+
+  let httpPort = config.http.port;
+  let stopping: Promise<void> | null = null;
+
+  const app: App = {
+    ...deps,
+    workspaces,
+    keys,
+    workers,
+    publicUrl: () => config.publicUrl.replace(/\/$/, '') || `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${httpPort}`,
+    async start() {
+      await new Promise<void>((resolve, reject) => {
+        httpServer.once('error', reject);
+        httpServer.listen(config.http.port, config.http.host, () => {
+          httpServer.off('error', reject);
+          resolve();
+        });
+      });
+      httpPort = (httpServer.address() as AddressInfo).port;
+      const smtpPort = await smtp.listen();
+      for (const w of workers) w.start();
+      return { http: httpPort, smtp: smtpPort };
+    },
+    stop() {
+      // Stop accepting → let long-lived responses end → drain workers → close the database.
+      stopping ??= (async () => {
+        bus.publish('app.stopping', null);
+        const httpClosed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
+        httpServer.closeIdleConnections();
+        const grace = setTimeout(() => httpServer.closeAllConnections(), 5_000);
+        await Promise.all([httpServer.listening ? httpClosed : Promise.resolve(), smtp.close()]);
+        clearTimeout(grace);
+        for (const w of workers) await w.stop();
+        if (!options.database) await handle.close();
+      })();
+      return stopping;
+    },
+  };
+  return app;
+}

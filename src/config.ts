@@ -1,0 +1,172 @@
+// Configuration: config/default.json holds every setting with its safe default; a `--config FILE`
+// is merged over it, and POSTERN_* environment variables over that. The variable for a setting is
+// derived from its key path (`delivery.mode` → POSTERN_DELIVERY_MODE), so adding a key to
+// default.json and to the schema below is all it takes to make it configurable everywhere.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { z } from 'zod';
+
+const hostPort = /^(\[[0-9a-fA-F:]+\]|[0-9.]+|[0-9a-fA-F:]+)(:\d{1,5})?$/;
+const port = z.number().int().min(0).max(65535);
+
+const schema = z.strictObject({
+  dataDir: z.string().min(1),
+  databaseUrl: z
+    .string()
+    .refine((v) => v === '' || /^(postgres|postgresql|sqlite):/.test(v) || v.startsWith('/') || v.startsWith('.'), {
+      message: 'must be empty (SQLite in the data dir), postgres://…, sqlite:PATH or a file path',
+    }),
+  hostname: z.string().regex(/^[a-zA-Z0-9.-]+$/, 'must be a host name'),
+  publicUrl: z.union([z.literal(''), z.url({ protocol: /^https?$/ })]),
+  sharedInboundDomain: z.string().regex(/^[a-z0-9.-]+\.[a-z0-9-]+$|^[a-z0-9-]+$/, 'must be a lowercase domain name'),
+  http: z.strictObject({
+    host: z.string().min(1),
+    port,
+    bodyLimit: z.string().regex(/^\d+(b|kb|mb)$/, 'must look like 40mb'),
+    trustProxy: z.boolean(),
+  }),
+  smtp: z.strictObject({
+    host: z.string().min(1),
+    port,
+  }),
+  dns: z.strictObject({
+    servers: z.array(z.string().regex(hostPort, 'must be ip or ip:port')),
+    timeoutMs: z.number().int().min(100).max(60000),
+  }),
+  rateLimit: z.strictObject({
+    send: z.number().min(0),
+    read: z.number().min(0),
+  }),
+  log: z.strictObject({
+    level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  }),
+});
+
+export type Config = z.infer<typeof schema>;
+
+/** A setting that cannot be used; `postern serve` exits with code 2 on it. */
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+const defaultsPath = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'config', 'default.json');
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+type JsonObject = { [key: string]: Json };
+
+/** The environment variable that overrides a key path. */
+export function envName(keyPath: string[]): string {
+  return 'POSTERN_' + keyPath.map((k) => k.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toUpperCase()).join('_');
+}
+
+function isObject(v: unknown): v is JsonObject {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function merge(base: JsonObject, over: JsonObject): JsonObject {
+  const out: JsonObject = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    const b = out[k];
+    out[k] = isObject(b) && isObject(v) ? merge(b, v) : v;
+  }
+  return out;
+}
+
+// An environment value takes the type of the default it overrides: numbers and booleans are parsed,
+// arrays are comma lists, objects (maps such as per-domain limits) are JSON.
+function parseEnvValue(name: string, raw: string, like: Json): Json {
+  if (typeof like === 'number') {
+    const n = Number(raw);
+    if (raw.trim() === '' || Number.isNaN(n)) throw new ConfigError(`invalid setting ${name}=${JSON.stringify(raw)}: must be a number`);
+    return n;
+  }
+  if (typeof like === 'boolean') {
+    if (/^(true|1|yes|on)$/i.test(raw)) return true;
+    if (/^(false|0|no|off)$/i.test(raw)) return false;
+    throw new ConfigError(`invalid setting ${name}=${JSON.stringify(raw)}: must be true or false`);
+  }
+  if (Array.isArray(like)) {
+    return raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  }
+  if (isObject(like)) {
+    try {
+      const v = JSON.parse(raw) as Json;
+      if (!isObject(v)) throw new Error('not an object');
+      return v;
+    } catch {
+      throw new ConfigError(`invalid setting ${name}: must be a JSON object`);
+    }
+  }
+  return raw;
+}
+
+function applyEnv(defaults: JsonObject, target: JsonObject, env: NodeJS.ProcessEnv, prefix: string[] = []): JsonObject {
+  const out: JsonObject = { ...target };
+  for (const [k, like] of Object.entries(defaults)) {
+    const keyPath = [...prefix, k];
+    const name = envName(keyPath);
+    const raw = env[name];
+    if (raw !== undefined) {
+      out[k] = parseEnvValue(name, raw, like);
+    } else if (isObject(like) && Object.keys(like).length > 0 && isObject(out[k])) {
+      out[k] = applyEnv(like, out[k] as JsonObject, env, keyPath);
+    }
+  }
+  return out;
+}
+
+function readJson(file: string): JsonObject {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read config file ${file}: ${(err as Error).message}`);
+  }
+  try {
+    const v = JSON.parse(text) as Json;
+    if (!isObject(v)) throw new Error('the top level must be an object');
+    return v;
+  } catch (err) {
+    throw new ConfigError(`config file ${file} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+export interface LoadConfigOptions {
+  env?: NodeJS.ProcessEnv;
+  file?: string;
+  /** Values merged last, for tests that build a config in code. */
+  overrides?: Record<string, unknown>;
+}
+
+/** Builds the one typed Config from default.json, an optional file, the environment and overrides. */
+export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const defaults = readJson(defaultsPath);
+  let merged = defaults;
+  const file = options.file ?? options.env?.POSTERN_CONFIG;
+  if (file) merged = merge(merged, readJson(file));
+  merged = applyEnv(defaults, merged, options.env ?? {});
+  if (options.overrides) merged = merge(merged, options.overrides as JsonObject);
+  const result = schema.safeParse(merged);
+  if (!result.success) {
+    const problems = result.error.issues.map((issue) => {
+      const keyPath = issue.path.map(String);
+      const where = keyPath.length ? `${keyPath.join('.')} (${envName(keyPath.filter((p) => !/^\d+$/.test(p)))})` : 'config';
+      return `invalid setting ${where}: ${issue.message}`;
+    });
+    throw new ConfigError(problems.join('; '));
+  }
+  return result.data;
+}
+
+/** The SQLite file or PostgreSQL URL the config selects. */
+export function databaseTarget(config: Config): { dialect: 'sqlite'; file: string } | { dialect: 'postgres'; url: string } {
+  const url = config.databaseUrl;
+  if (/^postgres(ql)?:/.test(url)) return { dialect: 'postgres', url };
+  if (url.startsWith('sqlite:')) return { dialect: 'sqlite', file: path.resolve(url.slice('sqlite:'.length)) };
+  if (url !== '') return { dialect: 'sqlite', file: path.resolve(url) };
+  return { dialect: 'sqlite', file: path.resolve(config.dataDir, 'postern.sqlite') };
+}

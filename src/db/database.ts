@@ -1,0 +1,66 @@
+// The one Kysely instance. Dialect-specific choices live here and nowhere else: SQLite pragmas,
+// the PostgreSQL pool, and the few SQL fragments that differ between the two.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import pg from 'pg';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type RawBuilder } from 'kysely';
+import type { Database } from './schema.js';
+
+export type Db = Kysely<Database>;
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface DatabaseHandle {
+  db: Db;
+  dialect: Dialect;
+  /** Checkpoints the WAL (SQLite) and closes every connection. */
+  close(): Promise<void>;
+}
+
+export type DatabaseTarget = { dialect: 'sqlite'; file: string } | { dialect: 'postgres'; url: string };
+
+export function openDatabase(target: DatabaseTarget): DatabaseHandle {
+  if (target.dialect === 'postgres') {
+    // COUNT(*) and BIGINT come back as strings by default; our counts fit in a JS number.
+    pg.types.setTypeParser(20, (v: string) => Number(v));
+    const pool = new pg.Pool({ connectionString: target.url, max: 10 });
+    const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+    return { db, dialect: 'postgres', close: () => db.destroy() };
+  }
+  mkdirSync(path.dirname(target.file), { recursive: true });
+  const sqlite = new SQLite(target.file);
+  // WAL lets the CLI and the daemon use the file at once. synchronous=FULL fsyncs the WAL on every
+  // commit, so a 202 or a 250 survives power loss, not only a crash of the process.
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = FULL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    close: async () => {
+      sqlite.pragma('wal_checkpoint(TRUNCATE)');
+      await db.destroy();
+    },
+  };
+}
+
+/** `LIKE` that is case-insensitive on both dialects, with `\` as the escape character. */
+export function ilike(dialect: Dialect, column: RawBuilder<unknown> | string, pattern: string): RawBuilder<boolean> {
+  const col = typeof column === 'string' ? sql.ref(column) : column;
+  return dialect === 'postgres'
+    ? sql<boolean>`${col} ILIKE ${pattern} ESCAPE '\\'`
+    : sql<boolean>`${col} LIKE ${pattern} ESCAPE '\\'`;
+}
+
+/** Escapes `%`, `_` and `\` so a user's text matches literally inside a LIKE pattern. */
+export function escapeLike(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => '\\' + c);
+}
+
+/** True when a database error is a unique-constraint violation (both drivers). */
+export function isUniqueViolation(err: unknown): boolean {
+  const e = err as { code?: string; message?: string };
+  return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
+}

@@ -1,0 +1,19 @@
+// Migrations are an explicit, numbered registry (no directory scanning, so the compiled build and
+// the TypeScript sources run the same list). Each is frozen once released; add a new number instead.
+import { Migrator, type Migration, type MigrationProvider } from 'kysely';
+import type { Db } from './database.js';
+import * as m0001 from './migrations/0001-foundation.js';
+
+const migrations: Record<string, Migration> = {
+  '0001-foundation': m0001,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+/** Applies every pending migration; returns the names applied. */
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  const migrator = new Migrator({ db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}

@@ -1,0 +1,50 @@
+// Every webhook-worthy event is a row in `events`, written by the code that caused it, inside the
+// same transaction, so a crash can never commit the change and lose the announcement.
+import type { Kysely, Transaction } from 'kysely';
+import type { Database } from '../db/schema.js';
+import type { Clock } from '../lib/clock.js';
+import type { Ids } from '../lib/ids.js';
+
+export const EVENT_TYPES = [
+  'message.received',
+  'message.sent',
+  'message.delivered',
+  'message.failed',
+  'message.suppressed',
+  'message.blocked',
+  'message.opted_out',
+  'message.opened',
+  'message.clicked',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface NewEvent {
+  workspaceId: string;
+  livemode: boolean;
+  type: EventType;
+  data: unknown;
+  /** For message.received on an address bound to one endpoint. */
+  endpointId?: string | null;
+}
+
+/** Inserts the event; returns its evt_ id. Publish `events.recorded` on the bus after commit. */
+export async function recordEvent(
+  db: Kysely<Database> | Transaction<Database>,
+  deps: { clock: Clock; ids: Ids },
+  event: NewEvent,
+): Promise<string> {
+  const id = deps.ids.publicId('evt');
+  await db
+    .insertInto('events')
+    .values({
+      id,
+      workspace_id: event.workspaceId,
+      livemode: event.livemode ? 1 : 0,
+      type: event.type,
+      data: JSON.stringify(event.data),
+      endpoint_id: event.endpointId ?? null,
+      created_at: deps.clock.now().toISOString(),
+    })
+    .execute();
+  return id;
+}

@@ -1,0 +1,32 @@
+// Authentication and scopes: one middleware resolves the bearer key to a Principal; routes declare
+// the scope they need with requireScope().
+import type { RequestHandler, Response } from 'express';
+import { AppError } from '../lib/errors.js';
+import type { KeyStore, Principal } from '../workspaces/keys.js';
+import { allows, type Scope } from '../workspaces/scopes.js';
+
+export function authenticate(keys: KeyStore): RequestHandler {
+  return async (req, res, next) => {
+    const header = req.headers.authorization;
+    const match = header ? /^Bearer[ ]+(\S+)\s*$/i.exec(header) : null;
+    if (!match) throw new AppError('unauthorized', 'missing or malformed Authorization header; expected Bearer <API key>');
+    const principal = await keys.authenticate(match[1]);
+    if (!principal) throw new AppError('unauthorized', 'invalid or revoked API key');
+    res.locals.principal = principal;
+    next();
+  };
+}
+
+export function requireScope(scope: Scope): RequestHandler {
+  return (_req, res, next) => {
+    if (!allows(principalOf(res).scopes, scope)) {
+      throw new AppError('insufficient_scope', `this key lacks the ${scope} scope`, { scope });
+    }
+    next();
+  };
+}
+
+/** The authenticated principal of a request that passed authenticate(). */
+export function principalOf(res: Response): Principal {
+  return res.locals.principal as Principal;
+}

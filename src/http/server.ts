@@ -1,0 +1,55 @@
+// The Express app: public routes (health, tracking, callbacks) first, then /v1 behind one chain of
+// authenticate → rate limit → JSON body → resource routers → 404, with one error mapper at the end.
+import express, { type Router } from 'express';
+import type { Config } from '../config.js';
+import type { Clock } from '../lib/clock.js';
+import { AppError } from '../lib/errors.js';
+import type { Logger } from '../lib/logger.js';
+import type { KeyStore } from '../workspaces/keys.js';
+import { authenticate } from './auth.js';
+import { errorHandler } from './errors.js';
+import { rateLimit } from './rate-limit.js';
+
+export interface HttpDeps {
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  keys: KeyStore;
+  /** Routers mounted under /v1, after authentication. */
+  v1: Router[];
+  /** Routers mounted at the root without API-key authentication (each checks its own tokens). */
+  open: Router[];
+}
+
+export function createHttpApp(deps: HttpDeps): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'extended');
+  app.set('trust proxy', deps.config.http.trustProxy);
+
+  app.use((req, res, next) => {
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      deps.log.debug({ method: req.method, path: req.path, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'http');
+    });
+    next();
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ ok: true });
+  });
+  for (const r of deps.open) app.use(r);
+
+  const v1 = express.Router();
+  v1.use(authenticate(deps.keys));
+  v1.use(rateLimit(deps.config.rateLimit, deps.clock));
+  v1.use(express.json({ limit: deps.config.http.bodyLimit }));
+  for (const r of deps.v1) v1.use(r);
+  app.use('/v1', v1);
+
+  app.use(() => {
+    throw new AppError('not_found', 'no such route');
+  });
+  app.use(errorHandler(deps.log));
+  return app;
+}

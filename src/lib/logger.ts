@@ -1,0 +1,14 @@
+// Structured JSON logs (pino). Secrets and bodies never reach a log line: request logging records
+// method, path and status only, and these paths are redacted should an object carrying them slip in.
+import { pino, type Logger, type DestinationStream } from 'pino';
+
+export type { Logger };
+
+const redact = [
+  'secret', '*.secret', 'authorization', '*.authorization', 'headers.authorization', 'req.headers.authorization',
+  'password', '*.password', 'credentials', '*.credentials', 'body', '*.body', 'html', '*.html', 'text', '*.text',
+];
+
+export function createLogger(level: string, destination?: DestinationStream): Logger {
+  return pino({ level, redact: { paths: redact, censor: '[redacted]' }, base: { name: 'postern' } }, destination);
+}

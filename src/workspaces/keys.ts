@@ -1,0 +1,120 @@
+// API keys. The secret is `sk_live_`/`sk_test_` + 32 random bytes in base62, shown once; only its
+// SHA-256 is stored. The environment comes from the stored row, never from the prefix a client sends.
+import { createHash, randomBytes } from 'node:crypto';
+import type { Db } from '../db/database.js';
+import type { Clock } from '../lib/clock.js';
+import type { Ids } from '../lib/ids.js';
+import { bytesToBase62 } from '../lib/ids.js';
+import { invalidBody, notFound } from '../lib/errors.js';
+import type { Workspace } from './workspaces.js';
+import { parseScopes, type Scope } from './scopes.js';
+
+export type Env = 'live' | 'test';
+
+export interface ApiKey {
+  id: string;
+  workspaceId: string;
+  name: string;
+  env: Env;
+  prefix: string;
+  /** null: unscoped, full access. */
+  scopes: Scope[] | null;
+  createdAt: string;
+  revokedAt: string | null;
+}
+
+/** What a request is allowed to act as, once its key checks out. */
+export interface Principal {
+  keyId: string;
+  workspace: { id: string; slug: string; name: string; plan: string };
+  env: Env;
+  livemode: boolean;
+  scopes: Scope[] | null;
+}
+
+export function hashSecret(secret: string): string {
+  return createHash('sha256').update(secret).digest('hex');
+}
+
+// Bearer tokens we could have issued: anything else is rejected before touching the database.
+const SECRET_SHAPE = /^sk_(live|test)_[0-9A-Za-z]{20,64}$/;
+
+export interface KeyStore {
+  create(workspace: Workspace, input: { env: string; scopes?: string; name?: string }): Promise<{ key: ApiKey; secret: string }>;
+  list(workspaceId: string): Promise<ApiKey[]>;
+  revoke(id: string): Promise<ApiKey>;
+  /** The principal for a bearer secret, or null for an unknown, malformed or revoked one. */
+  authenticate(secret: string): Promise<Principal | null>;
+}
+
+function toKey(row: { id: string; workspace_id: string; name: string; env: string; prefix: string; scopes: string | null; created_at: string; revoked_at: string | null }): ApiKey {
+  return {
+    id: row.id,
+    workspaceId: row.workspace_id,
+    name: row.name,
+    env: row.env as Env,
+    prefix: row.prefix,
+    scopes: row.scopes === null ? null : (row.scopes.split(',').filter(Boolean) as Scope[]),
+    createdAt: row.created_at,
+    revokedAt: row.revoked_at,
+  };
+}
+
+export function createKeyStore({ db, clock, ids }: { db: Db; clock: Clock; ids: Ids }): KeyStore {
+  return {
+    async create(workspace, { env, scopes, name }) {
+      const issues = [];
+      if (env !== 'live' && env !== 'test') issues.push({ path: 'env', message: 'env must be live or test' });
+      const parsed = parseScopes(scopes);
+      if (!parsed.ok) issues.push({ path: 'scopes', message: parsed.message });
+      if (issues.length || !parsed.ok) throw invalidBody(issues);
+      const secret = `sk_${env}_${bytesToBase62(randomBytes(32))}`;
+      const row = {
+        id: ids.uuid(),
+        workspace_id: workspace.id,
+        name: name ?? `${env} key`,
+        env,
+        key_hash: hashSecret(secret),
+        prefix: secret.slice(0, 12),
+        scopes: parsed.scopes === null ? null : parsed.scopes.join(','),
+        created_at: clock.now().toISOString(),
+        revoked_at: null,
+        last_used_at: null,
+      };
+      await db.insertInto('api_keys').values(row).execute();
+      return { key: toKey(row), secret };
+    },
+    async list(workspaceId) {
+      const rows = await db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at').execute();
+      return rows.map(toKey);
+    },
+    async revoke(id) {
+      const now = clock.now().toISOString();
+      await db.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+      const row = await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+      if (!row) throw notFound(`key ${id}`);
+      return toKey(row);
+    },
+    async authenticate(secret) {
+      if (!SECRET_SHAPE.test(secret)) return null;
+      const row = await db
+        .selectFrom('api_keys')
+        .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
+        .select([
+          'api_keys.id as keyId', 'api_keys.env', 'api_keys.scopes', 'api_keys.revoked_at',
+          'workspaces.id as wsId', 'workspaces.slug', 'workspaces.name', 'workspaces.plan',
+        ])
+        .where('api_keys.key_hash', '=', hashSecret(secret))
+        .executeTakeFirst();
+      if (!row || row.revoked_at !== null) return null;
+      const env = row.env as Env;
+      return {
+        keyId: row.keyId,
+        workspace: { id: row.wsId, slug: row.slug, name: row.name, plan: row.plan },
+        env,
+        livemode: env === 'live',
+        scopes: row.scopes === null ? null : (row.scopes.split(',').filter(Boolean) as Scope[]),
+      };
+    },
+  };
+}

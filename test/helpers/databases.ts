@@ -1,0 +1,32 @@
+// Which databases a storage/API test runs on: SQLite always, PostgreSQL too when
+// POSTERN_TEST_DATABASE_URL names a server (each boot gets a fresh database, dropped afterwards).
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+export type TestDb = 'sqlite' | 'postgres';
+
+export function testDatabases(): TestDb[] {
+  return process.env.POSTERN_TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+}
+
+/** Creates an empty PostgreSQL database; returns its URL and a function that drops it. */
+export async function freshPostgres(): Promise<{ url: string; drop(): Promise<void> }> {
+  const admin = process.env.POSTERN_TEST_DATABASE_URL;
+  if (!admin) throw new Error('POSTERN_TEST_DATABASE_URL is not set');
+  const name = `postern_t_${randomBytes(6).toString('hex')}`;
+  const client = new pg.Client({ connectionString: admin });
+  await client.connect();
+  await client.query(`CREATE DATABASE ${name}`);
+  await client.end();
+  const url = new URL(admin);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const c = new pg.Client({ connectionString: admin });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
