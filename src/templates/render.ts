@@ -1,0 +1,275 @@
+// Rendering: the one module that turns a channel's content and `vars` into output, used by the
+// render endpoint and by the send pipeline alike. Mustache, with HTML escaping only in `html`;
+// every other field is plain text and rendered verbatim. Partials are refused (no file access).
+import Mustache from 'mustache';
+import { htmlToText } from 'html-to-text';
+import type { Issue } from '../lib/errors.js';
+
+export const CHANNELS = ['email', 'sms', 'push', 'web-push'] as const;
+export type Channel = (typeof CHANNELS)[number];
+
+export interface EmailContent {
+  subject: string;
+  preheader?: string;
+  html?: string;
+  text?: string;
+}
+export interface SmsContent {
+  body: string;
+}
+export interface PushContent {
+  title?: string;
+  body: string;
+  data?: Record<string, unknown>;
+  badge?: number;
+  sound?: string;
+}
+export interface WebPushContent {
+  title: string;
+  body?: string;
+  icon?: string;
+  clickUrl?: string;
+  data?: Record<string, unknown>;
+  badge?: string;
+}
+export type ChannelContent = EmailContent | SmsContent | PushContent | WebPushContent;
+
+export interface EmailOutput {
+  subject: string;
+  preheader: string;
+  html: string;
+  text: string;
+}
+export interface SmsOutput {
+  body: string;
+}
+export interface PushOutput {
+  title: string;
+  body: string;
+  data: Record<string, unknown>;
+  badge: number | null;
+  sound: string | null;
+}
+export interface WebPushOutput {
+  title: string;
+  body: string;
+  icon: string | null;
+  clickUrl: string | null;
+  data: Record<string, unknown>;
+  badge: string | null;
+}
+export type ChannelOutput = EmailOutput | SmsOutput | PushOutput | WebPushOutput;
+
+export interface RenderResult<O extends ChannelOutput = ChannelOutput> {
+  channel: Channel;
+  output: O;
+  /** Variable paths the content references that `vars` does not supply, in order of first use. */
+  missing: string[];
+}
+
+/** The string fields of each channel that are Mustache templates. */
+export const TEMPLATE_FIELDS: Record<Channel, string[]> = {
+  email: ['subject', 'preheader', 'html', 'text'],
+  sms: ['body'],
+  push: ['title', 'body', 'sound'],
+  'web-push': ['title', 'body', 'icon', 'clickUrl', 'badge'],
+};
+
+type Token = [string, string, number, number, Token[]?, number?];
+type Vars = Record<string, unknown>;
+
+const verbatim = { escape: (s: unknown) => String(s) };
+
+function parse(template: string): Token[] {
+  return Mustache.parse(template) as unknown as Token[];
+}
+
+/**
+ * Parse problems of every template field: unbalanced tags (with the position Mustache reports)
+ * and partials. Called when content is saved, so a bad template never reaches send time.
+ */
+export function checkTemplates(channel: Channel, content: Record<string, unknown>, pathPrefix = 'content'): Issue[] {
+  const issues: Issue[] = [];
+  const fields = TEMPLATE_FIELDS[channel];
+  const visit = (value: unknown, p: string) => {
+    if (typeof value === 'string') {
+      try {
+        const walk = (tokens: Token[]) => {
+          for (const tok of tokens) {
+            if (tok[0] === '>') throw new Error(`partials are not allowed ({{> ${tok[1]}}} at ${tok[2]})`);
+            if (tok[4]) walk(tok[4]);
+          }
+        };
+        walk(parse(value));
+      } catch (err) {
+        issues.push({ path: p, message: `template does not parse: ${(err as Error).message}` });
+      }
+    } else if (value && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) visit(v, `${p}.${k}`);
+    }
+  };
+  for (const f of fields) visit(content[f], `${pathPrefix}.${f}`);
+  if (channel === 'push' || channel === 'web-push') visit(content.data, `${pathPrefix}.data`);
+  return issues;
+}
+
+interface Frame {
+  value: unknown;
+  prefix: string;
+}
+
+function lookup(value: unknown, parts: string[]): unknown {
+  let cur = value;
+  for (const p of parts) {
+    if (cur === null || cur === undefined || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[p];
+  }
+  return cur;
+}
+
+// Resolves a name the way Mustache does: the first context frame (innermost first) that has its
+// first segment; reports the path it would have had when nothing has it.
+function resolveName(stack: Frame[], name: string): { found: boolean; value: unknown; path: string } {
+  if (name === '.') return { found: true, value: stack[stack.length - 1].value, path: '.' };
+  const parts = name.split('.');
+  for (let i = stack.length - 1; i >= 0; i--) {
+    const ctx = stack[i].value;
+    if (ctx !== null && typeof ctx === 'object' && parts[0] in (ctx as object)) {
+      const value = lookup(ctx, parts);
+      const path = stack[i].prefix ? `${stack[i].prefix}.${name}` : name;
+      return { found: value !== undefined, value, path };
+    }
+  }
+  const inner = stack[stack.length - 1].prefix;
+  return { found: false, value: undefined, path: inner ? `${inner}.${name}` : name };
+}
+
+function collectMissing(tokens: Token[], stack: Frame[], out: Set<string>): void {
+  for (const tok of tokens) {
+    const [type, name] = tok;
+    if (type === 'name' || type === '&' || type === '{') {
+      const r = resolveName(stack, name);
+      if (!r.found) out.add(r.path);
+    } else if (type === '#' || type === '^') {
+      const r = resolveName(stack, name);
+      if (!r.found) out.add(r.path);
+      const children = tok[4] ?? [];
+      if (type === '^') {
+        collectMissing(children, stack, out);
+        continue;
+      }
+      // A section's inner names resolve against its value first: an object, or a list's first item.
+      let inner: unknown = r.value;
+      if (Array.isArray(inner)) inner = inner[0];
+      const frame: Frame = inner !== null && typeof inner === 'object' ? { value: inner, prefix: r.path } : { value: {}, prefix: r.path };
+      collectMissing(children, [...stack, frame], out);
+    }
+  }
+}
+
+/** Every variable path the templates reference that `vars` does not supply. */
+export function missingVariables(templates: string[], vars: Vars): string[] {
+  const out = new Set<string>();
+  for (const t of templates) collectMissing(parse(t), [{ value: vars, prefix: '' }], out);
+  return [...out];
+}
+
+function renderText(template: string | undefined, vars: Vars): string {
+  return template ? Mustache.render(template, vars, {}, verbatim) : '';
+}
+
+function renderData(data: Record<string, unknown> | undefined, vars: Vars): Record<string, unknown> {
+  const walk = (v: unknown): unknown => {
+    if (typeof v === 'string') return Mustache.render(v, vars, {}, verbatim);
+    if (Array.isArray(v)) return v.map(walk);
+    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
+    return v;
+  };
+  return (walk(data ?? {}) as Record<string, unknown>) ?? {};
+}
+
+const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** Puts the preheader as hidden preview text at the start of the html body. */
+export function insertPreheader(html: string, preheader: string): string {
+  if (!preheader) return html;
+  const block = `<div style="display:none;max-height:0;max-width:0;opacity:0;overflow:hidden;mso-hide:all;font-size:1px;line-height:1px;color:transparent;" aria-hidden="true">${escapeHtml(preheader)}</div>`;
+  const body = /<body[^>]*>/i.exec(html);
+  if (body) return html.slice(0, body.index + body[0].length) + block + html.slice(body.index + body[0].length);
+  return block + html;
+}
+
+/** Plain text derived from html, for versions that have html and no text. */
+export function textFromHtml(html: string): string {
+  return htmlToText(html, { wordwrap: 78, selectors: [{ selector: 'img', format: 'skip' }] });
+}
+
+function templateStrings(channel: Channel, content: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  const visit = (v: unknown) => {
+    if (typeof v === 'string') out.push(v);
+    else if (Array.isArray(v)) v.forEach(visit);
+    else if (v && typeof v === 'object') Object.values(v).forEach(visit);
+  };
+  for (const f of TEMPLATE_FIELDS[channel]) visit(content[f]);
+  if (channel === 'push' || channel === 'web-push') visit(content.data);
+  return out;
+}
+
+/** Renders content of a channel with `vars`. The content must have passed checkTemplates(). */
+export function renderContent(channel: Channel, content: ChannelContent, vars: Vars = {}): RenderResult {
+  const c = content as Record<string, any>;
+  const missing = missingVariables(templateStrings(channel, c), vars);
+  let output: ChannelOutput;
+  switch (channel) {
+    case 'email': {
+      const subject = renderText(c.subject, vars);
+      const preheader = renderText(c.preheader, vars);
+      const rawHtml = c.html ? Mustache.render(c.html, vars, {}) : '';
+      const text = c.text ? renderText(c.text, vars) : rawHtml ? textFromHtml(rawHtml) : '';
+      output = { subject, preheader, html: rawHtml ? insertPreheader(rawHtml, preheader) : '', text } satisfies EmailOutput;
+      break;
+    }
+    case 'sms':
+      output = { body: renderText(c.body, vars) } satisfies SmsOutput;
+      break;
+    case 'push':
+      output = {
+        title: renderText(c.title, vars),
+        body: renderText(c.body, vars),
+        data: renderData(c.data, vars),
+        badge: typeof c.badge === 'number' ? c.badge : null,
+        sound: c.sound ? renderText(c.sound, vars) : null,
+      } satisfies PushOutput;
+      break;
+    case 'web-push':
+      output = {
+        title: renderText(c.title, vars),
+        body: renderText(c.body, vars),
+        icon: c.icon ? renderText(c.icon, vars) : null,
+        clickUrl: c.clickUrl ? renderText(c.clickUrl, vars) : null,
+        data: renderData(c.data, vars),
+        badge: c.badge ? renderText(c.badge, vars) : null,
+      } satisfies WebPushOutput;
+      break;
+  }
+  return { channel, output, missing };
+}
+
+/** Content used verbatim (a raw send without `interpolate`): the same output shape, no Mustache. */
+export function contentAsOutput(channel: Channel, content: ChannelContent): ChannelOutput {
+  const c = content as Record<string, any>;
+  switch (channel) {
+    case 'email': {
+      const html = c.html ?? '';
+      const preheader = c.preheader ?? '';
+      return { subject: c.subject ?? '', preheader, html: html ? insertPreheader(html, preheader) : '', text: c.text ?? (html ? textFromHtml(html) : '') };
+    }
+    case 'sms':
+      return { body: c.body ?? '' };
+    case 'push':
+      return { title: c.title ?? '', body: c.body ?? '', data: c.data ?? {}, badge: c.badge ?? null, sound: c.sound ?? null };
+    case 'web-push':
+      return { title: c.title ?? '', body: c.body ?? '', icon: c.icon ?? null, clickUrl: c.clickUrl ?? null, data: c.data ?? {}, badge: c.badge ?? null };
+  }
+}
