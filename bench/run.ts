@@ -1,0 +1,19 @@
+// `npm run bench [name…]`: runs the named benchmarks (all when none is named) and prints figures.
+// An explicit registry: each capability adds its benchmark here.
+import { run as api } from './api.js';
+
+const benches: Record<string, () => Promise<void>> = {
+  api,
+};
+
+const wanted = process.argv.slice(2);
+for (const name of wanted.length ? wanted : Object.keys(benches)) {
+  const bench = benches[name];
+  if (!bench) {
+    console.error(`unknown benchmark ${name}; known: ${Object.keys(benches).join(', ')}`);
+    process.exit(2);
+  }
+  console.log(`\n== ${name}`);
+  await bench();
+}
+process.exit(0);
