@@ -1,4 +1,24 @@
-// Placeholder filled in by the foundation benchmark (GET /v1/context vs a bare Express handler).
+// GET /v1/context through the whole edge (auth lookup, scope check, rate limiter) next to a bare
+// Express handler, both in child processes, measured in the same run.
+import { execFileSync } from 'node:child_process';
+import path from 'node:path';
+import { fmt, load, ROOT, startBareExpress, startPostern } from './lib.js';
+
 export async function run(): Promise<void> {
-  console.log('api benchmark: not written yet');
+  const bare = await startBareExpress();
+  const bareResult = await load({ url: `http://127.0.0.1:${bare.port}/v1/context` });
+  await bare.stop();
+
+  // Rate limits high enough not to bind, but on: the limiter's cost is part of the figure.
+  const postern = await startPostern({ POSTERN_RATE_LIMIT_READ: '1000000', POSTERN_LOG_LEVEL: 'warn' });
+  const cli = (...args: string[]) =>
+    JSON.parse(execFileSync(process.execPath, [path.join(ROOT, 'bin', 'postern.js'), ...args], { env: { ...process.env, ...postern.env } }).toString());
+  cli('workspace', 'create', '--slug', 'bench', '--name', 'Bench');
+  const key = cli('key', 'create', '--workspace', 'bench', '--env', 'live').secret as string;
+  const result = await load({ url: `http://127.0.0.1:${postern.port}/v1/context`, headers: { authorization: `Bearer ${key}` } });
+  await postern.stop();
+
+  console.log(fmt('bare Express handler', bareResult));
+  console.log(fmt('GET /v1/context (auth+scope+limit)', result));
+  console.log(`GET /v1/context reaches ${((result.rps / bareResult.rps) * 100).toFixed(0)}% of the bare handler (target ≥ 60%)`);
 }

@@ -65,7 +65,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // Domain modules.
   const workspaces = createWorkspaceStore(deps);
-  const keys = createKeyStore(deps);
+  const keys = createKeyStore({ ...deps, cacheTtlMs: config.auth.cacheTtlMs });
 
   // Background workers: an explicit registry.
   const workerSpecs: WorkerSpec[] = [];

@@ -34,6 +34,9 @@ const schema = z.strictObject({
     servers: z.array(z.string().regex(hostPort, 'must be ip or ip:port')),
     timeoutMs: z.number().int().min(100).max(60000),
   }),
+  auth: z.strictObject({
+    cacheTtlMs: z.number().int().min(0).max(60_000),
+  }),
   rateLimit: z.strictObject({
     send: z.number().min(0),
     read: z.number().min(0),

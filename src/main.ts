@@ -25,7 +25,8 @@ export async function serve(config: Config): Promise<number> {
   const app = await createApp({ config });
   await bootstrapDefaultWorkspace(app);
   const ports = await app.start();
-  app.log.info({ http: ports.http, smtp: ports.smtp, publicUrl: app.publicUrl() }, 'ready');
+  // The ready line is printed whatever the log level: supervisors and tests wait for it.
+  process.stdout.write(JSON.stringify({ level: 30, time: Date.now(), name: 'postern', msg: 'ready', http: ports.http, smtp: ports.smtp, publicUrl: app.publicUrl() }) + '\n');
 
   return new Promise<number>((resolve) => {
     let signals = 0;

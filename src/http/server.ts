@@ -27,13 +27,16 @@ export function createHttpApp(deps: HttpDeps): express.Express {
   app.set('query parser', 'extended');
   app.set('trust proxy', deps.config.http.trustProxy);
 
-  app.use((req, res, next) => {
-    const started = process.hrtime.bigint();
-    res.on('finish', () => {
-      deps.log.debug({ method: req.method, path: req.path, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'http');
+  // Access lines (method, path, status, time: never headers or bodies) at debug level only.
+  if (deps.log.isLevelEnabled('debug')) {
+    app.use((req, res, next) => {
+      const started = process.hrtime.bigint();
+      res.on('finish', () => {
+        deps.log.debug({ method: req.method, path: req.path, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'http');
+      });
+      next();
     });
-    next();
-  });
+  }
 
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });

@@ -60,7 +60,11 @@ function toKey(row: { id: string; workspace_id: string; name: string; env: strin
   };
 }
 
-export function createKeyStore({ db, clock, ids }: { db: Db; clock: Clock; ids: Ids }): KeyStore {
+export function createKeyStore({ db, clock, ids, cacheTtlMs = 0 }: { db: Db; clock: Clock; ids: Ids; cacheTtlMs?: number }): KeyStore {
+  // Authenticated principals are cached briefly: the lookup is the most frequent query the daemon
+  // makes. A key revoked by another process (the CLI, another node) stops working within the TTL;
+  // one revoked through this process stops at once.
+  const cache = new Map<string, { principal: Principal; until: number }>();
   return {
     async create(workspace, { env, scopes, name }) {
       const issues = [];
@@ -89,6 +93,7 @@ export function createKeyStore({ db, clock, ids }: { db: Db; clock: Clock; ids: 
       return rows.map(toKey);
     },
     async revoke(id) {
+      cache.clear();
       const now = clock.now().toISOString();
       await db.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).execute();
       const row = await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
@@ -97,6 +102,10 @@ export function createKeyStore({ db, clock, ids }: { db: Db; clock: Clock; ids: 
     },
     async authenticate(secret) {
       if (!SECRET_SHAPE.test(secret)) return null;
+      const hash = hashSecret(secret);
+      const now = clock.now().getTime();
+      const hit = cache.get(hash);
+      if (hit && hit.until > now) return hit.principal;
       const row = await db
         .selectFrom('api_keys')
         .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
@@ -104,17 +113,25 @@ export function createKeyStore({ db, clock, ids }: { db: Db; clock: Clock; ids: 
           'api_keys.id as keyId', 'api_keys.env', 'api_keys.scopes', 'api_keys.revoked_at',
           'workspaces.id as wsId', 'workspaces.slug', 'workspaces.name', 'workspaces.plan',
         ])
-        .where('api_keys.key_hash', '=', hashSecret(secret))
+        .where('api_keys.key_hash', '=', hash)
         .executeTakeFirst();
-      if (!row || row.revoked_at !== null) return null;
+      if (!row || row.revoked_at !== null) {
+        cache.delete(hash);
+        return null;
+      }
       const env = row.env as Env;
-      return {
+      const principal: Principal = {
         keyId: row.keyId,
         workspace: { id: row.wsId, slug: row.slug, name: row.name, plan: row.plan },
         env,
         livemode: env === 'live',
         scopes: row.scopes === null ? null : (row.scopes.split(',').filter(Boolean) as Scope[]),
       };
+      if (cacheTtlMs > 0) {
+        if (cache.size >= 10_000) cache.clear();
+        cache.set(hash, { principal, until: now + cacheTtlMs });
+      }
+      return principal;
     },
   };
 }

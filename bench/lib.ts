@@ -1,0 +1,99 @@
+// Shared benchmark plumbing: child processes for the servers under test (so the load generator
+// does not share their event loop), autocannon runs, and figure formatting.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import autocannon from 'autocannon';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+export interface ChildServer {
+  child: ChildProcess;
+  port: number;
+  smtp?: number;
+  stop(): Promise<void>;
+}
+
+function waitForLine(child: ChildProcess, match: (j: any) => boolean): Promise<any> {
+  return new Promise((resolve, reject) => {
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const j = JSON.parse(line);
+        if (match(j)) resolve(j);
+      } catch {
+        // not JSON
+      }
+    });
+    child.on('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+}
+
+const stopper = (child: ChildProcess) => () =>
+  new Promise<void>((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.on('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+
+/** `postern serve` from the build, on a fresh data dir; resolves at its ready line. */
+export async function startPostern(env: Record<string, string> = {}): Promise<ChildServer & { dataDir: string; env: Record<string, string> }> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'postern-bench-'));
+  const fullEnv = {
+    POSTERN_DATA_DIR: dataDir,
+    POSTERN_HTTP_PORT: '0',
+    POSTERN_SMTP_PORT: '0',
+    POSTERN_SMTP_HOST: '127.0.0.1',
+    POSTERN_LOG_LEVEL: 'info',
+    POSTERN_RATE_LIMIT_SEND: '0',
+    POSTERN_RATE_LIMIT_READ: '0',
+    ...env,
+  };
+  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'postern.js'), 'serve'], {
+    env: { ...process.env, ...fullEnv },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stderr!.resume();
+  const ready = await waitForLine(child, (j) => j.msg === 'ready');
+  return { child, port: ready.http, smtp: ready.smtp, dataDir, env: fullEnv, stop: stopper(child) };
+}
+
+/** The bare Express handler every HTTP figure is compared with. */
+export async function startBareExpress(): Promise<ChildServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'bare-express.ts')], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const ready = await waitForLine(child, (j) => j.msg === 'ready');
+  return { child, port: ready.port, stop: stopper(child) };
+}
+
+export interface LoadResult {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  errors: number;
+  total: number;
+}
+
+/** Runs autocannon for `seconds` after a short warm-up. */
+export async function load(opts: autocannon.Options & { seconds?: number; warmup?: number }): Promise<LoadResult> {
+  const { seconds = 8, warmup = 2, ...rest } = opts;
+  if (warmup > 0) await autocannon({ ...rest, duration: warmup });
+  const r = await autocannon({ connections: 20, ...rest, duration: seconds });
+  return {
+    rps: r.requests.average,
+    p50: r.latency.p50,
+    p99: r.latency.p99,
+    non2xx: r.non2xx,
+    errors: r.errors + r.timeouts,
+    total: r.requests.total,
+  };
+}
+
+export function fmt(name: string, r: LoadResult): string {
+  return `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${String(r.p50).padStart(3)} ms   p99 ${String(r.p99).padStart(3)} ms   non-2xx ${r.non2xx}   errors ${r.errors}`;
+}
