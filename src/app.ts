@@ -16,6 +16,7 @@ import { createIds, type Ids } from './lib/ids.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { createWorker, type Worker, type WorkerSpec } from './lib/worker.js';
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
+import { createTemplateStore, type TemplateStore } from './templates/store.js';
 import { createKeyStore, type KeyStore } from './workspaces/keys.js';
 import { createWorkspaceStore, type WorkspaceStore } from './workspaces/workspaces.js';
 
@@ -44,6 +45,7 @@ export interface Deps {
 export interface App extends Deps {
   workspaces: WorkspaceStore;
   keys: KeyStore;
+  templates: TemplateStore;
   workers: Worker[];
   /** The URL clients and recipients reach the HTTP listener on (config, or derived after listen). */
   publicUrl(): string;
@@ -66,6 +68,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Domain modules.
   const workspaces = createWorkspaceStore(deps);
   const keys = createKeyStore(deps);
+  const templates = createTemplateStore(deps);
 
   // Background workers: an explicit registry.
   const workerSpecs: WorkerSpec[] = [];
@@ -86,6 +89,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...deps,
     workspaces,
     keys,
+    templates,
     workers,
     publicUrl: () => config.publicUrl.replace(/\/$/, '') || `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${httpPort}`,
     async start() {
