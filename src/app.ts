@@ -9,6 +9,7 @@ import { openDatabase, type DatabaseHandle, type Db, type Dialect } from './db/d
 import { migrateToLatest } from './db/migrate.js';
 import { createEventBus, type EventBus } from './events/bus.js';
 import { contextRoutes } from './http/routes/context.js';
+import { templateRoutes } from './http/routes/templates.js';
 import { createHttpApp } from './http/server.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createResolver, type DnsResolver } from './lib/dns.js';
@@ -76,6 +77,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // Adapters.
   const v1: Router[] = [contextRoutes()];
+  v1.push(templateRoutes(templates));
   const open: Router[] = [];
   const httpApp = createHttpApp({ config, clock, log, keys, v1, open });
   const httpServer = http.createServer(httpApp);
