@@ -188,6 +188,14 @@ for (const db of testDatabases()) {
       t.equal(versions.body.data[0].content.subject, 'v3', 'rejected saves changed nothing');
     });
 
+    t.test('concurrent draft saves open exactly one draft', async (t) => {
+      await req('POST', '/v1/templates', { slug: 'race', channel: 'sms' });
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => req('PUT', '/v1/templates/race/draft', { content: { body: `b${i}` } })));
+      t.same(results.map((r) => r.status), [200, 200, 200, 200, 200, 200]);
+      const versions = await req('GET', '/v1/templates/race/versions');
+      t.same(versions.body.data.map((v: any) => [v.versionNumber, v.status]), [[1, 'draft']]);
+    });
+
     t.test('archive through PATCH; archived templates cannot be sent', async (t) => {
       const r = await req('PATCH', '/v1/templates/fresh', { description: 'otp', status: 'archived' });
       t.match(r.body, { description: 'otp', status: 'archived' });
@@ -199,7 +207,7 @@ for (const db of testDatabases()) {
     t.test('list: summaries of the workspace only', async (t) => {
       const list = await req('GET', '/v1/templates', undefined, acme.test);
       t.equal(list.status, 200);
-      t.same(list.body.data.map((s: any) => s.slug), ['fresh', 'order', 'p', 'w', 'welcome']);
+      t.same(list.body.data.map((s: any) => s.slug), ['fresh', 'order', 'p', 'race', 'w', 'welcome']);
       t.same(Object.keys(list.body.data[0]).sort(), ['channel', 'description', 'slug', 'status', 'updatedAt']);
       const o = await req('GET', '/v1/templates', undefined, other.live);
       t.same(o.body, { data: [] }, 'another workspace sees none of them');
