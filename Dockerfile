@@ -1,0 +1,39 @@
+# Postern in a container: a build stage compiles TypeScript and the native SQLite driver, the
+# runtime stage carries only production dependencies and runs as an unprivileged user.
+# Docker (20.10+) sets net.ipv4.ip_unprivileged_port_start=0 inside containers, so the non-root
+# user can bind port 25.
+
+FROM node:24-bookworm-slim AS build
+WORKDIR /app
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json tsconfig.json tsconfig.build.json ./
+COPY bin ./bin
+COPY config ./config
+COPY src ./src
+RUN npm ci --no-audit --no-fund && npm prune --omit=dev
+
+FROM node:24-bookworm-slim
+ENV NODE_ENV=production \
+    POSTERN_DATA_DIR=/data \
+    POSTERN_HTTP_HOST=0.0.0.0 \
+    POSTERN_HTTP_PORT=8025 \
+    POSTERN_SMTP_HOST=0.0.0.0 \
+    POSTERN_SMTP_PORT=25
+RUN groupadd --system --gid 10025 postern \
+ && useradd --system --uid 10025 --gid postern --home-dir /data --no-create-home postern \
+ && mkdir -p /data && chown postern:postern /data
+WORKDIR /app
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY bin ./bin
+COPY config ./config
+USER postern
+VOLUME ["/data"]
+EXPOSE 25 8025
+STOPSIGNAL SIGTERM
+HEALTHCHECK --interval=30s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.POSTERN_HTTP_PORT||8025)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+ENTRYPOINT ["node", "bin/postern.js"]
+CMD ["serve"]
