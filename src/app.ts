@@ -11,6 +11,7 @@ import { createEventBus, type EventBus } from './events/bus.js';
 import { contextRoutes } from './http/routes/context.js';
 import { messageRoutes } from './http/routes/messages.js';
 import { sendRoutes } from './http/routes/send.js';
+import { templateRoutes } from './http/routes/templates.js';
 import { createHttpApp } from './http/server.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createResolver, type DnsResolver } from './lib/dns.js';
@@ -19,6 +20,7 @@ import { createLogger, type Logger } from './lib/logger.js';
 import { createWorker, type Worker, type WorkerSpec } from './lib/worker.js';
 import { createOutbound, DISPATCHER_WORKER, type Outbound } from './outbound/outbound.js';
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
+import { createTemplateStore, type TemplateStore } from './templates/store.js';
 import { createKeyStore, type KeyStore } from './workspaces/keys.js';
 import { createWorkspaceStore, type WorkspaceStore } from './workspaces/workspaces.js';
 
@@ -48,6 +50,7 @@ export interface App extends Deps {
   workspaces: WorkspaceStore;
   keys: KeyStore;
   outbound: Outbound;
+  templates: TemplateStore;
   workers: Worker[];
   /** The URL clients and recipients reach the HTTP listener on (config, or derived after listen). */
   publicUrl(): string;
@@ -70,7 +73,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Domain modules.
   const workspaces = createWorkspaceStore(deps);
   const keys = createKeyStore(deps);
-  const outbound = createOutbound({ ...deps, templates: () => null });
+  const templates = createTemplateStore(deps);
+  const outbound = createOutbound({ ...deps, templates: () => templates });
 
   // Background workers: an explicit registry.
   const workerSpecs: WorkerSpec[] = [
@@ -85,6 +89,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     sendRoutes(outbound),
     messageRoutes(outbound, config, bus),
   ];
+  v1.push(templateRoutes(templates));
   const open: Router[] = [];
   const httpApp = createHttpApp({ config, clock, log, keys, v1, open });
   const httpServer = http.createServer(httpApp);
@@ -99,6 +104,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     workspaces,
     keys,
     outbound,
+    templates,
     workers,
     publicUrl: () => config.publicUrl.replace(/\/$/, '') || `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${httpPort}`,
     async start() {
