@@ -2,10 +2,12 @@
 // An explicit registry: each capability adds its benchmark here.
 import { run as api } from './api.js';
 import { run as render } from './render.js';
+import { run as send } from './send.js';
 
 const benches: Record<string, () => Promise<void>> = {
   api,
   render,
+  send,
 };
 
 const wanted = process.argv.slice(2);

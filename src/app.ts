@@ -9,6 +9,8 @@ import { openDatabase, type DatabaseHandle, type Db, type Dialect } from './db/d
 import { migrateToLatest } from './db/migrate.js';
 import { createEventBus, type EventBus } from './events/bus.js';
 import { contextRoutes } from './http/routes/context.js';
+import { messageRoutes } from './http/routes/messages.js';
+import { sendRoutes } from './http/routes/send.js';
 import { templateRoutes } from './http/routes/templates.js';
 import { createHttpApp } from './http/server.js';
 import { systemClock, type Clock } from './lib/clock.js';
@@ -16,6 +18,7 @@ import { createResolver, type DnsResolver } from './lib/dns.js';
 import { createIds, type Ids } from './lib/ids.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { createWorker, type Worker, type WorkerSpec } from './lib/worker.js';
+import { createOutbound, DISPATCHER_WORKER, type Outbound } from './outbound/outbound.js';
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
 import { createTemplateStore, type TemplateStore } from './templates/store.js';
 import { createKeyStore, type KeyStore } from './workspaces/keys.js';
@@ -46,6 +49,7 @@ export interface Deps {
 export interface App extends Deps {
   workspaces: WorkspaceStore;
   keys: KeyStore;
+  outbound: Outbound;
   templates: TemplateStore;
   workers: Worker[];
   /** The URL clients and recipients reach the HTTP listener on (config, or derived after listen). */
@@ -70,13 +74,21 @@ export async function createApp(options: AppOptions): Promise<App> {
   const workspaces = createWorkspaceStore(deps);
   const keys = createKeyStore({ ...deps, cacheTtlMs: config.auth.cacheTtlMs });
   const templates = createTemplateStore(deps);
+  const outbound = createOutbound({ ...deps, templates: () => templates });
 
   // Background workers: an explicit registry.
-  const workerSpecs: WorkerSpec[] = [];
+  const workerSpecs: WorkerSpec[] = [
+    outbound.workerSpec,
+  ];
   const workers = workerSpecs.map((spec) => createWorker(spec, log));
+  outbound.attachWorker(workers.find((w) => w.name === DISPATCHER_WORKER));
 
   // Adapters.
-  const v1: Router[] = [contextRoutes()];
+  const v1: Router[] = [
+    contextRoutes(),
+    sendRoutes(outbound),
+    messageRoutes(outbound, config, bus),
+  ];
   v1.push(templateRoutes(templates));
   const open: Router[] = [];
   const httpApp = createHttpApp({ config, clock, log, keys, v1, open });
@@ -91,6 +103,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...deps,
     workspaces,
     keys,
+    outbound,
     templates,
     workers,
     publicUrl: () => config.publicUrl.replace(/\/$/, '') || `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${httpPort}`,
@@ -117,6 +130,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         await Promise.all([httpServer.listening ? httpClosed : Promise.resolve(), smtp.close()]);
         clearTimeout(grace);
         for (const w of workers) await w.stop();
+        await outbound.stop();
         if (!options.database) await handle.close();
       })();
       return stopping;
