@@ -5,6 +5,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Router } from 'express';
 import { databaseTarget, type Config } from './config.js';
+import { callbackRoutes, type ProviderStatusSink } from './connections/callbacks.js';
+import { connectionRoutes } from './connections/routes.js';
+import { createSecretBox, loadSecretsKey } from './connections/secrets.js';
+import { createConnectionStore, type ConnectionStore } from './connections/store.js';
+import { createConnectionTransports, type ConnectionTransports } from './connections/transports.js';
 import { openDatabase, type DatabaseHandle, type Db, type Dialect } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createEventBus, type EventBus } from './events/bus.js';
@@ -44,6 +49,9 @@ export interface Deps {
 export interface App extends Deps {
   workspaces: WorkspaceStore;
   keys: KeyStore;
+  connections: ConnectionStore;
+  /** Live transports for sms, push and web-push, routed through each workspace's connection. */
+  channelTransports: ConnectionTransports;
   workers: Worker[];
   /** The URL clients and recipients reach the HTTP listener on (config, or derived after listen). */
   publicUrl(): string;
@@ -66,6 +74,17 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Domain modules.
   const workspaces = createWorkspaceStore(deps);
   const keys = createKeyStore(deps);
+  const connections = createConnectionStore({ ...deps, box: createSecretBox(loadSecretsKey(config)) });
+  // Late-bound: the derived public URL needs the port known only after listen().
+  const publicUrl = () => app.publicUrl();
+  const channelTransports = createConnectionTransports(connections, { clock, log, publicUrl, timeoutMs: config.channels.timeoutMs });
+  // Provider status callbacks land here; bus listeners see them until the message store applies them.
+  const providerStatus: ProviderStatusSink = {
+    apply: async (update) => {
+      bus.publish('channels.provider-status', update);
+      return false;
+    },
+  };
 
   // Background workers: an explicit registry.
   const workerSpecs: WorkerSpec[] = [];
@@ -74,6 +93,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Adapters.
   const v1: Router[] = [contextRoutes()];
   const open: Router[] = [];
+  v1.push(connectionRoutes(connections));
+  open.push(callbackRoutes({ connections, clock, publicUrl, sink: providerStatus }));
   const httpApp = createHttpApp({ config, clock, log, keys, v1, open });
   const httpServer = http.createServer(httpApp);
   httpServer.keepAliveTimeout = 65_000;
@@ -86,6 +107,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...deps,
     workspaces,
     keys,
+    connections,
+    channelTransports,
     workers,
     publicUrl: () => config.publicUrl.replace(/\/$/, '') || `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${httpPort}`,
     async start() {
@@ -111,6 +134,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         await Promise.all([httpServer.listening ? httpClosed : Promise.resolve(), smtp.close()]);
         clearTimeout(grace);
         for (const w of workers) await w.stop();
+        await channelTransports.close();
         if (!options.database) await handle.close();
       })();
       return stopping;

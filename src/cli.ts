@@ -10,8 +10,9 @@ import { AppError } from './lib/errors.js';
 import { createLogger } from './lib/logger.js';
 import { serve } from './main.js';
 import { workspaceCommands } from './workspaces/cli.js';
+import { connectionCommands } from './connections/cli.js';
 
-const commands: Command[] = [...workspaceCommands];
+const commands: Command[] = [...workspaceCommands, ...connectionCommands];
 
 export interface Io {
   out(text: string): void;

@@ -3,9 +3,11 @@
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './database.js';
 import * as m0001 from './migrations/0001-foundation.js';
+import * as m0007 from './migrations/0007-connections.js';
 
 const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
+  '0007-connections': m0007,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

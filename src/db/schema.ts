@@ -61,9 +61,27 @@ export interface DomainsTable {
   deleted_at: string | null;
 }
 
+// --- connections: provider connections per workspace, environment and channel ----------------
+
+export interface ProviderConnectionsTable {
+  id: string;
+  workspace_id: string;
+  livemode: number;
+  channel: string;
+  provider: string;
+  name: string;
+  /** JSON of the settings that are not secret (URLs, sender, topic, …). */
+  settings: string;
+  /** AES-256-GCM ciphertext of the JSON of the secret settings (`secrets.key`). */
+  secrets: string;
+  created_at: string;
+  deleted_at: string | null;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
   events: EventsTable;
   domains: DomainsTable;
+  provider_connections: ProviderConnectionsTable;
 }
