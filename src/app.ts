@@ -14,13 +14,18 @@ import { openDatabase, type DatabaseHandle, type Db, type Dialect } from './db/d
 import { migrateToLatest } from './db/migrate.js';
 import { createEventBus, type EventBus } from './events/bus.js';
 import { contextRoutes } from './http/routes/context.js';
+import { messageRoutes } from './http/routes/messages.js';
+import { sendRoutes } from './http/routes/send.js';
+import { templateRoutes } from './http/routes/templates.js';
 import { createHttpApp } from './http/server.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createResolver, type DnsResolver } from './lib/dns.js';
 import { createIds, type Ids } from './lib/ids.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { createWorker, type Worker, type WorkerSpec } from './lib/worker.js';
+import { createOutbound, DISPATCHER_WORKER, type Outbound } from './outbound/outbound.js';
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
+import { createTemplateStore, type TemplateStore } from './templates/store.js';
 import { createKeyStore, type KeyStore } from './workspaces/keys.js';
 import { createWorkspaceStore, type WorkspaceStore } from './workspaces/workspaces.js';
 
@@ -49,6 +54,8 @@ export interface Deps {
 export interface App extends Deps {
   workspaces: WorkspaceStore;
   keys: KeyStore;
+  outbound: Outbound;
+  templates: TemplateStore;
   connections: ConnectionStore;
   /** Live transports for sms, push and web-push, routed through each workspace's connection. */
   channelTransports: ConnectionTransports;
@@ -74,6 +81,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Domain modules.
   const workspaces = createWorkspaceStore(deps);
   const keys = createKeyStore(deps);
+  const templates = createTemplateStore(deps);
+  const outbound = createOutbound({ ...deps, templates: () => templates });
   const connections = createConnectionStore({ ...deps, box: createSecretBox(loadSecretsKey(config)) });
   // Late-bound: the derived public URL needs the port known only after listen().
   const publicUrl = () => app.publicUrl();
@@ -87,11 +96,19 @@ export async function createApp(options: AppOptions): Promise<App> {
   };
 
   // Background workers: an explicit registry.
-  const workerSpecs: WorkerSpec[] = [];
+  const workerSpecs: WorkerSpec[] = [
+    outbound.workerSpec,
+  ];
   const workers = workerSpecs.map((spec) => createWorker(spec, log));
+  outbound.attachWorker(workers.find((w) => w.name === DISPATCHER_WORKER));
 
   // Adapters.
-  const v1: Router[] = [contextRoutes()];
+  const v1: Router[] = [
+    contextRoutes(),
+    sendRoutes(outbound),
+    messageRoutes(outbound, config, bus),
+  ];
+  v1.push(templateRoutes(templates));
   const open: Router[] = [];
   v1.push(connectionRoutes(connections));
   open.push(callbackRoutes({ connections, clock, publicUrl, sink: providerStatus }));
@@ -107,6 +124,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...deps,
     workspaces,
     keys,
+    outbound,
+    templates,
     connections,
     channelTransports,
     workers,
@@ -134,6 +153,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         await Promise.all([httpServer.listening ? httpClosed : Promise.resolve(), smtp.close()]);
         clearTimeout(grace);
         for (const w of workers) await w.stop();
+        await outbound.stop();
         await channelTransports.close();
         if (!options.database) await handle.close();
       })();

@@ -10,9 +10,12 @@ import { AppError } from './lib/errors.js';
 import { createLogger } from './lib/logger.js';
 import { serve } from './main.js';
 import { workspaceCommands } from './workspaces/cli.js';
+import { templateCommands } from './templates/cli.js';
 import { connectionCommands } from './connections/cli.js';
 
-const commands: Command[] = [...workspaceCommands, ...connectionCommands];
+const commands: Command[] = [...workspaceCommands];
+commands.push(...templateCommands);
+commands.push(...connectionCommands);
 
 export interface Io {
   out(text: string): void;
