@@ -7,6 +7,7 @@ import type { Router } from 'express';
 import { databaseTarget, type Config } from './config.js';
 import { callbackRoutes, type ProviderStatusSink } from './connections/callbacks.js';
 import { connectionRoutes } from './connections/routes.js';
+import { createProviderStatusSink } from './connections/provider-status.js';
 import { createSecretBox, loadSecretsKey } from './connections/secrets.js';
 import { createConnectionStore, type ConnectionStore } from './connections/store.js';
 import { createConnectionTransports, type ConnectionTransports } from './connections/transports.js';
@@ -87,13 +88,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Late-bound: the derived public URL needs the port known only after listen().
   const publicUrl = () => app.publicUrl();
   const channelTransports = createConnectionTransports(connections, { clock, log, publicUrl, timeoutMs: config.channels.timeoutMs });
-  // Provider status callbacks land here; bus listeners see them until the message store applies them.
-  const providerStatus: ProviderStatusSink = {
-    apply: async (update) => {
-      bus.publish('channels.provider-status', update);
-      return false;
-    },
-  };
+  for (const channel of ['sms', 'push', 'web-push'] as const) outbound.registerTransport(channel, channelTransports.router(channel));
+  // Provider status callbacks (Twilio, HTTP gateway) move messages through this sink.
+  const providerStatus: ProviderStatusSink = createProviderStatusSink(deps);
 
   // Background workers: an explicit registry.
   const workerSpecs: WorkerSpec[] = [

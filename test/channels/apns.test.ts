@@ -17,7 +17,11 @@ async function startApnsFake(t: { teardown(fn: () => unknown): void }, answer: (
   const requests: H2Request[] = [];
   let sessions = 0;
   const server = http2.createSecureServer({ key, cert });
-  server.on('session', () => sessions++);
+  const open = new Set<http2.ServerHttp2Session>();
+  server.on('session', (s) => {
+    sessions++;
+    open.add(s);
+  });
   server.on('stream', (stream, headers) => {
     let body = '';
     stream.setEncoding('utf8');
@@ -32,7 +36,10 @@ async function startApnsFake(t: { teardown(fn: () => unknown): void }, answer: (
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  t.teardown(() => new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    for (const s of open) s.destroy();
+  }));
   return { url, cert, requests, sessions: () => sessions };
 }
 
