@@ -35,7 +35,7 @@ export const PROVIDERS: ProviderSpec[] = [
     settings: [
       { name: 'accountSid', required: true, describe: 'Account SID (AC…)' },
       { name: 'authToken', required: true, secret: true, describe: 'auth token; also validates status callbacks' },
-      { name: 'from', kind: 'e164-or-sender', describe: 'sender number (E.164) or alphanumeric sender id' },
+      { name: 'from', kind: 'e164-or-sender', describe: 'sender: E.164 number, short code or alphanumeric sender id' },
       { name: 'messagingServiceSid', describe: 'Messaging Service SID (MG…), instead of from' },
       { name: 'baseUrl', kind: 'url', default: 'https://api.twilio.com', describe: 'API base URL' },
     ],
@@ -126,8 +126,8 @@ export function checkSettings(spec: ProviderSpec, input: Record<string, string>)
     }
     if (s.kind === 'url' && !/^https?:\/\/[^\s/]+/.test(v)) issues.push({ path: s.name, message: `${kebab(s.name)} must be an http(s) URL` });
     if (s.kind === 'int' && !/^\d{1,9}$/.test(v)) issues.push({ path: s.name, message: `${kebab(s.name)} must be a whole number` });
-    if (s.kind === 'e164-or-sender' && !isE164(v) && !/^[A-Za-z0-9 ]{1,11}$/.test(v)) {
-      issues.push({ path: s.name, message: `${kebab(s.name)} must be an E.164 number or an alphanumeric sender id of at most 11 characters` });
+    if (s.kind === 'e164-or-sender' && !isE164(v) && !/^\d{4,8}$/.test(v) && !/^(?=.*[A-Za-z])[A-Za-z0-9 ]{1,11}$/.test(v)) {
+      issues.push({ path: s.name, message: `${kebab(s.name)} must be an E.164 number, a short code or an alphanumeric sender id (at most 11 characters, at least one letter)` });
     }
     values[s.name] = v;
   }
