@@ -48,7 +48,7 @@ export function createConnectionTransports(connections: ConnectionStore, deps: T
           // Test mode never reaches a provider; the test channel completes those messages.
           if (!message.livemode) return { kind: 'failed', provider: 'none', error: 'test messages are never sent through a provider connection' };
           const conn = await connections.active(message.workspaceId, true, channel);
-          if (!conn) return { kind: 'failed', provider: 'none', error: `the workspace has no live ${channel} provider connection (postern connection add)` };
+          if (!conn) return { kind: 'failed', provider: 'none', error: `no transport is configured for the ${channel} channel: the workspace has no live ${channel} provider connection (postern connection add)` };
           let transport = cache.get(conn.id);
           if (!transport) {
             try {
