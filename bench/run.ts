@@ -3,11 +3,13 @@
 import { run as api } from './api.js';
 import { run as render } from './render.js';
 import { run as send } from './send.js';
+import { run as channels } from './channels.js';
 
 const benches: Record<string, () => Promise<void>> = {
   api,
   render,
   send,
+  channels,
 };
 
 const wanted = process.argv.slice(2);

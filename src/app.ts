@@ -5,6 +5,12 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Router } from 'express';
 import { databaseTarget, type Config } from './config.js';
+import { callbackRoutes, type ProviderStatusSink } from './connections/callbacks.js';
+import { connectionRoutes } from './connections/routes.js';
+import { createProviderStatusSink } from './connections/provider-status.js';
+import { createSecretBox, loadSecretsKey } from './connections/secrets.js';
+import { createConnectionStore, type ConnectionStore } from './connections/store.js';
+import { createConnectionTransports, type ConnectionTransports } from './connections/transports.js';
 import { openDatabase, type DatabaseHandle, type Db, type Dialect } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createEventBus, type EventBus } from './events/bus.js';
@@ -51,6 +57,9 @@ export interface App extends Deps {
   keys: KeyStore;
   outbound: Outbound;
   templates: TemplateStore;
+  connections: ConnectionStore;
+  /** Live transports for sms, push and web-push, routed through each workspace's connection. */
+  channelTransports: ConnectionTransports;
   workers: Worker[];
   /** The URL clients and recipients reach the HTTP listener on (config, or derived after listen). */
   publicUrl(): string;
@@ -75,6 +84,13 @@ export async function createApp(options: AppOptions): Promise<App> {
   const keys = createKeyStore({ ...deps, cacheTtlMs: config.auth.cacheTtlMs });
   const templates = createTemplateStore(deps);
   const outbound = createOutbound({ ...deps, templates: () => templates });
+  const connections = createConnectionStore({ ...deps, box: createSecretBox(loadSecretsKey(config)) });
+  // Late-bound: the derived public URL needs the port known only after listen().
+  const publicUrl = () => app.publicUrl();
+  const channelTransports = createConnectionTransports(connections, { clock, log, publicUrl, timeoutMs: config.channels.timeoutMs });
+  for (const channel of ['sms', 'push', 'web-push'] as const) outbound.registerTransport(channel, channelTransports.router(channel));
+  // Provider status callbacks (Twilio, HTTP gateway) move messages through this sink.
+  const providerStatus: ProviderStatusSink = createProviderStatusSink(deps);
 
   // Background workers: an explicit registry.
   const workerSpecs: WorkerSpec[] = [
@@ -91,6 +107,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   ];
   v1.push(templateRoutes(templates));
   const open: Router[] = [];
+  v1.push(connectionRoutes(connections));
+  open.push(callbackRoutes({ connections, clock, publicUrl, sink: providerStatus }));
   const httpApp = createHttpApp({ config, clock, log, keys, v1, open });
   const httpServer = http.createServer(httpApp);
   httpServer.keepAliveTimeout = 65_000;
@@ -105,6 +123,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     keys,
     outbound,
     templates,
+    connections,
+    channelTransports,
     workers,
     publicUrl: () => config.publicUrl.replace(/\/$/, '') || `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${httpPort}`,
     async start() {
@@ -131,6 +151,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         clearTimeout(grace);
         for (const w of workers) await w.stop();
         await outbound.stop();
+        await channelTransports.close();
         if (!options.database) await handle.close();
       })();
       return stopping;

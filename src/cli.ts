@@ -11,9 +11,11 @@ import { createLogger } from './lib/logger.js';
 import { serve } from './main.js';
 import { workspaceCommands } from './workspaces/cli.js';
 import { templateCommands } from './templates/cli.js';
+import { connectionCommands } from './connections/cli.js';
 
 const commands: Command[] = [...workspaceCommands];
 commands.push(...templateCommands);
+commands.push(...connectionCommands);
 
 export interface Io {
   out(text: string): void;

@@ -76,6 +76,16 @@ const schema = z.strictObject({
     }, 'must be a valid regular expression')),
     blockedDomains: z.array(z.string().min(1)),
   }),
+  // Key that encrypts provider credentials at rest: 32 bytes as base64 or hex; empty means
+  // generated into {dataDir}/secrets.key on first start.
+  secrets: z.strictObject({
+    key: z.string().refine((v) => v === '' || /^[0-9a-fA-F]{64}$/.test(v) || Buffer.from(v, 'base64').length === 32, {
+      message: 'must be empty or 32 bytes as base64 or 64 hex characters',
+    }),
+  }),
+  channels: z.strictObject({
+    timeoutMs: z.number().int().min(100).max(300000),
+  }),
 });
 
 export type Config = z.infer<typeof schema>;

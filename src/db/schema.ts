@@ -158,6 +158,23 @@ export interface MessageUsageTable {
   count: number;
 }
 
+// --- connections: provider connections per workspace, environment and channel ----------------
+
+export interface ProviderConnectionsTable {
+  id: string;
+  workspace_id: string;
+  livemode: number;
+  channel: string;
+  provider: string;
+  name: string;
+  /** JSON of the settings that are not secret (URLs, sender, topic, …). */
+  settings: string;
+  /** AES-256-GCM ciphertext of the JSON of the secret settings (`secrets.key`). */
+  secrets: string;
+  created_at: string;
+  deleted_at: string | null;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -168,4 +185,5 @@ export interface Database {
   messages: MessagesTable;
   message_idempotency: MessageIdempotencyTable;
   message_usage: MessageUsageTable;
+  provider_connections: ProviderConnectionsTable;
 }
