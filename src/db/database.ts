@@ -24,6 +24,9 @@ export function openDatabase(target: DatabaseTarget): DatabaseHandle {
     // COUNT(*) and BIGINT come back as strings by default; our counts fit in a JS number.
     pg.types.setTypeParser(20, (v: string) => Number(v));
     const pool = new pg.Pool({ connectionString: target.url, max: 10 });
+    // An idle client that loses its connection (server restart, failover) emits 'error' on the
+    // pool; unhandled, that would crash the daemon. The pool replaces the client on next use.
+    pool.on('error', () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', close: () => db.destroy() };
   }

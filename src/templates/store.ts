@@ -208,6 +208,10 @@ export function createTemplateStore({ db, clock, ids }: { db: Db; clock: Clock; 
         try {
           return await db.transaction().execute(async (trx) => {
             const at = now();
+            // Touch the template first: it takes the row's write lock (PostgreSQL) or the write
+            // lock (SQLite), so concurrent saves of one template run one after another and each
+            // sees the draft the previous one opened.
+            await trx.updateTable('templates').set({ updated_at: at }).where('id', '=', tpl.id).execute();
             const draft = await trx.selectFrom('template_versions').selectAll().where('template_id', '=', tpl.id).where('published_at', 'is', null).executeTakeFirst();
             let row: VersionRow;
             if (draft) {
@@ -222,7 +226,6 @@ export function createTemplateStore({ db, clock, ids }: { db: Db; clock: Clock; 
               row = { id: ids.uuid(), template_id: tpl.id, version_number: next, content: contentJson, variables: variablesJson, created_at: at, updated_at: at, published_at: null };
               await trx.insertInto('template_versions').values(row).execute();
             }
-            await trx.updateTable('templates').set({ updated_at: at }).where('id', '=', tpl.id).execute();
             return toVersion(row);
           });
         } catch (err) {

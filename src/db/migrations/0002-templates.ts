@@ -1,7 +1,7 @@
 // Frozen: written against Kysely<any> and never importing app code, so it means the same forever.
 // Templates and their numbered versions. A version with published_at NULL is the draft; at most one
-// per template (enforced by the store inside a transaction and by the unique version number).
-import type { Kysely } from 'kysely';
+// per template (a partial unique index; the store also serialises saves of one template).
+import { sql, type Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
@@ -29,6 +29,14 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('updated_at', 'text', (c) => c.notNull())
     .addColumn('published_at', 'text')
     .addUniqueConstraint('template_versions_number', ['template_id', 'version_number'])
+    .execute();
+  // At most one unpublished draft per template, whatever races the store loses.
+  await db.schema
+    .createIndex('template_versions_one_draft')
+    .on('template_versions')
+    .column('template_id')
+    .unique()
+    .where(sql.ref('published_at'), 'is', null)
     .execute();
 }
 
