@@ -4,20 +4,13 @@
 // still be canceled: the dispatcher's own compare-and-swap then fails and it lets go.
 import type { Db } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
-import { AppError, notFound } from '../lib/errors.js';
+import { AppError } from '../lib/errors.js';
 import { rowToMessage, type Message, type TimelineEntry } from './message.js';
-import type { Scope } from './read.js';
+import { scopedMessageRow, type Scope } from './read.js';
 
 export async function cancelMessage(db: Db, clock: Clock, scope: Scope, publicId: string): Promise<Message> {
   for (let i = 0; i < 5; i++) {
-    const row = await db
-      .selectFrom('messages')
-      .selectAll()
-      .where('public_id', '=', publicId)
-      .where('workspace_id', '=', scope.workspaceId)
-      .where('livemode', '=', scope.livemode ? 1 : 0)
-      .executeTakeFirst();
-    if (!row) throw notFound(`message ${publicId}`);
+    const row = await scopedMessageRow(db, scope, publicId);
     if (row.status !== 'queued' && row.status !== 'scheduled') {
       throw new AppError('not_cancelable', `message ${publicId} is ${row.status} and can no longer be canceled`, { status: row.status });
     }

@@ -56,18 +56,23 @@ export function matchesFilters(m: Message, f: Omit<ListFilters, 'limit' | 'curso
   return true;
 }
 
+/** The row of a message by public id, only within the key's workspace and environment; else 404. */
+export async function scopedMessageRow(db: Db, scope: Scope, publicId: string) {
+  const row = await db
+    .selectFrom('messages')
+    .selectAll()
+    .where('public_id', '=', publicId)
+    .where('workspace_id', '=', scope.workspaceId)
+    .where('livemode', '=', scope.livemode ? 1 : 0)
+    .executeTakeFirst();
+  if (!row) throw notFound(`message ${publicId}`);
+  return row;
+}
+
 export function createReader({ db, dialect }: { db: Db; dialect: Dialect }) {
   return {
     async get(scope: Scope, publicId: string): Promise<Message> {
-      const row = await db
-        .selectFrom('messages')
-        .selectAll()
-        .where('public_id', '=', publicId)
-        .where('workspace_id', '=', scope.workspaceId)
-        .where('livemode', '=', scope.livemode ? 1 : 0)
-        .executeTakeFirst();
-      if (!row) throw notFound(`message ${publicId}`);
-      return rowToMessage(row);
+      return rowToMessage(await scopedMessageRow(db, scope, publicId));
     },
 
     async list(scope: Scope, f: ListFilters): Promise<Page> {
