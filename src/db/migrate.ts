@@ -3,9 +3,11 @@
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './database.js';
 import * as m0001 from './migrations/0001-foundation.js';
+import * as m0005 from './migrations/0005-email.js';
 
 const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
+  '0005-email': m0005,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
