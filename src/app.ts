@@ -9,12 +9,15 @@ import { openDatabase, type DatabaseHandle, type Db, type Dialect } from './db/d
 import { migrateToLatest } from './db/migrate.js';
 import { createEventBus, type EventBus } from './events/bus.js';
 import { contextRoutes } from './http/routes/context.js';
+import { messageRoutes } from './http/routes/messages.js';
+import { sendRoutes } from './http/routes/send.js';
 import { createHttpApp } from './http/server.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createResolver, type DnsResolver } from './lib/dns.js';
 import { createIds, type Ids } from './lib/ids.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { createWorker, type Worker, type WorkerSpec } from './lib/worker.js';
+import { createOutbound, DISPATCHER_WORKER, type Outbound } from './outbound/outbound.js';
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
 import { createKeyStore, type KeyStore } from './workspaces/keys.js';
 import { createWorkspaceStore, type WorkspaceStore } from './workspaces/workspaces.js';
@@ -44,6 +47,7 @@ export interface Deps {
 export interface App extends Deps {
   workspaces: WorkspaceStore;
   keys: KeyStore;
+  outbound: Outbound;
   workers: Worker[];
   /** The URL clients and recipients reach the HTTP listener on (config, or derived after listen). */
   publicUrl(): string;
@@ -66,13 +70,21 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Domain modules.
   const workspaces = createWorkspaceStore(deps);
   const keys = createKeyStore(deps);
+  const outbound = createOutbound({ ...deps, templates: () => null });
 
   // Background workers: an explicit registry.
-  const workerSpecs: WorkerSpec[] = [];
+  const workerSpecs: WorkerSpec[] = [
+    outbound.workerSpec,
+  ];
   const workers = workerSpecs.map((spec) => createWorker(spec, log));
+  outbound.attachWorker(workers.find((w) => w.name === DISPATCHER_WORKER));
 
   // Adapters.
-  const v1: Router[] = [contextRoutes()];
+  const v1: Router[] = [
+    contextRoutes(),
+    sendRoutes(outbound),
+    messageRoutes(outbound, config, bus),
+  ];
   const open: Router[] = [];
   const httpApp = createHttpApp({ config, clock, log, keys, v1, open });
   const httpServer = http.createServer(httpApp);
@@ -86,6 +98,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...deps,
     workspaces,
     keys,
+    outbound,
     workers,
     publicUrl: () => config.publicUrl.replace(/\/$/, '') || `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${httpPort}`,
     async start() {
@@ -111,6 +124,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         await Promise.all([httpServer.listening ? httpClosed : Promise.resolve(), smtp.close()]);
         clearTimeout(grace);
         for (const w of workers) await w.stop();
+        await outbound.stop();
         if (!options.database) await handle.close();
       })();
       return stopping;

@@ -41,6 +41,38 @@ const schema = z.strictObject({
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   }),
+  dispatcher: z.strictObject({
+    concurrency: z.number().int().min(1).max(256),
+    batchSize: z.number().int().min(1).max(1000),
+    leaseSeconds: z.number().int().min(5).max(86400),
+    intervalMs: z.number().int().min(10).max(600000),
+  }),
+  retry: z.strictObject({
+    schedule: z.array(z.coerce.number().int().min(1)).min(1),
+    maxAgeHours: z.number().min(0),
+  }),
+  plans: z.strictObject({
+    free: z.strictObject({ messagesPerMonth: z.number().int().min(0) }),
+    starter: z.strictObject({ messagesPerMonth: z.number().int().min(0) }),
+    pro: z.strictObject({ messagesPerMonth: z.number().int().min(0) }),
+    custom: z.strictObject({ messagesPerMonth: z.number().int().min(0) }),
+  }),
+  tail: z.strictObject({
+    pingSeconds: z.number().min(0.01).max(3600),
+    maxMinutes: z.number().min(0.01).max(1440),
+  }),
+  scanner: z.strictObject({
+    blockedPhrases: z.array(z.string().min(1)),
+    blockedPatterns: z.array(z.string().min(1).refine((p) => {
+      try {
+        new RegExp(p, 'i');
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'must be a valid regular expression')),
+    blockedDomains: z.array(z.string().min(1)),
+  }),
   // --- email delivery (docs/readme/email.md) ---
   delivery: z.strictObject({
     mode: z.enum(['direct', 'relay']),

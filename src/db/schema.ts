@@ -61,6 +61,73 @@ export interface DomainsTable {
   deleted_at: string | null;
 }
 
+// --- outbound: messages (row = queue entry), idempotency keys, monthly usage --------------------
+
+export interface MessagesTable {
+  seq: Generated<number>;
+  id: string;
+  public_id: string;
+  workspace_id: string;
+  livemode: number;
+  channel: string;
+  status: string;
+  recipient: string;
+  template_slug: string | null;
+  /** The template version resolved at accept time (template sends). */
+  template_version: number | null;
+  pinned_version: number | null;
+  /** JSON of the channel content to render: the inline content or the resolved template version's. */
+  content: string;
+  interpolate: number;
+  vars: string;
+  metadata: string;
+  /** JSON of metadata with every value as a string, for `metadata[key]` matching. */
+  metadata_text: string;
+  /** Public id, recipient, slug, metadata keys and values, for `q`. */
+  search_text: string;
+  from_override: string | null;
+  from_name_override: string | null;
+  cc: string;
+  bcc: string;
+  reply_to: string | null;
+  attachments: string;
+  provider: string | null;
+  provider_connection_id: string | null;
+  provider_message_id: string | null;
+  latency_ms: number | null;
+  opened_at: string | null;
+  clicked_at: string | null;
+  error: string | null;
+  /** JSON array of {t, e}. */
+  timeline: string;
+  created_at: string;
+  scheduled_at: string | null;
+  idempotency_key: string | null;
+  attempts: number;
+  /** When the dispatcher should next look at it; null once nothing is left to do. */
+  due_at: string | null;
+  locked_until: string | null;
+  locked_by: string | null;
+  updated_at: string;
+}
+
+export interface MessageIdempotencyTable {
+  workspace_id: string;
+  livemode: number;
+  key: string;
+  message_id: string;
+  /** JSON of the original 202 body. */
+  response: string;
+  expires_at: string;
+}
+
+export interface MessageUsageTable {
+  workspace_id: string;
+  /** YYYY-MM (UTC). */
+  month: string;
+  count: number;
+}
+
 // --- email: per-recipient delivery state, suppressions, settings, sender caps -------------------
 
 export interface EmailRecipientsTable {
@@ -111,6 +178,9 @@ export interface Database {
   api_keys: ApiKeysTable;
   events: EventsTable;
   domains: DomainsTable;
+  messages: MessagesTable;
+  message_idempotency: MessageIdempotencyTable;
+  message_usage: MessageUsageTable;
   email_recipients: EmailRecipientsTable;
   suppressions: SuppressionsTable;
   email_settings: EmailSettingsTable;

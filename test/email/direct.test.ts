@@ -1,13 +1,14 @@
 // smtp-direct against real loopback peers: an smtp-server as the remote MX and a DNS server on
 // loopback answering MX/A/TXT for the recipient and sender domains.
 import t from 'tap';
-import { authenticate } from 'mailauth';
 import { simpleParser } from 'mailparser';
 import { createEmailTransport, createTokenSource } from '../../src/outbound/channels/email/index.js';
 import { createSuppressionStore } from '../../src/suppressions/store.js';
 import { bootDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
 import { startDnsServer } from '../helpers/dns-server.js';
+// mailauth ships no type declarations; only authenticate() is used.
+const { authenticate } = (await import('mailauth' as string)) as { authenticate: (raw: Buffer, opts: object) => Promise<any> };
 import { addVerifiedDomain, makeDelivery, selfSignedCert, startSink } from './helpers.js';
 
 for (const db of testDatabases()) {
