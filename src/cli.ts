@@ -10,8 +10,10 @@ import { AppError } from './lib/errors.js';
 import { createLogger } from './lib/logger.js';
 import { serve } from './main.js';
 import { workspaceCommands } from './workspaces/cli.js';
+import { suppressionCommands } from './suppressions/cli.js';
 
 const commands: Command[] = [...workspaceCommands];
+commands.push(...suppressionCommands);
 
 export interface Io {
   out(text: string): void;
