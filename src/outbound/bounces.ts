@@ -59,6 +59,26 @@ export function parseDeliveryStatus(text: string): DsnRecipient[] {
   return out;
 }
 
+/**
+ * The body of the top-level part whose Content-Type matches (mailparser folds report parts into
+ * the text, so the multipart/report is split here). Bodies of reports are 7bit/8bit text in practice;
+ * base64 is decoded for the odd MTA that encodes them.
+ */
+export function reportPart(raw: Buffer, boundary: string | undefined, type: RegExp): string | null {
+  if (!boundary) return null;
+  const text = raw.toString('utf8');
+  for (const part of text.split(`--${boundary}`).slice(1)) {
+    const split = /\r?\n\r?\n/.exec(part);
+    if (!split) continue;
+    const head = part.slice(0, split.index).replace(/\r?\n[ \t]+/g, ' ');
+    const ct = /^content-type:\s*([^;\r\n]+)/im.exec(head)?.[1]?.trim() ?? '';
+    if (!type.test(ct)) continue;
+    const body = part.slice(split.index + split[0].length);
+    return /^content-transfer-encoding:\s*base64/im.test(head) ? Buffer.from(body.replace(/\s+/g, ''), 'base64').toString('utf8') : body;
+  }
+  return null;
+}
+
 export function isHardDsnStatus(status: string): boolean {
   return /^5\.(1\.\d+|2\.1|0\.0)$/.test(status) || /^5$/.test(status);
 }
@@ -106,19 +126,19 @@ export function createBounceHandler(deps: { db: Db; clock: Clock; ids: Ids; bus:
         return;
       }
       const parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true });
-      const ct = String(parsed.headers.get('content-type') && (parsed.headers.get('content-type') as { params?: Record<string, string> }).params?.['report-type'] || '').toLowerCase();
-      const parts = parsed.attachments ?? [];
-      if (ct === 'feedback-report' || parts.some((a) => a.contentType === 'message/feedback-report')) {
+      const type = parsed.headers.get('content-type') as { params?: Record<string, string> } | undefined;
+      const reportType = String(type?.params?.['report-type'] ?? '').toLowerCase();
+      if (reportType === 'feedback-report') {
         const m = await applyToMessage(publicId, { note: 'complaint: the recipient reported this message as spam' });
         if (m) await deps.suppressions.add(m.workspaceId, { address: m.recipient, reason: 'complaint', detail: 'feedback report', messageId: publicId });
         return;
       }
-      const statusPart = parts.find((a) => a.contentType === 'message/delivery-status' || a.contentType === 'message/global-delivery-status');
-      if (!statusPart) {
+      const status = reportPart(raw, type?.params?.boundary, /^message\/(global-)?delivery-status/i);
+      if (!status) {
         deps.log.info({ message: publicId }, 'bounce without a delivery-status part; dropped');
         return;
       }
-      for (const r of parseDeliveryStatus(statusPart.content.toString('utf8'))) {
+      for (const r of parseDeliveryStatus(status)) {
         if (r.action === 'failed') {
           const error = `bounced: ${r.recipient} ${r.status}${r.diagnostic ? ` ${r.diagnostic}` : ''}`.trim();
           const m = await applyToMessage(publicId, { fail: error, note: error, recipient: r.recipient });
