@@ -11,6 +11,7 @@ import { createEventBus, type EventBus } from './events/bus.js';
 import { contextRoutes } from './http/routes/context.js';
 import { messageRoutes } from './http/routes/messages.js';
 import { sendRoutes } from './http/routes/send.js';
+import { templateRoutes } from './http/routes/templates.js';
 import { createHttpApp } from './http/server.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createResolver, type DnsResolver } from './lib/dns.js';
@@ -27,6 +28,7 @@ import { createSuppressionCheck, createSuppressionStore, type SuppressionStore }
 import { recordEngagement } from './tracking/engagement.js';
 import { trackingRoutes } from './tracking/routes.js';
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
+import { createTemplateStore, type TemplateStore } from './templates/store.js';
 import { createKeyStore, type KeyStore } from './workspaces/keys.js';
 import { createWorkspaceStore, type WorkspaceStore } from './workspaces/workspaces.js';
 
@@ -59,6 +61,7 @@ export interface App extends Deps {
   suppressions: SuppressionStore;
   /** DSNs and complaints arriving for the bounce domain (the SMTP listener calls it). */
   bounces: BounceHandler;
+  templates: TemplateStore;
   workers: Worker[];
   /** The URL clients and recipients reach the HTTP listener on (config, or derived after listen). */
   publicUrl(): string;
@@ -81,7 +84,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Domain modules.
   const workspaces = createWorkspaceStore(deps);
   const keys = createKeyStore(deps);
-  const outbound = createOutbound({ ...deps, templates: () => null });
+  const templates = createTemplateStore(deps);
+  const outbound = createOutbound({ ...deps, templates: () => templates });
   // Email: live transport (direct MX or relay), suppression hold, sender caps, bounces, tracking.
   const suppressions = createSuppressionStore(deps);
   const emailTokens = createTokenSource(deps);
@@ -108,6 +112,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const open: Router[] = [
     trackingRoutes({ tokens: emailTokens, suppressions, log, engage: (id, kind, link) => recordEngagement(deps, id, kind, link) }),
   ];
+  v1.push(templateRoutes(templates));
   const httpApp = createHttpApp({ config, clock, log, keys, v1, open });
   const httpServer = http.createServer(httpApp);
   httpServer.keepAliveTimeout = 65_000;
@@ -123,6 +128,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     outbound,
     suppressions,
     bounces,
+    templates,
     workers,
     publicUrl: () => config.publicUrl.replace(/\/$/, '') || `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${httpPort}`,
     async start() {

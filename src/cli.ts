@@ -11,9 +11,11 @@ import { createLogger } from './lib/logger.js';
 import { serve } from './main.js';
 import { workspaceCommands } from './workspaces/cli.js';
 import { suppressionCommands } from './suppressions/cli.js';
+import { templateCommands } from './templates/cli.js';
 
 const commands: Command[] = [...workspaceCommands];
 commands.push(...suppressionCommands);
+commands.push(...templateCommands);
 
 export interface Io {
   out(text: string): void;

@@ -61,6 +61,36 @@ export interface DomainsTable {
   deleted_at: string | null;
 }
 
+// --- templates: stored templates and their numbered versions -----------------------------------
+
+export interface TemplatesTable {
+  id: string;
+  workspace_id: string;
+  /** Lowercase, unique per workspace; both environments of the workspace share it. */
+  slug: string;
+  channel: string; // 'email' | 'sms' | 'push' | 'web-push'
+  description: string;
+  status: string; // 'active' | 'archived'
+  /** versionNumber of the current published version; null until the first publish. */
+  current_version: number | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TemplateVersionsTable {
+  id: string;
+  template_id: string;
+  version_number: number;
+  /** JSON of the channel's content fields. */
+  content: string;
+  /** JSON array of {name, type, description, required}. */
+  variables: string;
+  created_at: string;
+  updated_at: string;
+  /** null: the draft (mutable); set: published (immutable). */
+  published_at: string | null;
+}
+
 // --- outbound: messages (row = queue entry), idempotency keys, monthly usage --------------------
 
 export interface MessagesTable {
@@ -178,6 +208,8 @@ export interface Database {
   api_keys: ApiKeysTable;
   events: EventsTable;
   domains: DomainsTable;
+  templates: TemplatesTable;
+  template_versions: TemplateVersionsTable;
   messages: MessagesTable;
   message_idempotency: MessageIdempotencyTable;
   message_usage: MessageUsageTable;

@@ -93,6 +93,7 @@ export function createAccept(deps: AcceptDeps) {
     let channel: Channel | undefined = body.channel;
     let content: ChannelContent | undefined = body.content as ChannelContent | undefined;
     let templateVersion: number | null = null;
+    let resolvedSlug: string | null = null;
     if (body.template !== undefined && body.content === undefined) {
       const templates = deps.templates();
       if (!templates) {
@@ -106,6 +107,7 @@ export function createAccept(deps: AcceptDeps) {
           channel = resolved.channel;
           content = resolved.content as ChannelContent;
           templateVersion = resolved.versionNumber;
+          resolvedSlug = resolved.slug;
         } catch (err) {
           if (isAppError(err) && (err.code === 'invalid_body' || err.code === 'not_found')) {
             const found = (err.extra.issues as Issue[] | undefined) ?? [{ path: 'template', message: err.message }];
@@ -123,7 +125,7 @@ export function createAccept(deps: AcceptDeps) {
     const scheduledAt = body.scheduledAt ? new Date(body.scheduledAt).toISOString() : null;
     const timeline: TimelineEntry[] = [{ t: createdAt, e: 'accepted' }];
     if (scheduledAt) timeline.push({ t: createdAt, e: 'scheduled' });
-    const templateSlug = body.content === undefined ? (body.template ?? null) : null;
+    const templateSlug = body.content === undefined ? resolvedSlug : null;
     return {
       seq: 0,
       id: ids.uuid(),

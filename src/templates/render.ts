@@ -80,30 +80,81 @@ type Vars = Record<string, unknown>;
 
 const verbatim = { escape: (s: unknown) => String(s) };
 
+// Mustache caches every parsed template forever in a plain object; in a daemon that renders
+// caller-supplied inline content that is a slow leak. A small LRU keeps the hot templates parsed.
+export const TEMPLATE_CACHE_SIZE = 2000;
+function lruCache(max: number): NonNullable<typeof Mustache.templateCache> {
+  const map = new Map<string, string>();
+  return {
+    get(key) {
+      const v = map.get(key);
+      if (v !== undefined) {
+        map.delete(key);
+        map.set(key, v);
+      }
+      return v;
+    },
+    set(key, value) {
+      map.delete(key);
+      map.set(key, value);
+      if (map.size > max) map.delete(map.keys().next().value as string);
+    },
+    clear() {
+      map.clear();
+    },
+  };
+}
+Mustache.templateCache = lruCache(TEMPLATE_CACHE_SIZE);
+
 function parse(template: string): Token[] {
   return Mustache.parse(template) as unknown as Token[];
+}
+
+/** A template problem; `position` is the character offset Mustache reports, with its line and column. */
+export interface TemplateIssue extends Issue {
+  position?: number;
+  line?: number;
+  column?: number;
+}
+
+function locate(template: string, position: number): { line: number; column: number } {
+  const before = template.slice(0, position).split('\n');
+  return { line: before.length, column: before[before.length - 1].length + 1 };
 }
 
 /**
  * Parse problems of every template field: unbalanced tags (with the position Mustache reports)
  * and partials. Called when content is saved, so a bad template never reaches send time.
  */
-export function checkTemplates(channel: Channel, content: Record<string, unknown>, pathPrefix = 'content'): Issue[] {
-  const issues: Issue[] = [];
+export function checkTemplates(channel: Channel, content: Record<string, unknown>, pathPrefix = 'content'): TemplateIssue[] {
+  const issues: TemplateIssue[] = [];
   const fields = TEMPLATE_FIELDS[channel];
   const visit = (value: unknown, p: string) => {
     if (typeof value === 'string') {
+      let tokens: Token[];
       try {
-        const walk = (tokens: Token[]) => {
-          for (const tok of tokens) {
-            if (tok[0] === '>') throw new Error(`partials are not allowed ({{> ${tok[1]}}} at ${tok[2]})`);
-            if (tok[4]) walk(tok[4]);
-          }
-        };
-        walk(parse(value));
+        tokens = parse(value);
       } catch (err) {
-        issues.push({ path: p, message: `template does not parse: ${(err as Error).message}` });
+        const message = (err as Error).message;
+        const at = / at (\d+)$/.exec(message);
+        const issue: TemplateIssue = { path: p, message: `template does not parse: ${message}` };
+        if (at) Object.assign(issue, { position: Number(at[1]) }, locate(value, Number(at[1])));
+        issues.push(issue);
+        return;
       }
+      const walk = (list: Token[]): boolean => {
+        for (const tok of list) {
+          if (tok[0] === '>') {
+            issues.push({ path: p, message: `partials are not allowed ({{> ${tok[1]}}} at ${tok[2]})`, position: tok[2], ...locate(value, tok[2]) });
+            return false;
+          }
+          if (tok[4] && !walk(tok[4])) return false;
+        }
+        return true;
+      };
+      walk(tokens);
+    } else if (Array.isArray(value)) {
+      value.forEach((v, i) => visit(v, `${p}.${i}`));
     } else if (value && typeof value === 'object') {
       for (const [k, v] of Object.entries(value)) visit(v, `${p}.${k}`);
     }
@@ -113,36 +164,41 @@ export function checkTemplates(channel: Channel, content: Record<string, unknown
   return issues;
 }
 
+// A context frame of the walk. `transparent` frames (a section over true, a string, a number)
+// add no names of their own, so a name not found anywhere is reported against the frame below.
 interface Frame {
   value: unknown;
   prefix: string;
+  transparent?: boolean;
 }
 
-function lookup(value: unknown, parts: string[]): unknown {
-  let cur = value;
-  for (const p of parts) {
-    if (cur === null || cur === undefined || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<string, unknown>)[p];
-  }
-  return cur;
-}
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object';
 
-// Resolves a name the way Mustache does: the first context frame (innermost first) that has its
-// first segment; reports the path it would have had when nothing has it.
+// Resolves a name the way Mustache's Context.lookup does: innermost frame first, a dotted name hits
+// only when its last segment exists; reports the path the name would have had when none has it.
 function resolveName(stack: Frame[], name: string): { found: boolean; value: unknown; path: string } {
-  if (name === '.') return { found: true, value: stack[stack.length - 1].value, path: '.' };
+  if (name === '.') return { found: true, value: stack[stack.length - 1].value, path: stack[stack.length - 1].prefix || '.' };
   const parts = name.split('.');
   for (let i = stack.length - 1; i >= 0; i--) {
-    const ctx = stack[i].value;
-    if (ctx !== null && typeof ctx === 'object' && parts[0] in (ctx as object)) {
-      const value = lookup(ctx, parts);
+    let cur: unknown = stack[i].value;
+    let hit = false;
+    for (let j = 0; j < parts.length && cur !== null && cur !== undefined; j++) {
+      if (j === parts.length - 1) hit = isObject(cur) && parts[j] in cur;
+      cur = isObject(cur) ? cur[parts[j]] : undefined;
+    }
+    if (hit) {
       const path = stack[i].prefix ? `${stack[i].prefix}.${name}` : name;
-      return { found: value !== undefined, value, path };
+      return { found: cur !== undefined, value: cur, path };
     }
   }
-  const inner = stack[stack.length - 1].prefix;
+  let k = stack.length - 1;
+  while (k > 0 && stack[k].transparent) k--;
+  const inner = stack[k].prefix;
   return { found: false, value: undefined, path: inner ? `${inner}.${name}` : name };
 }
+
+// How many list items a section's names are checked against; enough for real lists, bounded for huge ones.
+const MAX_ITEMS_CHECKED = 100;
 
 function collectMissing(tokens: Token[], stack: Frame[], out: Set<string>): void {
   for (const tok of tokens) {
@@ -152,22 +208,30 @@ function collectMissing(tokens: Token[], stack: Frame[], out: Set<string>): void
       if (!r.found) out.add(r.path);
     } else if (type === '#' || type === '^') {
       const r = resolveName(stack, name);
-      if (!r.found) out.add(r.path);
       const children = tok[4] ?? [];
-      if (type === '^') {
-        collectMissing(children, stack, out);
+      if (!r.found) {
+        // Not supplied: report it, and the names used inside it, as paths under it.
+        out.add(r.path);
+        collectMissing(children, type === '#' ? [...stack, { value: {}, prefix: r.path }] : stack, out);
         continue;
       }
-      // A section's inner names resolve against its value first: an object, or a list's first item.
-      let inner: unknown = r.value;
-      if (Array.isArray(inner)) inner = inner[0];
-      const frame: Frame = inner !== null && typeof inner === 'object' ? { value: inner, prefix: r.path } : { value: {}, prefix: r.path };
-      collectMissing(children, [...stack, frame], out);
+      const falsy = !r.value || (Array.isArray(r.value) && r.value.length === 0);
+      if (type === '^') {
+        // The block renders only when the value is falsy; otherwise nothing inside is used.
+        if (falsy) collectMissing(children, stack, out);
+        continue;
+      }
+      if (falsy) continue;
+      const items = Array.isArray(r.value) ? r.value.slice(0, MAX_ITEMS_CHECKED) : [r.value];
+      for (const item of items) {
+        const frame: Frame = isObject(item) ? { value: item, prefix: r.path } : { value: item, prefix: r.path, transparent: true };
+        collectMissing(children, [...stack, frame], out);
+      }
     }
   }
 }
 
-/** Every variable path the templates reference that `vars` does not supply. */
+/** Every variable path the templates reference that `vars` does not supply, in order of first use. */
 export function missingVariables(templates: string[], vars: Vars): string[] {
   const out = new Set<string>();
   for (const t of templates) collectMissing(parse(t), [{ value: vars, prefix: '' }], out);
