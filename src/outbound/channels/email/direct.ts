@@ -7,7 +7,7 @@ import type { DnsResolver } from '../../../lib/dns.js';
 import type { Logger } from '../../../lib/logger.js';
 import type { ChannelTransport, Delivery, DeliveryOutcome } from '../channel.js';
 import { classifySmtpError, describeSmtpError, isHardBounce } from './classify.js';
-import { resolveRoute } from './mx.js';
+import { createRouteCache } from './mx.js';
 import { outcomeOf, type AttemptSummary } from './outcome.js';
 import { prepareEmail, type EmailDeps } from './prepare.js';
 import type { DomainRateLimiter } from './rates.js';
@@ -25,6 +25,7 @@ export interface DirectDeps extends EmailDeps {
 const PROVIDER = 'smtp-direct';
 
 export function createDirectTransport(deps: DirectDeps): ChannelTransport {
+  const routeOf = createRouteCache(deps.dns, () => deps.clock.now().getTime());
   async function deliverDomain(domain: string, group: RecipientState[], prepared: { raw: Buffer; envelopeFrom: string }, summary: AttemptSummary): Promise<void> {
     const setAll = (status: RecipientState['status'], response: string, attempted: boolean) => {
       for (const r of group) {
@@ -42,7 +43,7 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
       return setAll('deferred', `rate limit for ${domain} reached; next slot in ${Math.ceil(wait / 1000)}s`, false);
     }
 
-    const route = await resolveRoute(deps.dns, domain);
+    const route = await routeOf(domain);
     if (route.kind === 'no-mail') return setAll('suppressed', route.reason, false);
     if (route.kind === 'dns-error') return setAll('deferred', route.reason, true);
 
@@ -124,7 +125,10 @@ function recordRejection(r: RecipientState, err: SmtpError, host: string, summar
 /** Saves the attempted recipients and suppresses hard-bounced addresses. */
 export async function finishAttempt(deps: EmailDeps, delivery: Delivery, summary: AttemptSummary, attempted: RecipientState[], suppressedSome: boolean): Promise<void> {
   const changed = suppressedSome ? summary.recipients.filter((r) => r.status !== 'pending') : attempted;
-  await saveRecipients(deps.db, delivery.message.id, changed, deps.clock.now().toISOString());
+  // A lone recipient with a final answer needs no row: the message's own status says it all, and
+  // a retry never happens. Rows matter for retries and for messages with several recipients.
+  const lone = summary.recipients.length === 1 && !['pending', 'deferred'].includes(summary.recipients[0].status);
+  if (!lone) await saveRecipients(deps.db, delivery.message.id, changed, deps.clock.now().toISOString());
   for (const address of summary.hardBounces) {
     const r = summary.recipients.find((x) => x.address === address);
     await deps.suppressions.add(delivery.message.workspaceId, { address, reason: 'bounce', detail: r?.response ?? null, messageId: delivery.message.publicId });

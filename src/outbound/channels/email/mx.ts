@@ -28,6 +28,23 @@ async function addressesOf(dns: DnsResolver, name: string): Promise<{ addresses:
   return { addresses, error: addresses.length === 0 ? (hardError ?? failures[0]) : undefined };
 }
 
+/**
+ * A resolver of routes that remembers answers for `ttlMs` (clock time): a bulk send to one domain
+ * asks DNS once, not once per message. Temporary DNS errors are not remembered.
+ */
+export function createRouteCache(dns: DnsResolver, now: () => number, ttlMs = 60_000): (domain: string) => Promise<Route> {
+  const cache = new Map<string, { at: number; route: Promise<Route> }>();
+  return (domain) => {
+    const hit = cache.get(domain);
+    if (hit && now() - hit.at < ttlMs) return hit.route;
+    const route = resolveRoute(dns, domain);
+    cache.set(domain, { at: now(), route });
+    if (cache.size > 10_000) cache.delete(cache.keys().next().value!);
+    void route.then((r) => r.kind === 'dns-error' && cache.delete(domain), () => cache.delete(domain));
+    return route;
+  };
+}
+
 /** Resolves the delivery route of a recipient domain. */
 export async function resolveRoute(dns: DnsResolver, domain: string): Promise<Route> {
   let mx: MxRecord[];
