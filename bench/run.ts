@@ -1,10 +1,14 @@
 // `npm run bench [name…]`: runs the named benchmarks (all when none is named) and prints figures.
 // An explicit registry: each capability adds its benchmark here.
 import { run as api } from './api.js';
+import { run as render } from './render.js';
+import { run as send } from './send.js';
 import { run as delivery } from './delivery.js';
 
 const benches: Record<string, () => Promise<void>> = {
   api,
+  render,
+  send,
   delivery,
 };
 

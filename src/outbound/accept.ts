@@ -3,10 +3,12 @@
 // entry. Nothing is delivered here; the dispatcher picks the row up from `due_at`.
 //
 // Idempotency: (workspace, environment, key) is the primary key of message_idempotency and is
-// inserted with ON CONFLICT DO NOTHING before the message. A concurrent repeat blocks on the
+// checked and inserted (ON CONFLICT DO NOTHING) in the same transaction as the message. A concurrent repeat blocks on the
 // unique index (PostgreSQL) or on the single writer (SQLite) and then finds the original, so two
 // racing requests can never both create a message. Keys expire after 24 hours.
+import type { Transaction } from 'kysely';
 import type { Config } from '../config.js';
+import type { Database } from '../db/schema.js';
 import type { Db } from '../db/database.js';
 import type { EventBus } from '../events/bus.js';
 import type { Clock } from '../lib/clock.js';
@@ -16,6 +18,7 @@ import { checkTemplates, type Channel, type ChannelContent } from '../templates/
 import type { OutboundMessage } from './channels/channel.js';
 import { metadataText, rowToOutbound, searchText, type MessageRow, type TimelineEntry } from './message.js';
 import { channelIssues, sendBody, shapeIssues, type SendBody } from './send-input.js';
+import type { WriteBatcher } from './write-batcher.js';
 import { zodIssuesOf } from './zod-issues.js';
 
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
@@ -54,6 +57,8 @@ export interface AcceptDeps {
   checks: AcceptCheck[];
   /** Called after commit with the new row. */
   accepted(row: MessageRow): void;
+  /** Group commit (SQLite) or a transaction per write (PostgreSQL). */
+  writes: WriteBatcher;
 }
 
 class Repeat {
@@ -187,41 +192,21 @@ export function createAccept(deps: AcceptDeps) {
     const now = clock.now();
     const { seq: _seq, ...values } = row;
 
+    const expiresAt = new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString();
+    const earlierIn = async (trx: Transaction<Database>) => {
+      const existing = await trx
+        .selectFrom('message_idempotency')
+        .select(['response', 'expires_at'])
+        .where('workspace_id', '=', row.workspace_id)
+        .where('livemode', '=', row.livemode)
+        .where('key', '=', key!)
+        .executeTakeFirst();
+      if (existing && existing.expires_at > now.toISOString()) throw new Repeat(JSON.parse(existing.response));
+      return existing;
+    };
     try {
-      await db.transaction().execute(async (trx) => {
-        if (key !== null) {
-          const ins = await trx
-            .insertInto('message_idempotency')
-            .values({
-              workspace_id: row.workspace_id,
-              livemode: row.livemode,
-              key,
-              message_id: row.id,
-              response: JSON.stringify(response),
-              expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
-            })
-            .onConflict((oc) => oc.columns(['workspace_id', 'livemode', 'key']).doNothing())
-            .executeTakeFirst();
-          if (Number(ins.numInsertedOrUpdatedRows ?? 0) === 0) {
-            const existing = await trx
-              .selectFrom('message_idempotency')
-              .select(['response', 'expires_at'])
-              .where('workspace_id', '=', row.workspace_id)
-              .where('livemode', '=', row.livemode)
-              .where('key', '=', key)
-              .executeTakeFirstOrThrow();
-            if (existing.expires_at > now.toISOString()) throw new Repeat(JSON.parse(existing.response));
-            // An expired key is free again: take it over for this send.
-            await trx
-              .updateTable('message_idempotency')
-              .set({ message_id: row.id, response: JSON.stringify(response), expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString() })
-              .where('workspace_id', '=', row.workspace_id)
-              .where('livemode', '=', row.livemode)
-              .where('key', '=', key)
-              .where('expires_at', '<=', now.toISOString())
-              .execute();
-          }
-        }
+      await deps.writes.run(async (trx) => {
+        if (key !== null) await earlierIn(trx);
         // Plan quotas count live messages; test mode never reaches a provider and is not counted.
         if (sender.livemode && quota > 0) {
           const month = monthOf(now);
@@ -239,6 +224,25 @@ export function createAccept(deps: AcceptDeps) {
             .executeTakeFirst();
           if (Number(up.numUpdatedRows) === 0) {
             throw new AppError('quota_exceeded', `the ${plan} plan's quota of ${quota} messages per month is used up`, { limit: quota });
+          }
+        }
+        if (key !== null) {
+          const ins = await trx
+            .insertInto('message_idempotency')
+            .values({ workspace_id: row.workspace_id, livemode: row.livemode, key, message_id: row.id, response: JSON.stringify(response), expires_at: expiresAt })
+            .onConflict((oc) => oc.columns(['workspace_id', 'livemode', 'key']).doNothing())
+            .executeTakeFirst();
+          if (Number(ins.numInsertedOrUpdatedRows ?? 0) === 0) {
+            // Taken meanwhile by a concurrent request (PostgreSQL waits for it to commit), or expired.
+            await earlierIn(trx);
+            await trx
+              .updateTable('message_idempotency')
+              .set({ message_id: row.id, response: JSON.stringify(response), expires_at: expiresAt })
+              .where('workspace_id', '=', row.workspace_id)
+              .where('livemode', '=', row.livemode)
+              .where('key', '=', key)
+              .where('expires_at', '<=', now.toISOString())
+              .execute();
           }
         }
         await trx.insertInto('messages').values(values).execute();

@@ -25,6 +25,7 @@ import { claimDue, releaseLeases, updateIfHeld, type RowPatch } from './queue.js
 import { nextAttempt } from './retry.js';
 import { createScanner } from './scanner.js';
 import type { TransportRegistry } from './transports.js';
+import type { WriteBatcher } from './write-batcher.js';
 
 /** A hold: the suppression list or an unsubscribe (wired by the email area). null lets it through. */
 export type HoldCheck = (message: OutboundMessage) => Promise<{ kind: 'suppressed' | 'opted_out'; reason: string } | null>;
@@ -48,6 +49,7 @@ export interface DispatcherDeps {
   bus: EventBus;
   transports: TransportRegistry;
   holds: HoldCheck[];
+  writes: WriteBatcher;
 }
 
 export interface Dispatcher {
@@ -70,15 +72,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   async function commit(row: MessageRow, expectStatus: string, patch: RowPatch): Promise<MessageRow | null> {
     const next: MessageRow = { ...row, ...patch } as MessageRow;
     const type = patch.status && patch.status !== expectStatus ? EVENT_OF[patch.status] : undefined;
-    let ok = false;
-    if (type) {
-      await db.transaction().execute(async (trx) => {
-        ok = await updateIfHeld(trx, row.id, { status: expectStatus, token }, patch);
-        if (ok) await recordEvent(trx, deps, { workspaceId: row.workspace_id, livemode: Number(row.livemode) === 1, type, data: rowToMessage(next) });
-      });
-    } else {
-      ok = await updateIfHeld(db, row.id, { status: expectStatus, token }, patch);
-    }
+    const ok = await deps.writes.run(async (trx) => {
+      const held = await updateIfHeld(trx, row.id, { status: expectStatus, token }, patch);
+      if (held && type) await recordEvent(trx, deps, { workspaceId: row.workspace_id, livemode: Number(row.livemode) === 1, type, data: rowToMessage(next) });
+      return held;
+    });
     if (!ok) {
       log.debug({ message: row.public_id, expectStatus }, 'dispatcher lost the message (canceled or lease retaken)');
       return null;
@@ -217,12 +215,12 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         return true;
       }
       const now = clock.now();
-      const rows = await claimDue(db, deps.dialect, {
+      const rows = await deps.writes.run((trx) => claimDue(trx, deps.dialect, {
         now: now.toISOString(),
         leaseUntil: new Date(now.getTime() + cfg.leaseSeconds * 1000).toISOString(),
         token,
         limit: Math.min(free, cfg.batchSize),
-      });
+      }));
       for (const row of rows) launch(row);
       if (rows.length === 0) {
         // Nothing new is due: let what is in flight finish, so a pass (tick) ends with the work done.

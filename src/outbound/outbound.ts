@@ -11,6 +11,7 @@ import { createDispatcher, type HoldCheck } from './dispatcher.js';
 import { rowToMessage, type Message } from './message.js';
 import { createReader, type ListFilters, type Page, type Scope } from './read.js';
 import { createTransportRegistry } from './transports.js';
+import { createWriteBatcher } from './write-batcher.js';
 
 export const DISPATCHER_WORKER = 'dispatcher';
 
@@ -36,11 +37,13 @@ export function createOutbound(deps: Deps & { templates: () => TemplateResolver 
   const transports = createTransportRegistry();
   const checks: AcceptCheck[] = [];
   const holds: HoldCheck[] = [];
+  const writes = createWriteBatcher(deps.db, deps.dialect);
   let worker: Worker | undefined;
   const now = () => deps.clock.now().toISOString();
 
   const accept = createAccept({
     ...deps,
+    writes,
     checks,
     accepted(row) {
       deps.bus.publish('message.changed', rowToMessage(row));
@@ -48,7 +51,7 @@ export function createOutbound(deps: Deps & { templates: () => TemplateResolver 
     },
   });
   const reader = createReader(deps);
-  const dispatcher = createDispatcher({ ...deps, transports, holds });
+  const dispatcher = createDispatcher({ ...deps, transports, holds, writes });
 
   return {
     accept,

@@ -13,7 +13,7 @@ import type { MessageRow } from './message.js';
 export type RowPatch = Omit<Updateable<MessagesTable>, 'seq' | 'id'>;
 
 /** Claims up to `limit` due rows with a lease; returns them as they are after the claim. */
-export async function claimDue(db: Db, dialect: Dialect, opts: { now: string; leaseUntil: string; token: string; limit: number }): Promise<MessageRow[]> {
+export async function claimDue(db: Db | Transaction<Database>, dialect: Dialect, opts: { now: string; leaseUntil: string; token: string; limit: number }): Promise<MessageRow[]> {
   let due = db
     .selectFrom('messages')
     .select('id')

@@ -80,6 +80,9 @@ export interface TemplateStore {
 }
 
 type TemplateRow = TemplatesTable;
+
+/** The draft changed under a save (published by a concurrent request); the save is retried. */
+class DraftRace extends Error {}
 type VersionRow = TemplateVersionsTable;
 
 function toSummary(row: TemplateRow): TemplateSummary {
@@ -209,8 +212,10 @@ export function createTemplateStore({ db, clock, ids }: { db: Db; clock: Clock; 
             let row: VersionRow;
             if (draft) {
               row = { ...draft, content: contentJson, variables: variablesJson, updated_at: at };
-              await trx.updateTable('template_versions').set({ content: contentJson, variables: variablesJson, updated_at: at })
-                .where('id', '=', draft.id).where('published_at', 'is', null).execute();
+              const r = await trx.updateTable('template_versions').set({ content: contentJson, variables: variablesJson, updated_at: at })
+                .where('id', '=', draft.id).where('published_at', 'is', null).executeTakeFirst();
+              // Published meanwhile by another request: it is immutable now, so open the next number.
+              if (Number(r.numUpdatedRows) !== 1) throw new DraftRace();
             } else {
               const top = await trx.selectFrom('template_versions').select((eb) => eb.fn.max('version_number').as('n')).where('template_id', '=', tpl.id).executeTakeFirst();
               const next = Number(top?.n ?? 0) + 1;
@@ -221,7 +226,7 @@ export function createTemplateStore({ db, clock, ids }: { db: Db; clock: Clock; 
             return toVersion(row);
           });
         } catch (err) {
-          if (isUniqueViolation(err) && attempt < 3) continue;
+          if ((isUniqueViolation(err) || err instanceof DraftRace) && attempt < 3) continue;
           throw err;
         }
       }

@@ -7,6 +7,9 @@ const email = {
   variables: [{ name: 'name', type: 'string', description: 'first name', required: true }, { name: 'raw' }],
 };
 
+// tap's rejects() types want an Error shape; AppError's extra.issues is what matters here.
+const rejects = (p: Promise<unknown>, wanted: object, msg = 'rejects') => t.rejects(p, wanted as Error, msg);
+
 for (const db of testDatabases()) {
   t.test(`templates API on ${db}`, async (t) => {
     const d = await bootDaemon(t, { db });
@@ -86,14 +89,14 @@ for (const db of testDatabases()) {
       t.match(await s.resolveForSend(acme.id, 'welcome', { livemode: true }), { slug: 'welcome', channel: 'email', versionNumber: 2 });
       t.match(await s.resolveForSend(acme.id, 'WELCOME', { livemode: false }), { versionNumber: 3, content: { subject: 'v3' } });
       t.match(await s.resolveForSend(acme.id, 'welcome', { livemode: true, version: 1 }), { versionNumber: 1 });
-      await t.rejects(s.resolveForSend(acme.id, 'welcome', { livemode: true, version: 7 }), { code: 'invalid_body', extra: { issues: [{ path: 'version' }] } });
-      await t.rejects(s.resolveForSend(acme.id, 'welcome', { livemode: true, version: 3 }), { extra: { issues: [{ path: 'version', message: /draft/ }] } });
-      await t.rejects(s.resolveForSend(acme.id, 'nope', { livemode: false }), { extra: { issues: [{ path: 'template', message: /no template nope/ }] } });
+      await rejects(s.resolveForSend(acme.id, 'welcome', { livemode: true, version: 7 }), { code: 'invalid_body', extra: { issues: [{ path: 'version' }] } });
+      await rejects(s.resolveForSend(acme.id, 'welcome', { livemode: true, version: 3 }), { extra: { issues: [{ path: 'version', message: /draft/ }] } });
+      await rejects(s.resolveForSend(acme.id, 'nope', { livemode: false }), { extra: { issues: [{ path: 'template', message: /no template nope/ }] } });
       await req('POST', '/v1/templates', { slug: 'fresh', channel: 'sms' });
       await req('PUT', '/v1/templates/fresh/draft', { content: { body: 'x' } });
-      await t.rejects(s.resolveForSend(acme.id, 'fresh', { livemode: true }), { extra: { issues: [{ path: 'template', message: /never been published/ }] } });
+      await rejects(s.resolveForSend(acme.id, 'fresh', { livemode: true }), { extra: { issues: [{ path: 'template', message: /never been published/ }] } });
       t.match(await s.resolveForSend(acme.id, 'fresh', { livemode: false }), { versionNumber: 1, channel: 'sms' });
-      await t.rejects(s.resolveForSend(other.id, 'welcome', { livemode: false }), { extra: { issues: [{ path: 'template' }] } }, 'another workspace cannot send it');
+      await rejects(s.resolveForSend(other.id, 'welcome', { livemode: false }), { extra: { issues: [{ path: 'template' }] } }, 'another workspace cannot send it');
     });
 
     t.test('missing: nested, section and inverted-section paths, in order, no duplicates', async (t) => {
@@ -185,10 +188,18 @@ for (const db of testDatabases()) {
       t.equal(versions.body.data[0].content.subject, 'v3', 'rejected saves changed nothing');
     });
 
+    t.test('concurrent draft saves open exactly one draft', async (t) => {
+      await req('POST', '/v1/templates', { slug: 'race', channel: 'sms' });
+      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => req('PUT', '/v1/templates/race/draft', { content: { body: `b${i}` } })));
+      t.same(results.map((r) => r.status), [200, 200, 200, 200, 200, 200]);
+      const versions = await req('GET', '/v1/templates/race/versions');
+      t.same(versions.body.data.map((v: any) => [v.versionNumber, v.status]), [[1, 'draft']]);
+    });
+
     t.test('archive through PATCH; archived templates cannot be sent', async (t) => {
       const r = await req('PATCH', '/v1/templates/fresh', { description: 'otp', status: 'archived' });
       t.match(r.body, { description: 'otp', status: 'archived' });
-      await t.rejects(d.app.templates.resolveForSend(acme.id, 'fresh', { livemode: false }), { extra: { issues: [{ path: 'template', message: /archived/ }] } });
+      await rejects(d.app.templates.resolveForSend(acme.id, 'fresh', { livemode: false }), { extra: { issues: [{ path: 'template', message: /archived/ }] } });
       t.equal((await req('PATCH', '/v1/templates/fresh', { status: 'gone' })).status, 422);
       await req('PATCH', '/v1/templates/fresh', { status: 'active' });
     });
@@ -196,7 +207,7 @@ for (const db of testDatabases()) {
     t.test('list: summaries of the workspace only', async (t) => {
       const list = await req('GET', '/v1/templates', undefined, acme.test);
       t.equal(list.status, 200);
-      t.same(list.body.data.map((s: any) => s.slug), ['fresh', 'order', 'p', 'w', 'welcome']);
+      t.same(list.body.data.map((s: any) => s.slug), ['fresh', 'order', 'p', 'race', 'w', 'welcome']);
       t.same(Object.keys(list.body.data[0]).sort(), ['channel', 'description', 'slug', 'status', 'updatedAt']);
       const o = await req('GET', '/v1/templates', undefined, other.live);
       t.same(o.body, { data: [] }, 'another workspace sees none of them');

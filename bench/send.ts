@@ -1,0 +1,87 @@
+// `npm run bench send`: accepted sends per second (POST /v1/send → 202) with p50/p99 latency, on
+// SQLite (synchronous=FULL, WAL) with the dispatcher running and test-mode keys, next to a bare
+// Express handler measured in the same run on the same machine. Loopback only, bounded in time.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import express from 'express';
+import { createApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+
+const DURATION_S = 8;
+const CONNECTIONS = 32;
+
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  total: number;
+}
+
+async function measure(url: string, headers: Record<string, string>, body: string): Promise<Figures> {
+  const r = await autocannon({ url, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, connections: CONNECTIONS, duration: DURATION_S });
+  return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, total: r.requests.total };
+}
+
+async function bare(body: string): Promise<Figures> {
+  const app = express();
+  app.post('/send', express.json(), (_req, res) => {
+    res.status(202).json({ id: 'msg_0000000000000000000000', status: 'queued', livemode: false });
+  });
+  const server = http.createServer(app);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as AddressInfo).port;
+  await measure(`http://127.0.0.1:${port}/send`, {}, body); // warm-up, not reported
+  const f = await measure(`http://127.0.0.1:${port}/send`, {}, body);
+  server.closeAllConnections();
+  await new Promise<void>((r) => server.close(() => r()));
+  return f;
+}
+
+async function postern(body: string, synchronous: string): Promise<Figures & { delivered: number; accepted: number }> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'postern-bench-send-'));
+  try {
+    const config = loadConfig({
+      env: { POSTERN_DATA_DIR: dataDir, POSTERN_HTTP_PORT: '0', POSTERN_SMTP_PORT: '0', POSTERN_SMTP_HOST: '127.0.0.1', POSTERN_RATE_LIMIT_SEND: '0', POSTERN_RATE_LIMIT_READ: '0', POSTERN_LOG_LEVEL: 'silent' },
+    });
+    const app = await createApp({ config });
+    if (synchronous !== 'FULL') await app.db.executeQuery({ sql: `PRAGMA synchronous = ${synchronous}`, parameters: [], query: { kind: 'RawNode' } } as never);
+    const ws = await app.workspaces.create({ slug: 'bench', name: 'Bench', plan: 'custom' });
+    const { secret } = await app.keys.create(ws, { env: 'test' });
+    const ports = await app.start();
+    const url = `http://127.0.0.1:${ports.http}/v1/send`;
+    const headers = { authorization: `Bearer ${secret}` };
+    await measure(url, headers, body); // warm-up
+    const f = await measure(url, headers, body);
+    await app.workers.find((w) => w.name === 'dispatcher')!.tick();
+    const counts = await app.db
+      .selectFrom('messages')
+      .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('status')
+      .execute();
+    await app.stop();
+    const by = Object.fromEntries(counts.map((c) => [c.status, Number(c.n)]));
+    return { ...f, delivered: by.delivered ?? 0, accepted: Object.values(by).reduce((a, b) => a + b, 0) };
+  } finally {
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+export async function run(): Promise<void> {
+  const body = JSON.stringify({ to: 'bench@example.com', channel: 'email', metadata: { run: 'bench' }, content: { subject: 'Hello', text: 'Hello from the benchmark' } });
+  const b = await bare(body);
+  const full = await postern(body, 'FULL');
+  const fmt = (f: Figures) => `${Math.round(f.rps)} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, non-2xx ${f.non2xx}`;
+  console.log(`bare Express handler (POST, JSON body → 202):    ${fmt(b)}`);
+  console.log(`POST /v1/send, SQLite synchronous=FULL, WAL:      ${fmt(full)}`);
+  console.log(`  ratio to bare: ${((full.rps / b.rps) * 100).toFixed(1)}% (target ≥ 25%)`);
+  console.log(`  dispatcher: ${full.delivered} of ${full.accepted} accepted messages delivered by the end of the run`);
+  if (full.rps / b.rps < 0.25) {
+    const normal = await postern(body, 'NORMAL');
+    console.log(`POST /v1/send, SQLite synchronous=NORMAL (comparison only): ${fmt(normal)} (${((normal.rps / b.rps) * 100).toFixed(1)}%)`);
+  }
+}
