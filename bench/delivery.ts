@@ -36,6 +36,7 @@ export async function run(): Promise<void> {
       });
     },
   });
+  sink.on('error', () => {});
   await new Promise<void>((r) => sink.listen(0, '127.0.0.1', () => r()));
   const sinkPort = (sink.server.address() as AddressInfo).port;
   const dns = await startDnsServer({
