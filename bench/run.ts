@@ -4,12 +4,14 @@ import { run as api } from './api.js';
 import { run as render } from './render.js';
 import { run as send } from './send.js';
 import { run as channels } from './channels.js';
+import { run as delivery } from './delivery.js';
 
 const benches: Record<string, () => Promise<void>> = {
   api,
   render,
   send,
   channels,
+  delivery,
 };
 
 const wanted = process.argv.slice(2);

@@ -4,13 +4,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Router } from 'express';
-import { databaseTarget, type Config } from './config.js';
 import { callbackRoutes, type ProviderStatusSink } from './connections/callbacks.js';
 import { connectionRoutes } from './connections/routes.js';
 import { createProviderStatusSink } from './connections/provider-status.js';
 import { createSecretBox, loadSecretsKey } from './connections/secrets.js';
 import { createConnectionStore, type ConnectionStore } from './connections/store.js';
 import { createConnectionTransports, type ConnectionTransports } from './connections/transports.js';
+import { ConfigError, databaseTarget, type Config } from './config.js';
 import { openDatabase, type DatabaseHandle, type Db, type Dialect } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createEventBus, type EventBus } from './events/bus.js';
@@ -25,6 +25,14 @@ import { createIds, type Ids } from './lib/ids.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { createWorker, type Worker, type WorkerSpec } from './lib/worker.js';
 import { createOutbound, DISPATCHER_WORKER, type Outbound } from './outbound/outbound.js';
+import { createBounceHandler, type BounceHandler } from './outbound/bounces.js';
+import { createEmailTransport, createTokenSource } from './outbound/channels/email/index.js';
+import { bounceDomainOf } from './outbound/channels/email/prepare.js';
+import { createSenderCapsCheck } from './outbound/channels/email/sender-caps.js';
+import { suppressionRoutes } from './suppressions/routes.js';
+import { createSuppressionCheck, createSuppressionStore, type SuppressionStore } from './suppressions/store.js';
+import { recordEngagement } from './tracking/engagement.js';
+import { trackingRoutes } from './tracking/routes.js';
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
 import { createTemplateStore, type TemplateStore } from './templates/store.js';
 import { createKeyStore, type KeyStore } from './workspaces/keys.js';
@@ -56,6 +64,9 @@ export interface App extends Deps {
   workspaces: WorkspaceStore;
   keys: KeyStore;
   outbound: Outbound;
+  suppressions: SuppressionStore;
+  /** DSNs and complaints arriving for the bounce domain (the SMTP listener calls it). */
+  bounces: BounceHandler;
   templates: TemplateStore;
   connections: ConnectionStore;
   /** Live transports for sms, push and web-push, routed through each workspace's connection. */
@@ -91,6 +102,14 @@ export async function createApp(options: AppOptions): Promise<App> {
   for (const channel of ['sms', 'push', 'web-push'] as const) outbound.registerTransport(channel, channelTransports.router(channel));
   // Provider status callbacks (Twilio, HTTP gateway) move messages through this sink.
   const providerStatus: ProviderStatusSink = createProviderStatusSink(deps);
+  // Email: live transport (direct MX or relay), suppression hold, sender caps, bounces, tracking.
+  const suppressions = createSuppressionStore(deps);
+  const emailTokens = createTokenSource(deps);
+  if (config.delivery.mode === 'relay' && !config.delivery.relayUrl) throw new ConfigError('invalid setting delivery.relayUrl (POSTERN_DELIVERY_RELAY_URL): required when delivery.mode is relay');
+  outbound.registerTransport('email', createEmailTransport({ ...deps, suppressions, publicUrl: () => app.publicUrl() }, emailTokens));
+  outbound.addHoldCheck(createSuppressionCheck(suppressions));
+  outbound.addAcceptCheck(createSenderCapsCheck(deps));
+  const bounces = createBounceHandler({ ...deps, suppressions, bounceDomain: bounceDomainOf(config) });
 
   // Background workers: an explicit registry.
   const workerSpecs: WorkerSpec[] = [
@@ -104,9 +123,12 @@ export async function createApp(options: AppOptions): Promise<App> {
     contextRoutes(),
     sendRoutes(outbound),
     messageRoutes(outbound, config, bus),
+    suppressionRoutes(suppressions),
+  ];
+  const open: Router[] = [
+    trackingRoutes({ tokens: emailTokens, suppressions, log, engage: (id, kind, link) => recordEngagement(deps, id, kind, link) }),
   ];
   v1.push(templateRoutes(templates));
-  const open: Router[] = [];
   v1.push(connectionRoutes(connections));
   open.push(callbackRoutes({ connections, clock, publicUrl, sink: providerStatus }));
   const httpApp = createHttpApp({ config, clock, log, keys, v1, open });
@@ -122,6 +144,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     workspaces,
     keys,
     outbound,
+    suppressions,
+    bounces,
     templates,
     connections,
     channelTransports,

@@ -10,10 +10,12 @@ import { AppError } from './lib/errors.js';
 import { createLogger } from './lib/logger.js';
 import { serve } from './main.js';
 import { workspaceCommands } from './workspaces/cli.js';
+import { suppressionCommands } from './suppressions/cli.js';
 import { templateCommands } from './templates/cli.js';
 import { connectionCommands } from './connections/cli.js';
 
 const commands: Command[] = [...workspaceCommands];
+commands.push(...suppressionCommands);
 commands.push(...templateCommands);
 commands.push(...connectionCommands);
 

@@ -86,6 +86,35 @@ const schema = z.strictObject({
   channels: z.strictObject({
     timeoutMs: z.number().int().min(100).max(300000),
   }),
+  // --- email delivery (docs/readme/email.md) ---
+  delivery: z.strictObject({
+    mode: z.enum(['direct', 'relay']),
+    relayUrl: z.union([z.literal(''), z.string().regex(/^smtps?:\/\//, 'must be smtp://… or smtps://…')]),
+    port,
+    tls: z.enum(['opportunistic', 'verify', 'require', 'none']),
+    maxConnections: z.number().int().min(1).max(10000),
+    maxConnectionsPerHost: z.number().int().min(1).max(1000),
+    messagesPerConnection: z.number().int().min(1).max(100000),
+    idleTimeoutMs: z.number().int().min(100).max(600000),
+    timeoutMs: z.number().int().min(100).max(600000),
+    domainRates: z.record(z.string(), z.string().regex(/^\d+\/(s|sec|min|h|hour|d|day)$/, 'must look like 60/min')),
+    from: z.strictObject({ address: z.union([z.literal(''), z.email()]), name: z.string().max(128) }),
+  }),
+  dkim: z.strictObject({
+    selector: z.string().regex(/^[a-zA-Z0-9._-]+$/, 'must be a DNS label'),
+  }),
+  bounceDomain: z.union([z.literal(''), z.string().regex(/^[a-z0-9.-]+$/, 'must be a lowercase domain name')]),
+  tracking: z.strictObject({
+    enabledByDefault: z.boolean(),
+    secret: z.string(),
+  }),
+  senderCaps: z.strictObject({
+    enabled: z.boolean(),
+    plans: z.record(z.string(), z.strictObject({
+      shared: z.strictObject({ day: z.number().int().min(-1), month: z.number().int().min(-1) }),
+      domain: z.strictObject({ day: z.number().int().min(-1), month: z.number().int().min(-1) }),
+    })),
+  }),
 });
 
 export type Config = z.infer<typeof schema>;

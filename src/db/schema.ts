@@ -175,6 +175,51 @@ export interface ProviderConnectionsTable {
   deleted_at: string | null;
 }
 
+// --- email: per-recipient delivery state, suppressions, settings, sender caps -------------------
+
+export interface EmailRecipientsTable {
+  /** Internal id of the outbound message. */
+  message_id: string;
+  address: string;
+  kind: string; // 'to' | 'cc' | 'bcc'
+  domain: string;
+  status: string; // 'pending' | 'accepted' | 'deferred' | 'failed' | 'suppressed'
+  attempts: number;
+  /** The remote server's last reply (or the local reason). */
+  response: string | null;
+  updated_at: string;
+}
+
+export interface SuppressionsTable {
+  id: string;
+  workspace_id: string;
+  /** Lowercased address. */
+  address: string;
+  reason: string; // 'bounce' | 'complaint' | 'manual' | 'unsubscribe'
+  detail: string | null;
+  message_public_id: string | null;
+  created_at: string;
+}
+
+export interface EmailSettingsTable {
+  workspace_id: string;
+  tracking: number;
+  updated_at: string;
+}
+
+export interface SenderCountersTable {
+  workspace_id: string;
+  /** 'shared:d:2025-01-31', 'domain:m:2025-01', … */
+  period: string;
+  count: number;
+}
+
+export interface EmailSecretsTable {
+  name: string;
+  value: string;
+  created_at: string;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -186,4 +231,9 @@ export interface Database {
   message_idempotency: MessageIdempotencyTable;
   message_usage: MessageUsageTable;
   provider_connections: ProviderConnectionsTable;
+  email_recipients: EmailRecipientsTable;
+  suppressions: SuppressionsTable;
+  email_settings: EmailSettingsTable;
+  sender_counters: SenderCountersTable;
+  email_secrets: EmailSecretsTable;
 }

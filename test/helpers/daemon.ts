@@ -10,6 +10,7 @@ import { loadConfig } from '../../src/config.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { freshPostgres, type TestDb } from './databases.js';
+import { startDnsServer } from './dns-server.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -64,7 +65,12 @@ export async function bootDaemon(t: Teardown, opts: BootOptions = {}): Promise<T
     databaseUrl = fresh.url;
     dropDb = fresh.drop;
   }
+  // Every lookup the daemon makes stays on loopback: without a zone of the test's own, an empty
+  // one answers NXDOMAIN for everything, so nothing ever asks the machine's resolver.
+  let defaultDns: Awaited<ReturnType<typeof startDnsServer>> | null = null;
+  if (!opts.env?.POSTERN_DNS_SERVERS) defaultDns = await startDnsServer();
   const env: Record<string, string> = {
+    ...(defaultDns ? { POSTERN_DNS_SERVERS: defaultDns.address } : {}),
     POSTERN_DATA_DIR: dataDir,
     POSTERN_DATABASE_URL: databaseUrl,
     POSTERN_HTTP_PORT: '0',
@@ -147,6 +153,7 @@ export async function bootDaemon(t: Teardown, opts: BootOptions = {}): Promise<T
   };
   t.teardown(async () => {
     await daemon.stop();
+    if (defaultDns) await defaultDns.close();
     if (dropDb) await dropDb();
     if (!opts.dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
