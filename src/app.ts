@@ -30,7 +30,7 @@ import { createEmailTransport, createTokenSource } from './outbound/channels/ema
 import { bounceDomainOf } from './outbound/channels/email/prepare.js';
 import { createSenderCapsCheck } from './outbound/channels/email/sender-caps.js';
 import { suppressionRoutes } from './suppressions/routes.js';
-import { createSuppressionCheck, createSuppressionStore, type SuppressionStore } from './suppressions/store.js';
+import { createSuppressHook, createSuppressionCheck, createSuppressionStore, type SuppressionStore } from './suppressions/store.js';
 import { recordEngagement } from './tracking/engagement.js';
 import { trackingRoutes } from './tracking/routes.js';
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
@@ -108,6 +108,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   if (config.delivery.mode === 'relay' && !config.delivery.relayUrl) throw new ConfigError('invalid setting delivery.relayUrl (POSTERN_DELIVERY_RELAY_URL): required when delivery.mode is relay');
   outbound.registerTransport('email', createEmailTransport({ ...deps, suppressions, publicUrl: () => app.publicUrl() }, emailTokens));
   outbound.addHoldCheck(createSuppressionCheck(suppressions));
+  outbound.addSuppressHook(createSuppressHook(suppressions));
   outbound.addAcceptCheck(createSenderCapsCheck(deps));
   const bounces = createBounceHandler({ ...deps, suppressions, bounceDomain: bounceDomainOf(config) });
 

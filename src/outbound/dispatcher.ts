@@ -30,6 +30,9 @@ import type { WriteBatcher } from './write-batcher.js';
 /** A hold: the suppression list or an unsubscribe (wired by the email area). null lets it through. */
 export type HoldCheck = (message: OutboundMessage) => Promise<{ kind: 'suppressed' | 'opted_out'; reason: string } | null>;
 
+/** Told of a permanent failure whose transport asked for the recipient to be suppressed. */
+export type SuppressHook = (message: OutboundMessage, detail: string) => Promise<void>;
+
 const EVENT_OF: Record<string, EventType | undefined> = {
   sent: 'message.sent',
   delivered: 'message.delivered',
@@ -49,6 +52,7 @@ export interface DispatcherDeps {
   bus: EventBus;
   transports: TransportRegistry;
   holds: HoldCheck[];
+  suppressHooks: SuppressHook[];
   writes: WriteBatcher;
 }
 
@@ -198,6 +202,12 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     const error = outcome.kind === 'failed' || outcome.kind === 'suppressed' ? outcome.error : null;
     const providerMessageId = outcome.kind === 'delivered' || outcome.kind === 'sent' ? (outcome.providerMessageId ?? null) : null;
     await commit(row, 'dispatched', { ...provider, provider_message_id: providerMessageId, ...terminal(outcome.kind, timeline, error) });
+    // An unregistered token, a gone subscription, a hard bounce: later sends to it are held.
+    if (outcome.kind === 'failed' && outcome.suppress) {
+      for (const hook of deps.suppressHooks) {
+        await hook(outbound, outcome.error).catch((err) => log.error({ err, message: row.public_id }, 'suppressing the recipient failed'));
+      }
+    }
   }
 
   function launch(row: MessageRow): void {

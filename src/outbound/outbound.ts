@@ -7,7 +7,7 @@ import type { Worker, WorkerSpec } from '../lib/worker.js';
 import { createAccept, type AcceptCheck, type AcceptResponse, type Sender, type TemplateResolver } from './accept.js';
 import { cancelMessage } from './cancel.js';
 import type { ChannelTransport } from './channels/channel.js';
-import { createDispatcher, type HoldCheck } from './dispatcher.js';
+import { createDispatcher, type HoldCheck, type SuppressHook } from './dispatcher.js';
 import { rowToMessage, type Message } from './message.js';
 import { createReader, type ListFilters, type Page, type Scope } from './read.js';
 import { createTransportRegistry } from './transports.js';
@@ -26,6 +26,8 @@ export interface Outbound {
   addAcceptCheck(check: AcceptCheck): void;
   /** Adds a hold check run before dispatch (suppression list, unsubscribes). */
   addHoldCheck(check: HoldCheck): void;
+  /** Adds a hook told of permanent failures that ask for the recipient to be suppressed. */
+  addSuppressHook(hook: SuppressHook): void;
   workerSpec: WorkerSpec;
   /** Lets accept wake the dispatcher as soon as a message is committed. */
   attachWorker(worker: Worker | undefined): void;
@@ -37,6 +39,7 @@ export function createOutbound(deps: Deps & { templates: () => TemplateResolver 
   const transports = createTransportRegistry();
   const checks: AcceptCheck[] = [];
   const holds: HoldCheck[] = [];
+  const suppressHooks: SuppressHook[] = [];
   const writes = createWriteBatcher(deps.db, deps.dialect);
   let worker: Worker | undefined;
   const now = () => deps.clock.now().toISOString();
@@ -51,7 +54,7 @@ export function createOutbound(deps: Deps & { templates: () => TemplateResolver 
     },
   });
   const reader = createReader(deps);
-  const dispatcher = createDispatcher({ ...deps, transports, holds, writes });
+  const dispatcher = createDispatcher({ ...deps, transports, holds, suppressHooks, writes });
 
   return {
     accept,
@@ -65,6 +68,7 @@ export function createOutbound(deps: Deps & { templates: () => TemplateResolver 
     registerTransport: (channel, transport) => transports.register(channel, transport),
     addAcceptCheck: (c) => void checks.push(c),
     addHoldCheck: (c) => void holds.push(c),
+    addSuppressHook: (h) => void suppressHooks.push(h),
     workerSpec: { name: DISPATCHER_WORKER, intervalMs: deps.config.dispatcher.intervalMs, run: () => dispatcher.run() },
     attachWorker: (w) => void (worker = w),
     async stop() {

@@ -10,7 +10,7 @@ import { isUniqueViolation } from '../db/database.js';
 import type { Clock } from '../lib/clock.js';
 import type { Ids } from '../lib/ids.js';
 
-export const SUPPRESSION_REASONS = ['bounce', 'complaint', 'manual', 'unsubscribe'] as const;
+export const SUPPRESSION_REASONS = ['bounce', 'complaint', 'manual', 'unsubscribe', 'unregistered'] as const;
 export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
 
 export interface Suppression {
@@ -118,12 +118,37 @@ export function createSuppressionStore({ db, clock, ids }: { db: Db; clock: Cloc
  */
 export function createSuppressionCheck(store: SuppressionStore) {
   return async (message: { workspaceId: string; channel: string; recipient: string; templateSlug: string | null }): Promise<{ kind: 'suppressed' | 'opted_out'; reason: string } | null> => {
-    if (message.channel !== 'email') return null;
-    const s = await store.get(message.workspaceId, message.recipient);
+    const s = await store.get(message.workspaceId, suppressionKey(message.channel, message.recipient));
     if (!s) return null;
     if (s.reason === 'unsubscribe') {
       return message.templateSlug ? { kind: 'opted_out', reason: `${s.address} unsubscribed on ${s.createdAt}` } : null;
     }
     return { kind: 'suppressed', reason: `${s.address} is on the suppression list (${s.reason}${s.detail ? `: ${s.detail}` : ''})` };
+  };
+}
+
+/**
+ * The entry a recipient is listed under: the address for email and sms, the device token for push,
+ * the push service endpoint for a web-push subscription (its keys may rotate, the endpoint not).
+ */
+export function suppressionKey(channel: string, recipient: string): string {
+  if (channel !== 'web-push') return recipient;
+  try {
+    const endpoint = (JSON.parse(recipient) as { endpoint?: unknown }).endpoint;
+    return typeof endpoint === 'string' ? endpoint : recipient;
+  } catch {
+    return recipient;
+  }
+}
+
+/** The dispatcher's hook for permanent failures that ask for suppression (any channel). */
+export function createSuppressHook(store: SuppressionStore) {
+  return async (message: { workspaceId: string; channel: string; recipient: string; publicId: string }, detail: string): Promise<void> => {
+    await store.add(message.workspaceId, {
+      address: suppressionKey(message.channel, message.recipient),
+      reason: message.channel === 'email' ? 'bounce' : 'unregistered',
+      detail,
+      messageId: message.publicId,
+    });
   };
 }

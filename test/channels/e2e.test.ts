@@ -174,6 +174,16 @@ for (const db of testDatabases()) {
       await dispatch(d);
       const m = await message(d, acme.live, sent.body.id);
       t.match(m, { status: 'failed', provider: 'apns', providerConnectionId: add.json.id, error: 'apns: HTTP 410 Unregistered' });
+
+      // The token is on the suppression list now: the next send is held without a request to APNs.
+      const list = await d.request('GET', '/v1/suppressions', { key: acme.live });
+      t.match(list.body.data.find((e: { address: string }) => e.address === 'ab'.repeat(32)), { reason: 'unregistered' });
+      let requests = 0;
+      server.on('stream', () => requests++);
+      const again = await d.request('POST', '/v1/send-raw', { key: acme.live, body: { channel: 'push', to: 'ab'.repeat(32), content: { title: 'Hi', body: 'again' } } });
+      await dispatch(d);
+      t.match(await message(d, acme.live, again.body.id), { status: 'suppressed' });
+      t.equal(requests, 0, 'APNs was not contacted');
     });
 
     t.test('generic HTTP gateway: signed request and signed callback', async (t) => {
