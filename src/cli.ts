@@ -10,8 +10,10 @@ import { AppError } from './lib/errors.js';
 import { createLogger } from './lib/logger.js';
 import { serve } from './main.js';
 import { workspaceCommands } from './workspaces/cli.js';
+import { domainCommands } from './domains/cli.js';
 
 const commands: Command[] = [...workspaceCommands];
+commands.push(...domainCommands);
 
 export interface Io {
   out(text: string): void;
