@@ -49,13 +49,14 @@ export async function verifyMessage(dns: DnsResolver, input: VerifyInput): Promi
     result: r.status?.result ?? 'none',
     details: r.info ?? '',
   }));
-  const dkimResult = sigs.length === 0 ? 'none' : sigs.some((s) => s.result === 'pass') ? 'pass' : sigs[0].result;
+  const signed = sigs.filter((s) => s.domain !== '');
+  const dkimResult = signed.length === 0 ? 'none' : signed.some((s) => s.result === 'pass') ? 'pass' : signed[0].result;
   const spf = out.spf || undefined;
   const dmarc = out.dmarc || undefined;
   const arc = out.arc || undefined;
   const verdicts: Verdicts = {
     spf: { result: spf?.status?.result ?? 'none', details: spf?.info ?? '' },
-    dkim: { result: dkimResult, details: sigs.map((s) => s.details).join('; '), signatures: sigs.map(({ domain, selector, result }) => ({ domain, selector, result })) },
+    dkim: { result: dkimResult, details: sigs.map((s) => s.details).join('; '), signatures: signed.map(({ domain, selector, result }) => ({ domain, selector, result })) },
     dmarc: { result: dmarc?.status?.result ?? 'none', policy: dmarc?.policy ?? null, details: dmarc?.info ?? '' },
     arc: { result: arc?.status?.result ?? 'none', details: arc?.info ?? '' },
   };
