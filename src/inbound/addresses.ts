@@ -6,7 +6,7 @@ import { isUniqueViolation } from '../db/database.js';
 import type { InboundAddressesTable } from '../db/schema.js';
 import type { DomainStore } from '../domains/domains.js';
 import type { Clock } from '../lib/clock.js';
-import { invalidBody, notFound, type Issue } from '../lib/errors.js';
+import { AppError, invalidBody, notFound, type Issue } from '../lib/errors.js';
 import type { Ids } from '../lib/ids.js';
 import { randomBase62 } from '../lib/ids.js';
 
@@ -110,7 +110,7 @@ export function createAddressStore({ db, clock, ids, domains }: { db: Db; clock:
       try {
         await db.insertInto('inbound_addresses').values(row).execute();
       } catch (err) {
-        if (isUniqueViolation(err)) throw invalidBody([{ path: 'localPart', message: `${row.address} already exists` }]);
+        if (isUniqueViolation(err)) throw new AppError('already_exists', `${row.address} already exists`);
         throw err;
       }
       return toInboundAddress(row);

@@ -19,7 +19,13 @@ const tlv = (tag: number, body: Buffer) => Buffer.concat([Buffer.from([tag]), le
 const seq = (...parts: Buffer[]) => tlv(0x30, Buffer.concat(parts));
 const set = (...parts: Buffer[]) => tlv(0x31, Buffer.concat(parts));
 const explicit = (n: number, body: Buffer) => tlv(0xa0 + n, body);
-const int = (b: Buffer) => tlv(0x02, b[0] & 0x80 ? Buffer.concat([Buffer.from([0]), b]) : b);
+// DER integers are minimal: no redundant leading zero byte, and a zero prepended when the top bit is set.
+function int(b: Buffer): Buffer {
+  let i = 0;
+  while (i < b.length - 1 && b[i] === 0 && b[i + 1] < 0x80) i++;
+  const v = b.subarray(i);
+  return tlv(0x02, v[0] & 0x80 ? Buffer.concat([Buffer.from([0]), v]) : v);
+}
 const nul = () => Buffer.from([0x05, 0x00]);
 const utf8 = (s: string) => tlv(0x0c, Buffer.from(s, 'utf8'));
 const octets = (b: Buffer) => tlv(0x04, b);
