@@ -20,7 +20,7 @@ import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
 import { createDomainStore, type DomainStore } from './domains/domains.js';
 import { createAddressStore, type AddressStore } from './inbound/addresses.js';
 import { loggingBounceHandler, type BounceHandler } from './inbound/bounces.js';
-import { createCommitter } from './inbound/group-commit.js';
+import { createCommitter, type Committer } from './inbound/group-commit.js';
 import { createMessageReader, type MessageReader } from './inbound/messages.js';
 import { createReceiver, type Receiver } from './inbound/receive.js';
 import { createRouter as createInboundRouter } from './inbound/routing.js';
@@ -56,7 +56,7 @@ export interface App extends Deps {
   workspaces: WorkspaceStore;
   keys: KeyStore;
   domains: DomainStore;
-  inbound: { addresses: AddressStore; messages: MessageReader; receiver: Receiver; bounces: BounceHandler };
+  inbound: { addresses: AddressStore; messages: MessageReader; receiver: Receiver; bounces: BounceHandler; committer: Committer };
   workers: Worker[];
   /** The URL clients and recipients reach the HTTP listener on (config, or derived after listen). */
   publicUrl(): string;
@@ -112,7 +112,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     workspaces,
     keys,
     domains,
-    inbound: { addresses, messages: inboundMessages, receiver, bounces },
+    inbound: { addresses, messages: inboundMessages, receiver, bounces, committer },
     workers,
     publicUrl: () => config.publicUrl.replace(/\/$/, '') || `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${httpPort}`,
     async start() {

@@ -18,10 +18,23 @@ interface Item {
 
 export interface Committer {
   run<T>(work: Work<T>): Promise<T>;
+  /** Transactions committed and items in them (for benchmarks). */
+  readonly stats: { commits: number; items: number };
 }
 
 export function createCommitter(db: Db, dialect: Dialect, enabled: boolean, maxBatch = 64): Committer {
-  if (!enabled || dialect !== 'sqlite') return { run: (work) => db.transaction().execute(work) };
+  const stats = { commits: 0, items: 0 };
+  if (!enabled || dialect !== 'sqlite') {
+    return {
+      stats,
+      run: async (work) => {
+        const out = await db.transaction().execute(work);
+        stats.commits++;
+        stats.items++;
+        return out;
+      },
+    };
+  }
   let queue: Item[] = [];
   let busy = false;
 
@@ -41,6 +54,8 @@ export function createCommitter(db: Db, dialect: Dialect, enabled: boolean, maxB
         results = null;
       }
       if (results) {
+        stats.commits++;
+        stats.items += batch.length;
         batch.forEach((item, i) => item.resolve(results![i]));
         continue;
       }
@@ -56,6 +71,7 @@ export function createCommitter(db: Db, dialect: Dialect, enabled: boolean, maxB
   };
 
   return {
+    stats,
     run<T>(work: Work<T>): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         queue.push({ work, resolve: resolve as (v: unknown) => void, reject });

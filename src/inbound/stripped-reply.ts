@@ -37,32 +37,42 @@ function isOutlookHeaderBlock(lines: string[], i: number): boolean {
   return /^\*?(sent|date|gesendet|envoyé|enviado|inviato|datum|verzonden)\s*:/im.test(next) && /^\*?(subject|betreff|objet|asunto|oggetto|onderwerp)\s*:/im.test(next);
 }
 
+// Cheap tests that rule a line out before the regular expressions above run (long bodies have
+// thousands of lines; only a few can be markers).
+const MAYBE_ATTRIBUTION = /[:>]\s*$|wrote|écrit|schrieb|escribió|scritto|schreef|escreveu/i;
+const MAYBE_SEPARATOR = /^[-_#]|^(begin|sent|get|envoy|von)\b/i;
+const MAYBE_HEADER = /^\*?(from|von|de|da|van)\s*:/i;
+
 export function stripReply(text: string): string {
   const lines = text.replace(/\r\n?/g, '\n').split('\n');
+  // quotedFrom[i]: every line from i on is quoted or blank.
+  const quotedFrom = new Array<boolean>(lines.length + 1);
+  quotedFrom[lines.length] = true;
+  for (let i = lines.length - 1; i >= 0; i--) quotedFrom[i] = quotedFrom[i + 1] && (/^\s*>/.test(lines[i]) || lines[i].trim() === '');
   let end = lines.length;
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i];
     const trimmed = line.trim();
+    if (trimmed === '') continue;
     if (line === '-- ' || line === '--' || trimmed === '-- ') {
       end = i;
       break;
     }
-    if (SEPARATORS.some((re) => re.test(trimmed)) || isOutlookHeaderBlock(lines, i)) {
+    if ((MAYBE_SEPARATOR.test(trimmed) && SEPARATORS.some((re) => re.test(trimmed))) || (MAYBE_HEADER.test(trimmed) && isOutlookHeaderBlock(lines, i))) {
+      end = i;
+      break;
+    }
+    if (MAYBE_ATTRIBUTION.test(trimmed) && ATTRIBUTION.some((re) => re.test(trimmed))) {
       end = i;
       break;
     }
     // An attribution may wrap onto a second line ("On Mon, … Name <x@y>\nwrote:").
-    const joined = i + 1 < lines.length ? `${trimmed} ${lines[i + 1].trim()}` : trimmed;
-    if (ATTRIBUTION.some((re) => re.test(trimmed))) {
-      end = i;
-      break;
-    }
-    if (/^on\b/i.test(trimmed) && /^wrote:?\s*$/i.test(lines[i + 1]?.trim() ?? '') && ATTRIBUTION[0].test(joined)) {
+    if (/^on\b/i.test(trimmed) && /^wrote:?\s*$/i.test(lines[i + 1]?.trim() ?? '') && ATTRIBUTION[0].test(`${trimmed} ${lines[i + 1].trim()}`)) {
       end = i;
       break;
     }
     // A quoted block: a `>` line where everything after it is quoted or blank.
-    if (/^\s*>/.test(line) && lines.slice(i).every((l) => /^\s*>/.test(l) || l.trim() === '')) {
+    if (/^\s*>/.test(line) && quotedFrom[i]) {
       end = i;
       break;
     }
