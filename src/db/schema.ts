@@ -112,6 +112,13 @@ export interface ReceivedMessagesTable {
   received_at: string;
 }
 
+export interface InboundUsageTable {
+  workspace_id: string;
+  /** YYYY-MM (UTC). */
+  month: string;
+  received: number;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -120,4 +127,5 @@ export interface Database {
   inbound_addresses: InboundAddressesTable;
   inbound_raw: InboundRawTable;
   received_messages: ReceivedMessagesTable;
+  inbound_usage: InboundUsageTable;
 }

@@ -6,6 +6,7 @@ import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import { isUniqueViolation } from '../db/database.js';
 import type { DomainsTable } from '../db/schema.js';
+import type { EventBus } from '../events/bus.js';
 import type { Clock } from '../lib/clock.js';
 import type { DnsResolver } from '../lib/dns.js';
 import { AppError, notFound } from '../lib/errors.js';
@@ -54,6 +55,8 @@ export interface DomainStore {
 }
 
 export interface DomainDeps {
+  /** `inbound.routing.changed` is published when a domain starts or stops receiving. */
+  bus?: EventBus;
   config: Config;
   db: Db;
   clock: Clock;
@@ -64,7 +67,10 @@ export interface DomainDeps {
 
 const sameHost = (a: string, b: string) => normalizeDomain(a) === normalizeDomain(b);
 
-export function createDomainStore({ config, db, clock, ids, dns, log }: DomainDeps): DomainStore {
+export const ROUTING_CHANGED = 'inbound.routing.changed';
+
+export function createDomainStore({ config, db, clock, ids, dns, log, bus }: DomainDeps): DomainStore {
+  const changed = () => bus?.publish(ROUTING_CHANGED, null);
   const records = (row: Row): DnsRecord[] => {
     if (row.kind === 'shared') return [];
     return [
@@ -126,6 +132,7 @@ export function createDomainStore({ config, db, clock, ids, dns, log }: DomainDe
     const verifiedAt = now.toISOString();
     await db.updateTable('domains').set({ status: 'verified', verified_at: verifiedAt }).where('id', '=', row.id).where('status', '=', 'pending').execute();
     log.info({ domain: row.domain }, 'domain verified');
+    changed();
     return { ...row, status: 'verified', verified_at: verifiedAt };
   };
 
@@ -153,6 +160,7 @@ export function createDomainStore({ config, db, clock, ids, dns, log }: DomainDe
         deleted_at: null,
       };
       await db.insertInto('domains').values(row).execute();
+      changed();
       // Two first address creations at once may both insert; keep the oldest, drop the other.
       const all = await db.selectFrom('domains').selectAll().where('workspace_id', '=', workspace.id).where('kind', '=', 'shared').where('deleted_at', 'is', null).orderBy('id').execute();
       for (const extra of all.slice(1)) {
@@ -234,6 +242,7 @@ export function createDomainStore({ config, db, clock, ids, dns, log }: DomainDe
         await trx.updateTable('domains').set({ deleted_at: now }).where('id', '=', id).execute();
         await trx.updateTable('inbound_addresses').set({ deleted_at: now, active: 0 }).where('domain_id', '=', id).where('deleted_at', 'is', null).execute();
       });
+      changed();
     },
 
     async expireClaims() {

@@ -48,9 +48,6 @@ export interface ReceiverDeps {
   publicUrl: () => string;
 }
 
-function monthStart(d: Date): string {
-  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1)).toISOString();
-}
 
 export function createReceiver(deps: ReceiverDeps): Receiver {
   const { config, clock, ids, dns, log, bus, committer, publicUrl } = deps;
@@ -87,7 +84,7 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
       const receivedAt = now.toISOString();
       const rawId = ids.uuid();
       const url = publicUrl();
-      const quotaFrom = monthStart(now);
+      const month = receivedAt.slice(0, 7);
 
       const result = await committer.run(async (trx) => {
         await trx.insertInto('inbound_raw').values({ id: rawId, source: stored, received_at: receivedAt, purged_at: null }).execute();
@@ -100,15 +97,21 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
           if (status === 'received') {
             const quota = config.inbound.monthlyQuota[first.plan] ?? 0;
             if (quota > 0) {
-              const { n } = await trx
-                .selectFrom('received_messages')
-                .select((eb) => eb.fn.countAll<number>().as('n'))
+              const usage = await trx
+                .selectFrom('inbound_usage')
+                .select('received')
                 .where('workspace_id', '=', first.workspaceId)
-                .where('status', '=', 'received')
-                .where('received_at', '>=', quotaFrom)
-                .executeTakeFirstOrThrow();
-              if (Number(n) >= quota) status = 'quota_exceeded';
+                .where('month', '=', month)
+                .executeTakeFirst();
+              if (Number(usage?.received ?? 0) >= quota) status = 'quota_exceeded';
             }
+          }
+          if (status === 'received') {
+            await trx
+              .insertInto('inbound_usage')
+              .values({ workspace_id: first.workspaceId, month, received: 1 })
+              .onConflict((oc) => oc.columns(['workspace_id', 'month']).doUpdateSet((eb) => ({ received: eb('inbound_usage.received', '+', 1) })))
+              .execute();
           }
           const row: MessageRow = {
             id: ids.uuid(),

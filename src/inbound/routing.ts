@@ -4,7 +4,9 @@
 // catch-all; a served domain with no match is stored as `dropped`.
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
+import { ROUTING_CHANGED } from '../domains/domains.js';
 import { bounceDomainOf, normalizeDomain, slugOfSharedDomain } from '../domains/names.js';
+import type { EventBus } from '../events/bus.js';
 import type { AddressRow } from './addresses.js';
 import { RESERVED_LOCAL_PARTS } from './addresses.js';
 
@@ -17,8 +19,51 @@ export interface Router {
   resolve(rcpt: string): Promise<Route | null>;
 }
 
-export function createRouter({ config, db }: { config: Config; db: Db }): Router {
+interface DomainTarget {
+  workspaceId: string;
+  plan: string;
+  domainId: string | null;
+}
+
+// Which workspace and domain row a recipient domain maps to changes rarely, and every RCPT asks:
+// answers are cached for a couple of seconds, and dropped at once when this node changes a domain
+// (other nodes of a cluster see a change within the TTL). Addresses are always read fresh.
+const DOMAIN_CACHE_MS = 2_000;
+
+export function createRouter({ config, db, bus }: { config: Config; db: Db; bus?: EventBus }): Router {
   const bounceDomain = bounceDomainOf(config);
+  const cache = new Map<string, { at: number; target: DomainTarget | null }>();
+  bus?.subscribe(ROUTING_CHANGED, () => cache.clear());
+
+  const lookupDomain = async (domain: string): Promise<DomainTarget | null> => {
+    const slug = slugOfSharedDomain(domain, config.sharedInboundDomain);
+    if (slug !== null) {
+      const ws = await db.selectFrom('workspaces').select(['id', 'plan']).where('slug', '=', slug).executeTakeFirst();
+      if (!ws) return null;
+      const d = await db.selectFrom('domains').select('id').where('workspace_id', '=', ws.id).where('kind', '=', 'shared').where('deleted_at', 'is', null).executeTakeFirst();
+      return { workspaceId: ws.id, plan: ws.plan, domainId: d?.id ?? null };
+    }
+    const d = await db
+      .selectFrom('domains')
+      .innerJoin('workspaces', 'workspaces.id', 'domains.workspace_id')
+      .select(['domains.id', 'domains.workspace_id', 'workspaces.plan'])
+      .where('domains.domain', '=', domain)
+      .where('domains.kind', '=', 'custom')
+      .where('domains.status', '=', 'verified')
+      .where('domains.deleted_at', 'is', null)
+      .executeTakeFirst();
+    return d ? { workspaceId: d.workspace_id, plan: d.plan, domainId: d.id } : null;
+  };
+
+  const target = async (domain: string): Promise<DomainTarget | null> => {
+    const now = performance.now();
+    const hit = cache.get(domain);
+    if (hit && now - hit.at < DOMAIN_CACHE_MS) return hit.target;
+    const t = await lookupDomain(domain);
+    if (cache.size > 10_000) cache.clear();
+    cache.set(domain, { at: now, target: t });
+    return t;
+  };
 
   const findAddress = async (domainId: string, local: string): Promise<{ row: AddressRow | null; exact: boolean }> => {
     const rows = await db
@@ -45,32 +90,9 @@ export function createRouter({ config, db }: { config: Config; db: Db }): Router
       const local = plus >= 0 ? fullLocal.slice(0, plus) : fullLocal;
       const plusTag = plus >= 0 ? fullLocal.slice(plus + 1) : '';
 
-      const slug = slugOfSharedDomain(domain, config.sharedInboundDomain);
-      let workspaceId: string;
-      let plan: string;
-      let domainId: string | null = null;
-      if (slug !== null) {
-        const ws = await db.selectFrom('workspaces').select(['id', 'plan']).where('slug', '=', slug).executeTakeFirst();
-        if (!ws) return null;
-        workspaceId = ws.id;
-        plan = ws.plan;
-        const d = await db.selectFrom('domains').select('id').where('workspace_id', '=', ws.id).where('kind', '=', 'shared').where('deleted_at', 'is', null).executeTakeFirst();
-        domainId = d?.id ?? null;
-      } else {
-        const d = await db
-          .selectFrom('domains')
-          .innerJoin('workspaces', 'workspaces.id', 'domains.workspace_id')
-          .select(['domains.id', 'domains.workspace_id', 'workspaces.plan'])
-          .where('domains.domain', '=', domain)
-          .where('domains.kind', '=', 'custom')
-          .where('domains.status', '=', 'verified')
-          .where('domains.deleted_at', 'is', null)
-          .executeTakeFirst();
-        if (!d) return null;
-        workspaceId = d.workspace_id;
-        plan = d.plan;
-        domainId = d.id;
-      }
+      const t = await target(domain);
+      if (!t) return null;
+      const { workspaceId, plan, domainId } = t;
       const match = domainId ? await findAddress(domainId, local) : { row: null, exact: false };
       return { kind: 'mailbox', rcpt, workspaceId, plan, address: match.row, exact: match.exact, plusTag };
     },

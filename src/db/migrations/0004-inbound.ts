@@ -52,9 +52,18 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('received_at', 'text', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('received_messages_list').on('received_messages').columns(['workspace_id', 'livemode', 'received_at']).execute();
+  // Per-workspace monthly count of `received` messages, kept in the storing transaction, so the
+  // quota check reads one row instead of counting a month of mail.
+  await db.schema
+    .createTable('inbound_usage')
+    .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id'))
+    .addColumn('month', 'text', (c) => c.notNull())
+    .addColumn('received', 'integer', (c) => c.notNull())
+    .addPrimaryKeyConstraint('inbound_usage_pk', ['workspace_id', 'month'])
+    .execute();
   await db.schema.createIndex('received_messages_address').on('received_messages').columns(['address_id', 'received_at']).execute();
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['received_messages', 'inbound_raw', 'inbound_addresses']) await db.schema.dropTable(t).execute();
+  for (const t of ['inbound_usage', 'received_messages', 'inbound_raw', 'inbound_addresses']) await db.schema.dropTable(t).execute();
 }
