@@ -14,7 +14,7 @@ import type { Committer } from './group-commit.js';
 import { toDetail, type MessageRow, type StoredParsed } from './messages.js';
 import { parseMessage } from './parse.js';
 import type { Route } from './routing.js';
-import { verifyMessage } from './verify.js';
+import { cachedLookup, verifyMessage } from './verify.js';
 
 export type MailboxRoute = Extract<Route, { kind: 'mailbox' }>;
 
@@ -51,10 +51,11 @@ export interface ReceiverDeps {
 
 export function createReceiver(deps: ReceiverDeps): Receiver {
   const { config, clock, ids, dns, log, bus, committer, publicUrl } = deps;
+  const lookup = cachedLookup(dns);
 
   return {
     async receive(mail) {
-      const { verdicts, headers } = await verifyMessage(dns, { raw: mail.raw, ip: mail.ip, helo: mail.helo, mailFrom: mail.mailFrom, mta: config.hostname });
+      const { verdicts, headers } = await verifyMessage(lookup, { raw: mail.raw, ip: mail.ip, helo: mail.helo, mailFrom: mail.mailFrom, mta: config.hostname });
       const stored = Buffer.concat([Buffer.from(headers, 'utf8'), mail.raw]);
       const parsed = await parseMessage(mail.raw, config.inbound.maxBodyBytes);
       const storedParsed: StoredParsed = {

@@ -34,13 +34,38 @@ interface AuthOutput {
   headers: string;
 }
 
-export async function verifyMessage(dns: DnsResolver, input: VerifyInput): Promise<{ verdicts: Verdicts; headers: string }> {
+type Lookup = (name: string, rrtype: string) => Promise<unknown>;
+
+/**
+ * A small positive/negative cache in front of the resolver for mailauth's lookups (SPF, DKIM keys,
+ * DMARC policies of the same senders recur constantly; node's resolver caches nothing). Entries
+ * live `ttlMs`; failures other than "no such name/data" are not cached.
+ */
+export function cachedLookup(dns: DnsResolver, ttlMs = 30_000, max = 5_000): Lookup {
+  const cache = new Map<string, { at: number; value: Promise<unknown> }>();
+  return (name, rrtype) => {
+    const key = `${rrtype}:${name.toLowerCase()}`;
+    const now = performance.now();
+    const hit = cache.get(key);
+    if (hit && now - hit.at < ttlMs) return hit.value;
+    const value = dns.resolve(name, rrtype);
+    if (cache.size >= max) cache.clear();
+    cache.set(key, { at: now, value });
+    value.catch((err: { code?: string }) => {
+      if (err?.code !== 'ENOTFOUND' && err?.code !== 'ENODATA') cache.delete(key);
+    });
+    return value;
+  };
+}
+
+export async function verifyMessage(dns: DnsResolver | Lookup, input: VerifyInput): Promise<{ verdicts: Verdicts; headers: string }> {
+  const resolver: Lookup = typeof dns === 'function' ? dns : (name, rrtype) => dns.resolve(name, rrtype);
   const out = (await authenticate(input.raw, {
     ip: input.ip,
     helo: input.helo || input.ip,
     sender: input.mailFrom,
     mta: input.mta,
-    resolver: (name: string, rrtype: string) => dns.resolve(name, rrtype),
+    resolver,
     disableBimi: true,
   } as never)) as AuthOutput;
   const sigs = (out.dkim?.results ?? []).map((r) => ({

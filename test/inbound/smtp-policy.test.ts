@@ -78,3 +78,53 @@ t.test('SMTP policy', async (t) => {
     t.equal(await count(), 1, 'bounces are not stored as received mail');
   });
 });
+
+t.test('PROXY protocol: the client address comes from the header', async (t) => {
+  const env = await setup(t, { env: { POSTERN_SMTP_PROXY_PROTOCOL: 'true' } });
+  env.dns.set('sender.example', [{ type: 'TXT', data: 'v=spf1 ip4:203.0.113.7 -all' }]);
+  const a = await createAddress(env, { localPart: 'inbox' });
+  const net = await import('node:net');
+  // The PROXY header must precede everything, so this dialogue is spoken on a plain socket.
+  const dialogue = [
+    'PROXY TCP4 203.0.113.7 127.0.0.1 40000 25',
+    'EHLO client.example.org',
+    'MAIL FROM:<alice@sender.example>',
+    `RCPT TO:<${a.address}>`,
+    'DATA',
+  ];
+  const s = net.connect(env.d.smtpPort, '127.0.0.1');
+  let buf = '';
+  s.setEncoding('utf8');
+  const waitFor = (re: RegExp) =>
+    new Promise<void>((resolve, reject) => {
+      const check = () => {
+        if (re.test(buf)) {
+          s.off('data', onData);
+          resolve();
+        }
+      };
+      const onData = (d: string) => {
+        buf += d;
+        check();
+      };
+      s.on('data', onData);
+      s.once('close', () => reject(new Error(`closed: ${buf}`)));
+      check();
+    });
+  await new Promise((resolve) => s.once('connect', resolve));
+  s.write(dialogue[0] + '\r\n');
+  await waitFor(/^220 /m);
+  for (const [line, re] of [[dialogue[1], /^250 /m], [dialogue[2], /^250 .*\r\n$/], [dialogue[3], /^250 .*\r\n$/], [dialogue[4], /^354 /m]] as const) {
+    buf = '';
+    s.write(line + '\r\n');
+    await waitFor(re);
+  }
+  buf = '';
+  s.write(simpleMail({ from: 'alice@sender.example', to: a.address, subject: 'Proxied' }).replace(/\r\n$/, '') + '\r\n.\r\n');
+  await waitFor(/^250 /m);
+  s.destroy();
+  const list = (await env.d.request('GET', '/v1/inbound/messages', { key: env.ws.live })).body.messages;
+  const detail = (await env.d.request('GET', `/v1/inbound/messages/${list[0].id}`, { key: env.ws.live })).body;
+  t.equal(detail.verdicts.spf.result, 'pass', 'SPF evaluated for the proxied client IP');
+  t.match(detail.verdicts.spf.details, /203\.0\.113\.7/);
+});
