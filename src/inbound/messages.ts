@@ -36,8 +36,9 @@ export interface ReceivedSummary {
 
 export type MessageRow = ReceivedMessagesTable;
 
-export function toDetail(row: MessageRow, publicUrl: string) {
-  const p = JSON.parse(row.parsed) as StoredParsed;
+/** The detail of a stored row; `parsed` may be passed when the caller already holds it (no re-parse). */
+export function toDetail(row: MessageRow, publicUrl: string, parsed?: StoredParsed) {
+  const p = parsed ?? (JSON.parse(row.parsed) as StoredParsed);
   const base = `${publicUrl.replace(/\/$/, '')}/v1/inbound/messages/${row.public_id}`;
   return {
     id: row.public_id,

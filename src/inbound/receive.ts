@@ -138,7 +138,7 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
                 workspaceId: row.workspace_id,
                 livemode: row.livemode === 1,
                 type: 'message.received',
-                data: toDetail(row, url),
+                data: toDetail(row, url, storedParsed),
                 endpointId: address?.webhook_endpoint_id ?? null,
               }),
             );

@@ -24,7 +24,9 @@ t.test('every 250 survives SIGKILL', async (t) => {
     POSTERN_RATE_LIMIT_SEND: '0',
     POSTERN_RATE_LIMIT_READ: '0',
   };
+  const t0 = Date.now();
   const first = await spawnDaemon(env);
+  t.comment(`first ready ${Date.now() - t0}ms`);
   const key = first.stderr.join('\n').match(/sk_live_[0-9A-Za-z]+/)![0];
   const api = (port: number, p: string, init: RequestInit = {}) =>
     fetch(`http://127.0.0.1:${port}${p}`, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }).then((r) => r.json() as Promise<any>);
@@ -50,6 +52,7 @@ t.test('every 250 survives SIGKILL', async (t) => {
   };
   await Promise.all(Array.from({ length: 10 }, (_, w) => worker(w)));
   await first.exited;
+  t.comment(`killed ${Date.now() - t0}ms`);
   t.ok(acked.length >= 60, `${acked.length} messages acknowledged before the kill`);
 
   const second = await spawnDaemon(env);
@@ -57,6 +60,7 @@ t.test('every 250 survives SIGKILL', async (t) => {
     second.child.kill('SIGTERM');
     return second.exited;
   });
+  t.comment(`second ready ${Date.now() - t0}ms`);
   const listed = new Set<string>();
   let before: string | undefined;
   for (let page = 0; page < 50; page++) {
@@ -68,4 +72,8 @@ t.test('every 250 survives SIGKILL', async (t) => {
   }
   const missing = acked.filter((id) => !listed.has(id));
   t.same(missing, [], 'no acknowledged message is lost');
+  const t1 = Date.now();
+  second.child.kill('SIGTERM');
+  await second.exited;
+  t.comment(`second stopped in ${Date.now() - t1}ms`);
 });
