@@ -79,6 +79,10 @@ export class RawSmtp {
     await c.reply();
     return c;
   }
+  /** Resolves when the server closes the connection. */
+  waitClose(): Promise<void> {
+    return this.socket.destroyed ? Promise.resolve() : new Promise((resolve) => this.socket.once('close', () => resolve()));
+  }
   get closed(): boolean {
     return this.socket.destroyed || this.socket.readyState === 'closed';
   }

@@ -128,3 +128,13 @@ t.test('PROXY protocol: the client address comes from the header', async (t) => 
   t.equal(detail.verdicts.spf.result, 'pass', 'SPF evaluated for the proxied client IP');
   t.match(detail.verdicts.spf.details, /203\.0\.113\.7/);
 });
+
+t.test('a connection is cut after smtp.maxConnectionMs whatever it does', async (t) => {
+  const env = await setup(t, { env: { POSTERN_SMTP_MAX_CONNECTION_MS: '1000' } });
+  const started = Date.now();
+  const c = await RawSmtp.connect(env.d.smtpPort);
+  await c.cmd('EHLO client.example.org');
+  await c.waitClose();
+  const took = Date.now() - started;
+  t.ok(took >= 900 && took < 10_000, `closed by the server after ${took} ms`);
+});
