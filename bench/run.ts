@@ -5,6 +5,7 @@ import { run as render } from './render.js';
 import { run as send } from './send.js';
 import { run as channels } from './channels.js';
 import { run as delivery } from './delivery.js';
+import { run as inbound } from './inbound.js';
 
 const benches: Record<string, () => Promise<void>> = {
   api,
@@ -12,6 +13,7 @@ const benches: Record<string, () => Promise<void>> = {
   send,
   channels,
   delivery,
+  inbound,
 };
 
 const wanted = process.argv.slice(2);

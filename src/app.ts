@@ -2,6 +2,7 @@
 // storage → domain modules → adapters (HTTP, SMTP) → background workers. Nothing listens or runs
 // until start(); the CLI builds the same graph and never starts it.
 import http from 'node:http';
+import cron from 'node-cron';
 import type { AddressInfo } from 'node:net';
 import type { Router } from 'express';
 import { callbackRoutes, type ProviderStatusSink } from './connections/callbacks.js';
@@ -35,6 +36,15 @@ import { recordEngagement } from './tracking/engagement.js';
 import { trackingRoutes } from './tracking/routes.js';
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
 import { createTemplateStore, type TemplateStore } from './templates/store.js';
+import { createDomainStore, type DomainStore } from './domains/domains.js';
+import { createAddressStore, type AddressStore } from './inbound/addresses.js';
+import { createCommitter, type Committer } from './inbound/group-commit.js';
+import { createMessageReader, type MessageReader } from './inbound/messages.js';
+import { createReceiver, type Receiver } from './inbound/receive.js';
+import { createRouter as createInboundRouter } from './inbound/routing.js';
+import { inboundAddressRoutes } from './http/routes/inbound-addresses.js';
+import { inboundDomainRoutes } from './http/routes/inbound-domains.js';
+import { inboundMessageRoutes } from './http/routes/inbound-messages.js';
 import { createKeyStore, type KeyStore } from './workspaces/keys.js';
 import { createWorkspaceStore, type WorkspaceStore } from './workspaces/workspaces.js';
 
@@ -71,6 +81,8 @@ export interface App extends Deps {
   connections: ConnectionStore;
   /** Live transports for sms, push and web-push, routed through each workspace's connection. */
   channelTransports: ConnectionTransports;
+  domains: DomainStore;
+  inbound: { addresses: AddressStore; messages: MessageReader; receiver: Receiver; bounces: BounceHandler; committer: Committer };
   workers: Worker[];
   /** The URL clients and recipients reach the HTTP listener on (config, or derived after listen). */
   publicUrl(): string;
@@ -111,6 +123,11 @@ export async function createApp(options: AppOptions): Promise<App> {
   outbound.addSuppressHook(createSuppressHook(suppressions));
   outbound.addAcceptCheck(createSenderCapsCheck(deps));
   const bounces = createBounceHandler({ ...deps, suppressions, bounceDomain: bounceDomainOf(config) });
+  const domains = createDomainStore(deps);
+  const addresses = createAddressStore({ ...deps, domains });
+  const inboundMessages = createMessageReader({ ...deps, publicUrl });
+  const committer = createCommitter(handle.db, handle.dialect, config.inbound.groupCommit);
+  const receiver = createReceiver({ ...deps, committer, publicUrl });
 
   // Background workers: an explicit registry.
   const workerSpecs: WorkerSpec[] = [
@@ -132,10 +149,14 @@ export async function createApp(options: AppOptions): Promise<App> {
   v1.push(templateRoutes(templates));
   v1.push(connectionRoutes(connections));
   open.push(callbackRoutes({ connections, clock, publicUrl, sink: providerStatus }));
+  v1.push(inboundDomainRoutes({ domains }), inboundAddressRoutes({ addresses }), inboundMessageRoutes({ messages: inboundMessages }));
   const httpApp = createHttpApp({ config, clock, log, keys, v1, open });
   const httpServer = http.createServer(httpApp);
   httpServer.keepAliveTimeout = 65_000;
-  const smtp: SmtpListener = createSmtpListener({ config, log });
+  const smtp: SmtpListener = createSmtpListener({ config, log, clock, dns, router: createInboundRouter(deps), receiver, bounces });
+  // Daily scheduled jobs (node-cron); tests call the job functions directly with a ManualClock.
+  const dailyJobs: (() => Promise<unknown>)[] = [() => inboundMessages.purge(), () => domains.expireClaims()];
+  let purgeTask: { stop(): unknown } | null = null;
 
   let httpPort = config.http.port;
   let stopping: Promise<void> | null = null;
@@ -150,6 +171,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     templates,
     connections,
     channelTransports,
+    domains,
+    inbound: { addresses, messages: inboundMessages, receiver, bounces, committer },
     workers,
     publicUrl: () => config.publicUrl.replace(/\/$/, '') || `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${httpPort}`,
     async start() {
@@ -163,12 +186,16 @@ export async function createApp(options: AppOptions): Promise<App> {
       httpPort = (httpServer.address() as AddressInfo).port;
       const smtpPort = await smtp.listen();
       for (const w of workers) w.start();
+      purgeTask = cron.schedule(config.inbound.purgeCron, () => {
+        for (const job of dailyJobs) job().catch((err: unknown) => log.error({ err }, 'daily job failed'));
+      });
       return { http: httpPort, smtp: smtpPort };
     },
     stop() {
       // Stop accepting → let long-lived responses end → drain workers → close the database.
       stopping ??= (async () => {
         bus.publish('app.stopping', null);
+        purgeTask?.stop();
         const httpClosed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
         httpServer.closeIdleConnections();
         const grace = setTimeout(() => httpServer.closeAllConnections(), 5_000);

@@ -13,11 +13,13 @@ import { workspaceCommands } from './workspaces/cli.js';
 import { suppressionCommands } from './suppressions/cli.js';
 import { templateCommands } from './templates/cli.js';
 import { connectionCommands } from './connections/cli.js';
+import { domainCommands } from './domains/cli.js';
 
 const commands: Command[] = [...workspaceCommands];
 commands.push(...suppressionCommands);
 commands.push(...templateCommands);
 commands.push(...connectionCommands);
+commands.push(...domainCommands);
 
 export interface Io {
   out(text: string): void;

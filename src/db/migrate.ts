@@ -5,6 +5,7 @@ import type { Db } from './database.js';
 import * as m0001 from './migrations/0001-foundation.js';
 import * as m0002 from './migrations/0002-templates.js';
 import * as m0003 from './migrations/0003-messages.js';
+import * as m0004 from './migrations/0004-inbound.js';
 import * as m0007 from './migrations/0007-connections.js';
 import * as m0005 from './migrations/0005-email.js';
 
@@ -12,6 +13,7 @@ const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
   '0002-templates': m0002,
   '0003-messages': m0003,
+  '0004-inbound': m0004,
   '0007-connections': m0007,
   '0005-email': m0005,
 };

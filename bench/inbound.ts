@@ -1,0 +1,178 @@
+// Inbound acceptance: messages/s and p99 per message through Postern's SMTP listener (RCPT policy,
+// SPF/DKIM/DMARC/ARC via mailauth against a loopback DNS server, mailparser, durable commit with
+// synchronous=FULL before 250) next to a bare smtp-server that discards the data, same run, same
+// client. Sizes 5 KiB and 100 KiB; 20 and 100 concurrent sessions; a new connection per message
+// (as real senders do) and reused connections. The client speaks SMTP on raw sockets (no STARTTLS
+// on either side) so client CPU stays small on a shared 2-core machine. Bounded per scenario.
+import { mkdtempSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { SMTPServer } from 'smtp-server';
+import { createApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { startDnsServer } from '../test/helpers/dns-server.js';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const MAX_MESSAGES = 20_000;
+
+class Client {
+  private buf = '';
+  private wait: ((line: string) => void) | null = null;
+  private constructor(private socket: net.Socket) {
+    socket.setEncoding('latin1');
+    socket.setNoDelay(true);
+    socket.on('data', (d: string) => {
+      this.buf += d;
+      this.pump();
+    });
+  }
+  private pump() {
+    if (!this.wait) return;
+    const m = /^(?:\d{3}-[^\n]*\n)*(\d{3}) [^\n]*\n/.exec(this.buf);
+    if (!m) return;
+    this.buf = this.buf.slice(m[0].length);
+    const w = this.wait;
+    this.wait = null;
+    w(m[0]);
+  }
+  static async open(port: number): Promise<Client> {
+    const socket = net.connect(port, '127.0.0.1');
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    const c = new Client(socket);
+    socket.on('error', () => {});
+    await c.expect(220);
+    await c.cmd('EHLO bench.example.org', 250);
+    return c;
+  }
+  expect(code: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.wait = (reply) => (reply.startsWith(String(code)) ? resolve() : reject(new Error(reply.trim())));
+      this.pump();
+    });
+  }
+  cmd(line: string, code: number): Promise<void> {
+    const p = this.expect(code);
+    this.socket.write(line + '\r\n');
+    return p;
+  }
+  async send(to: string, body: Buffer): Promise<void> {
+    await this.cmd('MAIL FROM:<sender@bench.example.org>', 250);
+    await this.cmd(`RCPT TO:<${to}>`, 250);
+    await this.cmd('DATA', 354);
+    const p = this.expect(250);
+    this.socket.write(body);
+    this.socket.write('.\r\n');
+    await p;
+  }
+  close() {
+    this.socket.end('QUIT\r\n');
+    this.socket.destroy();
+  }
+}
+
+function message(size: number, to: string): Buffer {
+  const head = `From: Bench <sender@bench.example.org>\r\nTo: ${to}\r\nSubject: bench message\r\nMessage-ID: <${Math.random()}@bench.example.org>\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n`;
+  const line = 'The quick brown fox jumps over the lazy dog, again and again and again.\r\n';
+  let body = '';
+  while (head.length + body.length < size) body += line;
+  return Buffer.from(head + body);
+}
+
+interface Result {
+  rate: number;
+  p99: number;
+  count: number;
+  errors: number;
+}
+
+async function scenario(port: number, to: string, size: number, sessions: number, reuse: boolean): Promise<Result> {
+  const body = message(size, to);
+  const latencies: number[] = [];
+  let errors = 0;
+  const deadline = performance.now() + SECONDS * 1000;
+  const start = performance.now();
+  const worker = async () => {
+    let client: Client | null = null;
+    while (performance.now() < deadline && latencies.length < MAX_MESSAGES) {
+      const t0 = performance.now();
+      try {
+        if (!client) client = await Client.open(port);
+        await client.send(to, body);
+        latencies.push(performance.now() - t0);
+        if (!reuse) {
+          client.close();
+          client = null;
+        }
+      } catch {
+        errors++;
+        client?.close();
+        client = null;
+      }
+    }
+    client?.close();
+  };
+  await Promise.all(Array.from({ length: sessions }, worker));
+  const elapsed = (performance.now() - start) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { rate: latencies.length / elapsed, p99: latencies[Math.floor(latencies.length * 0.99)] ?? 0, count: latencies.length, errors };
+}
+
+export async function run(): Promise<void> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'postern-bench-inbound-'));
+  const dns = await startDnsServer({ 'bench.example.org': [{ type: 'TXT', data: 'v=spf1 ip4:127.0.0.1 -all' }] });
+  const config = loadConfig({
+    env: {
+      POSTERN_DATA_DIR: dataDir,
+      POSTERN_HTTP_PORT: '0',
+      POSTERN_SMTP_PORT: '0',
+      POSTERN_SMTP_HOST: '127.0.0.1',
+      POSTERN_HOSTNAME: 'mx.postern.test',
+      POSTERN_SHARED_INBOUND_DOMAIN: 'in.postern.test',
+      POSTERN_DNS_SERVERS: dns.address,
+      POSTERN_LOG_LEVEL: 'silent',
+      POSTERN_INBOUND_MONTHLY_QUOTA: '{"free":0}',
+      POSTERN_SMTP_MAX_CLIENTS: '1000',
+    },
+  });
+  const app = await createApp({ config });
+  const ports = await app.start();
+  const ws = await app.workspaces.create({ slug: 'bench', name: 'Bench' });
+  const address = await app.inbound.addresses.create(ws, { localPart: 'inbox' });
+
+  const bare = new SMTPServer({
+    disabledCommands: ['AUTH', 'STARTTLS'],
+    authOptional: true,
+    logger: false,
+    disableReverseLookup: true,
+    onData(stream, _s, cb) {
+      stream.on('data', () => {});
+      stream.on('end', () => cb());
+    },
+  });
+  await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', () => resolve()));
+  const barePort = (bare.server.address() as net.AddressInfo).port;
+
+  console.log(`${SECONDS}s per scenario; latency = connect (new connection) or MAIL FROM (reused) to 250`);
+  console.log('size    sessions connection | postern msg/s  p99 ms | bare smtp-server msg/s  p99 ms');
+  for (const size of [5 * 1024, 100 * 1024]) {
+    for (const sessions of [20, 100]) {
+      for (const reuse of [false, true]) {
+        // BENCH_ONLY=100-20-reused runs one scenario (for profiling).
+        const only = process.env.BENCH_ONLY;
+        if (only && only !== `${size / 1024}-${sessions}-${reuse ? 'reused' : 'new'}`) continue;
+        const p = await scenario(ports.smtp, address.address, size, sessions, reuse);
+        const b = process.env.BENCH_NO_BARE ? { rate: 0, p99: 0, count: 0, errors: 0 } : await scenario(barePort, address.address, size, sessions, reuse);
+        const fmt = (r: Result) => `${r.rate.toFixed(0).padStart(6)} ${r.p99.toFixed(1).padStart(7)}${r.errors ? ` (${r.errors} errors)` : ''}`;
+        console.log(`${String(size / 1024).padStart(3)} KiB ${String(sessions).padStart(8)} ${(reuse ? 'reused' : 'new').padEnd(10)} | ${fmt(p)}        | ${fmt(b)}`);
+      }
+    }
+  }
+  const stored = await app.db.selectFrom('received_messages').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const { commits, items } = app.inbound.committer.stats;
+  console.log(`stored by postern: ${stored.n} messages in ${commits} commits (${(items / Math.max(1, commits)).toFixed(1)} SMTP transactions per commit)`);
+  await new Promise<void>((resolve) => bare.close(() => resolve()));
+  await app.stop();
+  await dns.close();
+  rmSync(dataDir, { recursive: true, force: true });
+}

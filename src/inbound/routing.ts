@@ -1,0 +1,100 @@
+// Which recipients Postern accepts and where each one goes. Decided at RCPT TO (so refusals are
+// 550 5.7.1 before any data is sent) and carried to DATA. The local part is matched lowercase with
+// any +tag split off; an exact address beats the catch-all; reserved role names reach only the
+// catch-all; a served domain with no match is stored as `dropped`.
+import type { Config } from '../config.js';
+import type { Db } from '../db/database.js';
+import { ROUTING_CHANGED } from '../domains/domains.js';
+import { bounceDomainOf, normalizeDomain, slugOfSharedDomain } from '../domains/names.js';
+import type { EventBus } from '../events/bus.js';
+import type { AddressRow } from './addresses.js';
+import { RESERVED_LOCAL_PARTS } from './addresses.js';
+
+export type Route =
+  | { kind: 'bounce'; rcpt: string }
+  | { kind: 'mailbox'; rcpt: string; workspaceId: string; plan: string; address: AddressRow | null; exact: boolean; plusTag: string };
+
+export interface Router {
+  /** null: the domain is not served (refuse with 550 5.7.1). */
+  resolve(rcpt: string): Promise<Route | null>;
+}
+
+interface DomainTarget {
+  workspaceId: string;
+  plan: string;
+  domainId: string | null;
+}
+
+// Which workspace and domain row a recipient domain maps to changes rarely, and every RCPT asks:
+// answers are cached for a couple of seconds, and dropped at once when this node changes a domain
+// (other nodes of a cluster see a change within the TTL). Addresses are always read fresh.
+const DOMAIN_CACHE_MS = 2_000;
+
+export function createRouter({ config, db, bus }: { config: Config; db: Db; bus?: EventBus }): Router {
+  const bounceDomain = bounceDomainOf(config);
+  const cache = new Map<string, { at: number; target: DomainTarget | null }>();
+  bus?.subscribe(ROUTING_CHANGED, () => cache.clear());
+
+  const lookupDomain = async (domain: string): Promise<DomainTarget | null> => {
+    const slug = slugOfSharedDomain(domain, config.sharedInboundDomain);
+    if (slug !== null) {
+      const ws = await db.selectFrom('workspaces').select(['id', 'plan']).where('slug', '=', slug).executeTakeFirst();
+      if (!ws) return null;
+      const d = await db.selectFrom('domains').select('id').where('workspace_id', '=', ws.id).where('kind', '=', 'shared').where('deleted_at', 'is', null).executeTakeFirst();
+      return { workspaceId: ws.id, plan: ws.plan, domainId: d?.id ?? null };
+    }
+    const d = await db
+      .selectFrom('domains')
+      .innerJoin('workspaces', 'workspaces.id', 'domains.workspace_id')
+      .select(['domains.id', 'domains.workspace_id', 'workspaces.plan'])
+      .where('domains.domain', '=', domain)
+      .where('domains.kind', '=', 'custom')
+      .where('domains.status', '=', 'verified')
+      .where('domains.deleted_at', 'is', null)
+      .executeTakeFirst();
+    return d ? { workspaceId: d.workspace_id, plan: d.plan, domainId: d.id } : null;
+  };
+
+  const target = async (domain: string): Promise<DomainTarget | null> => {
+    const now = performance.now();
+    const hit = cache.get(domain);
+    if (hit && now - hit.at < DOMAIN_CACHE_MS) return hit.target;
+    const t = await lookupDomain(domain);
+    if (cache.size > 10_000) cache.clear();
+    cache.set(domain, { at: now, target: t });
+    return t;
+  };
+
+  const findAddress = async (domainId: string, local: string): Promise<{ row: AddressRow | null; exact: boolean }> => {
+    const rows = await db
+      .selectFrom('inbound_addresses')
+      .selectAll()
+      .where('domain_id', '=', domainId)
+      .where('local_part', 'in', RESERVED_LOCAL_PARTS.has(local) ? ['*'] : [local, '*'])
+      .where('deleted_at', 'is', null)
+      .where('active', '=', 1)
+      .execute();
+    const exact = rows.find((r) => r.local_part === local);
+    if (exact) return { row: exact, exact: true };
+    return { row: rows.find((r) => r.local_part === '*') ?? null, exact: false };
+  };
+
+  return {
+    async resolve(rcpt) {
+      const at = rcpt.lastIndexOf('@');
+      if (at <= 0) return null;
+      const domain = normalizeDomain(rcpt.slice(at + 1));
+      const fullLocal = rcpt.slice(0, at).toLowerCase();
+      if (domain === bounceDomain) return { kind: 'bounce', rcpt };
+      const plus = fullLocal.indexOf('+');
+      const local = plus >= 0 ? fullLocal.slice(0, plus) : fullLocal;
+      const plusTag = plus >= 0 ? fullLocal.slice(plus + 1) : '';
+
+      const t = await target(domain);
+      if (!t) return null;
+      const { workspaceId, plan, domainId } = t;
+      const match = domainId ? await findAddress(domainId, local) : { row: null, exact: false };
+      return { kind: 'mailbox', rcpt, workspaceId, plan, address: match.row, exact: match.exact, plusTag };
+    },
+  };
+}
