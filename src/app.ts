@@ -18,6 +18,8 @@ import { createWorker, type Worker, type WorkerSpec } from './lib/worker.js';
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
 import { createKeyStore, type KeyStore } from './workspaces/keys.js';
 import { createWorkspaceStore, type WorkspaceStore } from './workspaces/workspaces.js';
+import { webhookRoutes } from './http/routes/webhooks.js';
+import { createWebhooks, type Webhooks } from './webhooks/webhooks.js';
 
 export interface AppOptions {
   config: Config;
@@ -44,6 +46,7 @@ export interface Deps {
 export interface App extends Deps {
   workspaces: WorkspaceStore;
   keys: KeyStore;
+  webhooks: Webhooks;
   workers: Worker[];
   /** The URL clients and recipients reach the HTTP listener on (config, or derived after listen). */
   publicUrl(): string;
@@ -66,13 +69,17 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Domain modules.
   const workspaces = createWorkspaceStore(deps);
   const keys = createKeyStore(deps);
+  const webhooks = createWebhooks(deps);
 
   // Background workers: an explicit registry.
   const workerSpecs: WorkerSpec[] = [];
+  workerSpecs.push(webhooks.deliverer.spec);
   const workers = workerSpecs.map((spec) => createWorker(spec, log));
+  webhooks.attach(workers.find((w) => w.name === webhooks.deliverer.spec.name));
 
   // Adapters.
   const v1: Router[] = [contextRoutes()];
+  v1.push(webhookRoutes(webhooks.endpoints));
   const open: Router[] = [];
   const httpApp = createHttpApp({ config, clock, log, keys, v1, open });
   const httpServer = http.createServer(httpApp);
@@ -86,6 +93,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...deps,
     workspaces,
     keys,
+    webhooks,
     workers,
     publicUrl: () => config.publicUrl.replace(/\/$/, '') || `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${httpPort}`,
     async start() {
@@ -111,6 +119,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         await Promise.all([httpServer.listening ? httpClosed : Promise.resolve(), smtp.close()]);
         clearTimeout(grace);
         for (const w of workers) await w.stop();
+        await webhooks.close();
         if (!options.database) await handle.close();
       })();
       return stopping;

@@ -3,9 +3,11 @@
 import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './database.js';
 import * as m0001 from './migrations/0001-foundation.js';
+import * as m0006 from './migrations/0006-webhooks.js';
 
 const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
+  '0006-webhooks': m0006,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };
