@@ -10,8 +10,10 @@ import { AppError } from './lib/errors.js';
 import { createLogger } from './lib/logger.js';
 import { serve } from './main.js';
 import { workspaceCommands } from './workspaces/cli.js';
+import { webhookCommands } from './webhooks/cli.js';
 
 const commands: Command[] = [...workspaceCommands];
+commands.push(...webhookCommands);
 
 export interface Io {
   out(text: string): void;

@@ -29,6 +29,8 @@ export interface Receiver {
   maxHanging: number;
   /** Resolves once `n` requests in all have arrived. */
   waitFor(n: number, timeoutMs?: number): Promise<void>;
+  /** Resolves once `pred` holds, checked after every request and every answer. */
+  until(pred: () => boolean, what: string, timeoutMs?: number): Promise<void>;
   /** Answers every held request with this status. */
   release(status?: number): void;
   close(): Promise<void>;
@@ -48,7 +50,13 @@ export function verify(secret: string, r: { id: string; timestamp: string; signa
 
 export async function startReceiver(behaviour: Behaviour = () => 200): Promise<Receiver> {
   const held: http.ServerResponse[] = [];
-  const waiters: { n: number; resolve: () => void }[] = [];
+  const waiters: { pred: () => boolean; resolve: () => void }[] = [];
+  const check = () => {
+    for (const w of [...waiters]) if (w.pred()) {
+      waiters.splice(waiters.indexOf(w), 1);
+      w.resolve();
+    }
+  };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -69,22 +77,21 @@ export async function startReceiver(behaviour: Behaviour = () => 200): Promise<R
         json,
       };
       rec.requests.push(r);
-      for (const w of [...waiters]) if (rec.requests.length >= w.n) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve();
-      }
+      check();
       const answer = await rec.behaviour(r, rec.requests.length);
       if (answer === 'hang') {
         rec.hanging += 1;
         rec.maxHanging = Math.max(rec.maxHanging, rec.hanging);
         held.push(res);
         res.on('close', () => (rec.hanging -= 1));
+        check();
         return;
       }
       if (answer >= 200 && answer < 300 && !rec.processed.has(r.id)) rec.processed.set(r.id, r);
       res.statusCode = answer;
       if (answer >= 300 && answer < 400) res.setHeader('location', 'http://127.0.0.1:1/elsewhere');
       res.end('ok');
+      check();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -98,10 +105,13 @@ export async function startReceiver(behaviour: Behaviour = () => 200): Promise<R
     hanging: 0,
     maxHanging: 0,
     waitFor(n, timeoutMs = 20_000) {
-      if (rec.requests.length >= n) return Promise.resolve();
+      return rec.until(() => rec.requests.length >= n, `${n} requests`, timeoutMs);
+    },
+    until(pred, what, timeoutMs = 20_000) {
+      if (pred()) return Promise.resolve();
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`receiver got ${rec.requests.length} of ${n} requests`)), timeoutMs);
-        waiters.push({ n, resolve: () => (clearTimeout(timer), resolve()) });
+        const timer = setTimeout(() => reject(new Error(`receiver: timed out waiting for ${what} (${rec.requests.length} requests so far)`)), timeoutMs);
+        waiters.push({ pred, resolve: () => (clearTimeout(timer), resolve()) });
       });
     },
     release(status = 200) {
