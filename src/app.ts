@@ -4,17 +4,28 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Router } from 'express';
-import { databaseTarget, type Config } from './config.js';
+import { ConfigError, databaseTarget, type Config } from './config.js';
 import { openDatabase, type DatabaseHandle, type Db, type Dialect } from './db/database.js';
 import { migrateToLatest } from './db/migrate.js';
 import { createEventBus, type EventBus } from './events/bus.js';
 import { contextRoutes } from './http/routes/context.js';
+import { messageRoutes } from './http/routes/messages.js';
+import { sendRoutes } from './http/routes/send.js';
 import { createHttpApp } from './http/server.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createResolver, type DnsResolver } from './lib/dns.js';
 import { createIds, type Ids } from './lib/ids.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { createWorker, type Worker, type WorkerSpec } from './lib/worker.js';
+import { createOutbound, DISPATCHER_WORKER, type Outbound } from './outbound/outbound.js';
+import { createBounceHandler, type BounceHandler } from './outbound/bounces.js';
+import { createEmailTransport, createTokenSource } from './outbound/channels/email/index.js';
+import { bounceDomainOf } from './outbound/channels/email/prepare.js';
+import { createSenderCapsCheck } from './outbound/channels/email/sender-caps.js';
+import { suppressionRoutes } from './suppressions/routes.js';
+import { createSuppressionCheck, createSuppressionStore, type SuppressionStore } from './suppressions/store.js';
+import { recordEngagement } from './tracking/engagement.js';
+import { trackingRoutes } from './tracking/routes.js';
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
 import { createKeyStore, type KeyStore } from './workspaces/keys.js';
 import { createWorkspaceStore, type WorkspaceStore } from './workspaces/workspaces.js';
@@ -47,6 +58,10 @@ export interface App extends Deps {
   workspaces: WorkspaceStore;
   keys: KeyStore;
   webhooks: Webhooks;
+  outbound: Outbound;
+  suppressions: SuppressionStore;
+  /** DSNs and complaints arriving for the bounce domain (the SMTP listener calls it). */
+  bounces: BounceHandler;
   workers: Worker[];
   /** The URL clients and recipients reach the HTTP listener on (config, or derived after listen). */
   publicUrl(): string;
@@ -70,17 +85,36 @@ export async function createApp(options: AppOptions): Promise<App> {
   const workspaces = createWorkspaceStore(deps);
   const keys = createKeyStore(deps);
   const webhooks = createWebhooks(deps);
+  const outbound = createOutbound({ ...deps, templates: () => null });
+  // Email: live transport (direct MX or relay), suppression hold, sender caps, bounces, tracking.
+  const suppressions = createSuppressionStore(deps);
+  const emailTokens = createTokenSource(deps);
+  if (config.delivery.mode === 'relay' && !config.delivery.relayUrl) throw new ConfigError('invalid setting delivery.relayUrl (POSTERN_DELIVERY_RELAY_URL): required when delivery.mode is relay');
+  outbound.registerTransport('email', createEmailTransport({ ...deps, suppressions, publicUrl: () => app.publicUrl() }, emailTokens));
+  outbound.addHoldCheck(createSuppressionCheck(suppressions));
+  outbound.addAcceptCheck(createSenderCapsCheck(deps));
+  const bounces = createBounceHandler({ ...deps, suppressions, bounceDomain: bounceDomainOf(config) });
 
   // Background workers: an explicit registry.
-  const workerSpecs: WorkerSpec[] = [];
+  const workerSpecs: WorkerSpec[] = [
+    outbound.workerSpec,
+  ];
   workerSpecs.push(webhooks.deliverer.spec);
   const workers = workerSpecs.map((spec) => createWorker(spec, log));
   webhooks.attach(workers.find((w) => w.name === webhooks.deliverer.spec.name));
+  outbound.attachWorker(workers.find((w) => w.name === DISPATCHER_WORKER));
 
   // Adapters.
-  const v1: Router[] = [contextRoutes()];
+  const v1: Router[] = [
+    contextRoutes(),
+    sendRoutes(outbound),
+    messageRoutes(outbound, config, bus),
+    suppressionRoutes(suppressions),
+  ];
   v1.push(webhookRoutes(webhooks.endpoints));
-  const open: Router[] = [];
+  const open: Router[] = [
+    trackingRoutes({ tokens: emailTokens, suppressions, log, engage: (id, kind, link) => recordEngagement(deps, id, kind, link) }),
+  ];
   const httpApp = createHttpApp({ config, clock, log, keys, v1, open });
   const httpServer = http.createServer(httpApp);
   httpServer.keepAliveTimeout = 65_000;
@@ -94,6 +128,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     workspaces,
     keys,
     webhooks,
+    outbound,
+    suppressions,
+    bounces,
     workers,
     publicUrl: () => config.publicUrl.replace(/\/$/, '') || `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${httpPort}`,
     async start() {
@@ -119,6 +156,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         await Promise.all([httpServer.listening ? httpClosed : Promise.resolve(), smtp.close()]);
         clearTimeout(grace);
         for (const w of workers) await w.stop();
+        await outbound.stop();
         await webhooks.close();
         if (!options.database) await handle.close();
       })();

@@ -10,9 +10,11 @@ import { AppError } from './lib/errors.js';
 import { createLogger } from './lib/logger.js';
 import { serve } from './main.js';
 import { workspaceCommands } from './workspaces/cli.js';
+import { suppressionCommands } from './suppressions/cli.js';
 import { webhookCommands } from './webhooks/cli.js';
 
 const commands: Command[] = [...workspaceCommands];
+commands.push(...suppressionCommands);
 commands.push(...webhookCommands);
 
 export interface Io {

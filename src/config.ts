@@ -58,6 +58,67 @@ const schema = z.strictObject({
       rotationOverlap: z.string().regex(duration, 'must be a duration such as 24h'),
     })
     .refine((w) => w.leaseMs > w.timeoutMs, { message: 'leaseMs must exceed timeoutMs', path: ['leaseMs'] }),
+  dispatcher: z.strictObject({
+    concurrency: z.number().int().min(1).max(256),
+    batchSize: z.number().int().min(1).max(1000),
+    leaseSeconds: z.number().int().min(5).max(86400),
+    intervalMs: z.number().int().min(10).max(600000),
+  }),
+  retry: z.strictObject({
+    schedule: z.array(z.coerce.number().int().min(1)).min(1),
+    maxAgeHours: z.number().min(0),
+  }),
+  plans: z.strictObject({
+    free: z.strictObject({ messagesPerMonth: z.number().int().min(0) }),
+    starter: z.strictObject({ messagesPerMonth: z.number().int().min(0) }),
+    pro: z.strictObject({ messagesPerMonth: z.number().int().min(0) }),
+    custom: z.strictObject({ messagesPerMonth: z.number().int().min(0) }),
+  }),
+  tail: z.strictObject({
+    pingSeconds: z.number().min(0.01).max(3600),
+    maxMinutes: z.number().min(0.01).max(1440),
+  }),
+  scanner: z.strictObject({
+    blockedPhrases: z.array(z.string().min(1)),
+    blockedPatterns: z.array(z.string().min(1).refine((p) => {
+      try {
+        new RegExp(p, 'i');
+        return true;
+      } catch {
+        return false;
+      }
+    }, 'must be a valid regular expression')),
+    blockedDomains: z.array(z.string().min(1)),
+  }),
+  // --- email delivery (docs/readme/email.md) ---
+  delivery: z.strictObject({
+    mode: z.enum(['direct', 'relay']),
+    relayUrl: z.union([z.literal(''), z.string().regex(/^smtps?:\/\//, 'must be smtp://… or smtps://…')]),
+    port,
+    tls: z.enum(['opportunistic', 'verify', 'require', 'none']),
+    maxConnections: z.number().int().min(1).max(10000),
+    maxConnectionsPerHost: z.number().int().min(1).max(1000),
+    messagesPerConnection: z.number().int().min(1).max(100000),
+    idleTimeoutMs: z.number().int().min(100).max(600000),
+    timeoutMs: z.number().int().min(100).max(600000),
+    domainRates: z.record(z.string(), z.string().regex(/^\d+\/(s|sec|min|h|hour|d|day)$/, 'must look like 60/min')),
+    from: z.strictObject({ address: z.union([z.literal(''), z.email()]), name: z.string().max(128) }),
+  }),
+  dkim: z.strictObject({
+    selector: z.string().regex(/^[a-zA-Z0-9._-]+$/, 'must be a DNS label'),
+  }),
+  bounceDomain: z.union([z.literal(''), z.string().regex(/^[a-z0-9.-]+$/, 'must be a lowercase domain name')]),
+  tracking: z.strictObject({
+    enabledByDefault: z.boolean(),
+    secret: z.string(),
+  }),
+  senderCaps: z.strictObject({
+    enabled: z.boolean(),
+    plans: z.record(z.string(), z.strictObject({
+      shared: z.strictObject({ day: z.number().int().min(-1), month: z.number().int().min(-1) }),
+      domain: z.strictObject({ day: z.number().int().min(-1), month: z.number().int().min(-1) }),
+    })),
+  }),
 });
 
 export type Config = z.infer<typeof schema>;

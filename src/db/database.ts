@@ -64,3 +64,10 @@ export function isUniqueViolation(err: unknown): boolean {
   const e = err as { code?: string; message?: string };
   return e?.code === '23505' || e?.code === 'SQLITE_CONSTRAINT_UNIQUE' || e?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
+
+/** True when `column` contains `needle` exactly (case-sensitive, no pattern characters). */
+export function containsText(dialect: Dialect, column: string, needle: string): RawBuilder<boolean> {
+  return dialect === 'postgres'
+    ? sql<boolean>`strpos(${sql.ref(column)}, ${needle}) > 0`
+    : sql<boolean>`instr(${sql.ref(column)}, ${needle}) > 0`;
+}

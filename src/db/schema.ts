@@ -119,6 +119,118 @@ export interface WebhookAttemptsTable {
   duration_ms: number;
 }
 
+// --- outbound: messages (row = queue entry), idempotency keys, monthly usage --------------------
+
+export interface MessagesTable {
+  seq: Generated<number>;
+  id: string;
+  public_id: string;
+  workspace_id: string;
+  livemode: number;
+  channel: string;
+  status: string;
+  recipient: string;
+  template_slug: string | null;
+  /** The template version resolved at accept time (template sends). */
+  template_version: number | null;
+  pinned_version: number | null;
+  /** JSON of the channel content to render: the inline content or the resolved template version's. */
+  content: string;
+  interpolate: number;
+  vars: string;
+  metadata: string;
+  /** JSON of metadata with every value as a string, for `metadata[key]` matching. */
+  metadata_text: string;
+  /** Public id, recipient, slug, metadata keys and values, for `q`. */
+  search_text: string;
+  from_override: string | null;
+  from_name_override: string | null;
+  cc: string;
+  bcc: string;
+  reply_to: string | null;
+  attachments: string;
+  provider: string | null;
+  provider_connection_id: string | null;
+  provider_message_id: string | null;
+  latency_ms: number | null;
+  opened_at: string | null;
+  clicked_at: string | null;
+  error: string | null;
+  /** JSON array of {t, e}. */
+  timeline: string;
+  created_at: string;
+  scheduled_at: string | null;
+  idempotency_key: string | null;
+  attempts: number;
+  /** When the dispatcher should next look at it; null once nothing is left to do. */
+  due_at: string | null;
+  locked_until: string | null;
+  locked_by: string | null;
+  updated_at: string;
+}
+
+export interface MessageIdempotencyTable {
+  workspace_id: string;
+  livemode: number;
+  key: string;
+  message_id: string;
+  /** JSON of the original 202 body. */
+  response: string;
+  expires_at: string;
+}
+
+export interface MessageUsageTable {
+  workspace_id: string;
+  /** YYYY-MM (UTC). */
+  month: string;
+  count: number;
+}
+
+// --- email: per-recipient delivery state, suppressions, settings, sender caps -------------------
+
+export interface EmailRecipientsTable {
+  /** Internal id of the outbound message. */
+  message_id: string;
+  address: string;
+  kind: string; // 'to' | 'cc' | 'bcc'
+  domain: string;
+  status: string; // 'pending' | 'accepted' | 'deferred' | 'failed' | 'suppressed'
+  attempts: number;
+  /** The remote server's last reply (or the local reason). */
+  response: string | null;
+  updated_at: string;
+}
+
+export interface SuppressionsTable {
+  id: string;
+  workspace_id: string;
+  /** Lowercased address. */
+  address: string;
+  reason: string; // 'bounce' | 'complaint' | 'manual' | 'unsubscribe'
+  detail: string | null;
+  message_public_id: string | null;
+  created_at: string;
+}
+
+export interface EmailSettingsTable {
+  workspace_id: string;
+  tracking: number;
+  updated_at: string;
+}
+
+export interface SenderCountersTable {
+  workspace_id: string;
+  /** 'shared:d:2025-01-31', 'domain:m:2025-01', … */
+  period: string;
+  count: number;
+}
+
+export interface EmailSecretsTable {
+  name: string;
+  value: string;
+  created_at: string;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -127,4 +239,12 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  messages: MessagesTable;
+  message_idempotency: MessageIdempotencyTable;
+  message_usage: MessageUsageTable;
+  email_recipients: EmailRecipientsTable;
+  suppressions: SuppressionsTable;
+  email_settings: EmailSettingsTable;
+  sender_counters: SenderCountersTable;
+  email_secrets: EmailSecretsTable;
 }

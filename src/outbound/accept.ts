@@ -1,0 +1,251 @@
+// Accepting a send. Everything a 202 promises is decided and committed here, in one transaction:
+// the plan quota counter, the idempotency key and the message row with its `accepted` timeline
+// entry. Nothing is delivered here; the dispatcher picks the row up from `due_at`.
+//
+// Idempotency: (workspace, environment, key) is the primary key of message_idempotency and is
+// inserted with ON CONFLICT DO NOTHING before the message. A concurrent repeat blocks on the
+// unique index (PostgreSQL) or on the single writer (SQLite) and then finds the original, so two
+// racing requests can never both create a message. Keys expire after 24 hours.
+import type { Config } from '../config.js';
+import type { Db } from '../db/database.js';
+import type { EventBus } from '../events/bus.js';
+import type { Clock } from '../lib/clock.js';
+import { AppError, invalidBody, isAppError, type Issue } from '../lib/errors.js';
+import type { Ids } from '../lib/ids.js';
+import { checkTemplates, type Channel, type ChannelContent } from '../templates/render.js';
+import type { OutboundMessage } from './channels/channel.js';
+import { metadataText, rowToOutbound, searchText, type MessageRow, type TimelineEntry } from './message.js';
+import { channelIssues, sendBody, shapeIssues, type SendBody } from './send-input.js';
+import { zodIssuesOf } from './zod-issues.js';
+
+const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
+
+/** Template resolution, provided by the templates area (src/templates/store.ts). */
+export interface TemplateResolver {
+  resolveForSend(
+    workspaceId: string,
+    slug: string,
+    opts: { livemode: boolean; version?: number },
+  ): Promise<{ slug: string; channel: Channel; versionNumber: number; content: unknown; variables: unknown }>;
+}
+
+/** Who is sending: the slice of an authenticated principal that accept needs. */
+export interface Sender {
+  workspace: { id: string; plan: string };
+  livemode: boolean;
+}
+
+export interface AcceptResponse {
+  id: string;
+  status: 'queued' | 'scheduled';
+  livemode: boolean;
+}
+
+/** An accept-time check (sender caps, …): throw an AppError to refuse the send. Runs before insert. */
+export type AcceptCheck = (ctx: { message: OutboundMessage; plan: string; scheduledAt: string | null }) => Promise<void>;
+
+export interface AcceptDeps {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  ids: Ids;
+  bus: EventBus;
+  templates: () => TemplateResolver | null;
+  checks: AcceptCheck[];
+  /** Called after commit with the new row. */
+  accepted(row: MessageRow): void;
+}
+
+class Repeat {
+  constructor(readonly response: AcceptResponse) {}
+}
+
+function monthOf(d: Date): string {
+  return d.toISOString().slice(0, 7);
+}
+
+export function createAccept(deps: AcceptDeps) {
+  const { db, clock, ids } = deps;
+
+  async function findRepeat(sender: Sender, key: string): Promise<AcceptResponse | null> {
+    const row = await db
+      .selectFrom('message_idempotency')
+      .select(['response', 'expires_at'])
+      .where('workspace_id', '=', sender.workspace.id)
+      .where('livemode', '=', sender.livemode ? 1 : 0)
+      .where('key', '=', key)
+      .executeTakeFirst();
+    if (!row || row.expires_at <= clock.now().toISOString()) return null;
+    return JSON.parse(row.response) as AcceptResponse;
+  }
+
+  /** Validates and resolves the body into the row to insert; throws invalid_body listing every issue. */
+  async function prepare(sender: Sender, raw: unknown, opts: { raw: boolean; idempotencyKey: string | null }): Promise<MessageRow> {
+    const parsed = sendBody.safeParse(raw ?? {});
+    if (!parsed.success) {
+      // Report shape problems together with those the partial body still lets us see.
+      throw invalidBody(zodIssuesOf(parsed.error));
+    }
+    const body: SendBody = parsed.data;
+    const now = clock.now();
+    const issues: Issue[] = shapeIssues(body, { raw: opts.raw, now });
+
+    let channel: Channel | undefined = body.channel;
+    let content: ChannelContent | undefined = body.content as ChannelContent | undefined;
+    let templateVersion: number | null = null;
+    if (body.template !== undefined && body.content === undefined) {
+      const templates = deps.templates();
+      if (!templates) {
+        issues.push({ path: 'template', message: 'templates are not available on this server' });
+      } else {
+        try {
+          const resolved = await templates.resolveForSend(sender.workspace.id, body.template, { livemode: sender.livemode, version: body.version });
+          if (body.channel !== undefined && body.channel !== resolved.channel) {
+            issues.push({ path: 'channel', message: `template ${resolved.slug} is a ${resolved.channel} template` });
+          }
+          channel = resolved.channel;
+          content = resolved.content as ChannelContent;
+          templateVersion = resolved.versionNumber;
+        } catch (err) {
+          if (isAppError(err) && (err.code === 'invalid_body' || err.code === 'not_found')) {
+            const found = (err.extra.issues as Issue[] | undefined) ?? [{ path: 'template', message: err.message }];
+            issues.push(...found);
+          } else throw err;
+        }
+      }
+    }
+    if (channel) issues.push(...channelIssues(channel, body));
+    if (channel && content && body.content !== undefined && body.interpolate) issues.push(...checkTemplates(channel, content as unknown as Record<string, unknown>));
+    if (issues.length) throw invalidBody(issues);
+
+    const publicId = ids.publicId('msg');
+    const createdAt = now.toISOString();
+    const scheduledAt = body.scheduledAt ? new Date(body.scheduledAt).toISOString() : null;
+    const timeline: TimelineEntry[] = [{ t: createdAt, e: 'accepted' }];
+    if (scheduledAt) timeline.push({ t: createdAt, e: 'scheduled' });
+    const templateSlug = body.content === undefined ? (body.template ?? null) : null;
+    return {
+      seq: 0,
+      id: ids.uuid(),
+      public_id: publicId,
+      workspace_id: sender.workspace.id,
+      livemode: sender.livemode ? 1 : 0,
+      channel: channel!,
+      status: scheduledAt ? 'scheduled' : 'queued',
+      recipient: body.to,
+      template_slug: templateSlug,
+      template_version: templateVersion,
+      pinned_version: templateSlug ? (body.version ?? null) : null,
+      content: JSON.stringify(content),
+      interpolate: body.content !== undefined && body.interpolate ? 1 : 0,
+      vars: JSON.stringify(body.vars),
+      metadata: JSON.stringify(body.metadata),
+      metadata_text: metadataText(body.metadata),
+      search_text: searchText(publicId, body.to, templateSlug, body.metadata),
+      from_override: body.from ?? null,
+      from_name_override: body.fromName ?? null,
+      cc: JSON.stringify(body.cc ?? []),
+      bcc: JSON.stringify(body.bcc ?? []),
+      reply_to: body.replyTo ?? null,
+      attachments: JSON.stringify(body.attachments ?? []),
+      provider: null,
+      provider_connection_id: null,
+      provider_message_id: null,
+      latency_ms: null,
+      opened_at: null,
+      clicked_at: null,
+      error: null,
+      timeline: JSON.stringify(timeline),
+      created_at: createdAt,
+      scheduled_at: scheduledAt,
+      idempotency_key: opts.idempotencyKey,
+      attempts: 0,
+      due_at: scheduledAt ?? createdAt,
+      locked_until: null,
+      locked_by: null,
+      updated_at: createdAt,
+    };
+  }
+
+  /** Accepts a send: validate, check, commit, and only then answer. */
+  return async function accept(sender: Sender, body: unknown, opts: { raw: boolean; idempotencyKey?: string | null }): Promise<AcceptResponse> {
+    const key = opts.idempotencyKey ?? null;
+    if (key !== null) {
+      if (key.length === 0 || key.length > 255) throw new AppError('invalid_request', 'Idempotency-Key must be 1-255 characters');
+      const earlier = await findRepeat(sender, key);
+      if (earlier) return earlier;
+    }
+    const row = await prepare(sender, body, { raw: opts.raw, idempotencyKey: key });
+    const plan = sender.workspace.plan;
+    if (deps.checks.length) {
+      for (const check of deps.checks) await check({ message: rowToOutbound(row), plan, scheduledAt: row.scheduled_at });
+    }
+    const response: AcceptResponse = { id: row.public_id, status: row.status as AcceptResponse['status'], livemode: sender.livemode };
+    const quota = (deps.config.plans as Record<string, { messagesPerMonth: number }>)[plan]?.messagesPerMonth ?? 0;
+    const now = clock.now();
+    const { seq: _seq, ...values } = row;
+
+    try {
+      await db.transaction().execute(async (trx) => {
+        if (key !== null) {
+          const ins = await trx
+            .insertInto('message_idempotency')
+            .values({
+              workspace_id: row.workspace_id,
+              livemode: row.livemode,
+              key,
+              message_id: row.id,
+              response: JSON.stringify(response),
+              expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
+            })
+            .onConflict((oc) => oc.columns(['workspace_id', 'livemode', 'key']).doNothing())
+            .executeTakeFirst();
+          if (Number(ins.numInsertedOrUpdatedRows ?? 0) === 0) {
+            const existing = await trx
+              .selectFrom('message_idempotency')
+              .select(['response', 'expires_at'])
+              .where('workspace_id', '=', row.workspace_id)
+              .where('livemode', '=', row.livemode)
+              .where('key', '=', key)
+              .executeTakeFirstOrThrow();
+            if (existing.expires_at > now.toISOString()) throw new Repeat(JSON.parse(existing.response));
+            // An expired key is free again: take it over for this send.
+            await trx
+              .updateTable('message_idempotency')
+              .set({ message_id: row.id, response: JSON.stringify(response), expires_at: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString() })
+              .where('workspace_id', '=', row.workspace_id)
+              .where('livemode', '=', row.livemode)
+              .where('key', '=', key)
+              .where('expires_at', '<=', now.toISOString())
+              .execute();
+          }
+        }
+        // Plan quotas count live messages; test mode never reaches a provider and is not counted.
+        if (sender.livemode && quota > 0) {
+          const month = monthOf(now);
+          await trx
+            .insertInto('message_usage')
+            .values({ workspace_id: row.workspace_id, month, count: 0 })
+            .onConflict((oc) => oc.columns(['workspace_id', 'month']).doNothing())
+            .execute();
+          const up = await trx
+            .updateTable('message_usage')
+            .set((eb) => ({ count: eb('count', '+', 1) }))
+            .where('workspace_id', '=', row.workspace_id)
+            .where('month', '=', month)
+            .where('count', '<', quota)
+            .executeTakeFirst();
+          if (Number(up.numUpdatedRows) === 0) {
+            throw new AppError('quota_exceeded', `the ${plan} plan's quota of ${quota} messages per month is used up`, { limit: quota });
+          }
+        }
+        await trx.insertInto('messages').values(values).execute();
+      });
+    } catch (err) {
+      if (err instanceof Repeat) return err.response;
+      throw err;
+    }
+    deps.accepted(row);
+    return response;
+  };
+}

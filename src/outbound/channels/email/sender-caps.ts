@@ -1,0 +1,46 @@
+// The built-in sender caps of the spec (per plan; daily and monthly; counted per workspace at
+// accept time, so an over-cap send is refused with 429 quota_exceeded before it is queued).
+// Tiers: `domain` when `from` is on a verified domain of the workspace and the plan has a domain
+// tier, else `shared` (Postern's own sender identity). Caps are data in config (`senderCaps.plans`,
+// -1 = unlimited). They apply to live email in direct mode only: test mode never sends, and relay
+// mode is the operator's own provider ("a connected own email provider bypasses them").
+// Counters are UTC day and month rows in `sender_counters`, incremented in one transaction that
+// rolls back when either is over the cap.
+import type { Config } from '../../../config.js';
+import type { Db } from '../../../db/database.js';
+import { AppError } from '../../../lib/errors.js';
+import type { Clock } from '../../../lib/clock.js';
+import type { OutboundMessage } from '../channel.js';
+import { isVerifiedDomain } from './dkim.js';
+import { domainOf } from './recipients.js';
+
+export function createSenderCapsCheck(deps: { config: Config; db: Db; clock: Clock }) {
+  return async ({ message, plan }: { message: OutboundMessage; plan: string }): Promise<void> => {
+    const { config, db } = deps;
+    if (!config.senderCaps.enabled || message.channel !== 'email' || !message.livemode || config.delivery.mode === 'relay') return;
+    const caps = config.senderCaps.plans[plan];
+    if (!caps) return;
+    const onDomain = message.fromOverride !== null && caps.domain.month !== 0 && (await isVerifiedDomain(db, message.workspaceId, domainOf(message.fromOverride)));
+    const tier = onDomain ? 'domain' : 'shared';
+    const limits = caps[tier];
+    const now = deps.clock.now().toISOString();
+    const periods = [
+      { period: `${tier}:d:${now.slice(0, 10)}`, limit: limits.day, what: 'daily' },
+      { period: `${tier}:m:${now.slice(0, 7)}`, limit: limits.month, what: 'monthly' },
+    ].filter((p) => p.limit >= 0);
+    if (periods.length === 0) return;
+    await db.transaction().execute(async (trx) => {
+      for (const p of periods) {
+        await trx
+          .insertInto('sender_counters')
+          .values({ workspace_id: message.workspaceId, period: p.period, count: 1 })
+          .onConflict((oc) => oc.columns(['workspace_id', 'period']).doUpdateSet((eb) => ({ count: eb('sender_counters.count', '+', 1) })))
+          .execute();
+        const row = await trx.selectFrom('sender_counters').select('count').where('workspace_id', '=', message.workspaceId).where('period', '=', p.period).executeTakeFirstOrThrow();
+        if (Number(row.count) > p.limit) {
+          throw new AppError('quota_exceeded', `the ${tier === 'domain' ? 'verified-domain' : 'shared'} sender ${p.what} cap of the ${plan} plan (${p.limit}) is reached`, { limit: p.limit });
+        }
+      }
+    });
+  };
+}

@@ -1,0 +1,240 @@
+// The dispatcher, as a readable list of named steps (after Postal's OutgoingMessageProcessor):
+//   claim (lease) → due (scheduled → queued) → render → scan → hold (suppressed / opted out)
+//   → dispatch (transport chosen, attempt counted, committed BEFORE hand-over) → deliver → outcome
+// Each step appends a {t, e} entry to the timeline. Writes happen at three points: the claim, the
+// commit before hand-over (rendered and dispatched together, or a terminal blocked / suppressed /
+// opted_out / failed), and the outcome. A crash between hand-over and outcome re-delivers after the
+// lease (at least once). `deferred` keeps the status dispatched and sets the next `due_at` per the
+// retry policy; past `retry.maxAgeHours` the message fails.
+//
+// Concurrency: up to `dispatcher.concurrency` messages are in flight at once; a pass claims only
+// free slots, so a slow transport ties up its slots and nothing else (the API never waits on it).
+import { performance } from 'node:perf_hooks';
+import type { Config } from '../config.js';
+import type { Db, Dialect } from '../db/database.js';
+import type { EventBus } from '../events/bus.js';
+import { recordEvent, type EventType } from '../events/record.js';
+import type { Clock } from '../lib/clock.js';
+import type { Ids } from '../lib/ids.js';
+import type { Logger } from '../lib/logger.js';
+import { contentAsOutput, renderContent, type ChannelContent, type ChannelOutput } from '../templates/render.js';
+import type { DeliveryOutcome, OutboundMessage } from './channels/channel.js';
+import { simulationFor } from './channels/test-recipients.js';
+import { BLOCKED_NOTICE, rowToMessage, rowToOutbound, type Message, type MessageRow, type TimelineEntry } from './message.js';
+import { claimDue, releaseLeases, updateIfHeld, type RowPatch } from './queue.js';
+import { nextAttempt } from './retry.js';
+import { createScanner } from './scanner.js';
+import type { TransportRegistry } from './transports.js';
+
+/** A hold: the suppression list or an unsubscribe (wired by the email area). null lets it through. */
+export type HoldCheck = (message: OutboundMessage) => Promise<{ kind: 'suppressed' | 'opted_out'; reason: string } | null>;
+
+const EVENT_OF: Record<string, EventType | undefined> = {
+  sent: 'message.sent',
+  delivered: 'message.delivered',
+  failed: 'message.failed',
+  suppressed: 'message.suppressed',
+  blocked: 'message.blocked',
+  opted_out: 'message.opted_out',
+};
+
+export interface DispatcherDeps {
+  config: Config;
+  db: Db;
+  dialect: Dialect;
+  clock: Clock;
+  ids: Ids;
+  log: Logger;
+  bus: EventBus;
+  transports: TransportRegistry;
+  holds: HoldCheck[];
+}
+
+export interface Dispatcher {
+  /** One worker pass: claims free slots' worth of due messages; see the header for its waiting rule. */
+  run(): Promise<boolean>;
+  /** Waits for deliveries in flight, then releases this node's leases. */
+  drain(): Promise<void>;
+}
+
+export function createDispatcher(deps: DispatcherDeps): Dispatcher {
+  const { db, clock, log, bus } = deps;
+  const cfg = deps.config.dispatcher;
+  const scan = createScanner(deps.config.scanner);
+  const token = deps.ids.uuid(); // this node's lease owner id
+  const inFlight = new Set<Promise<void>>();
+
+  const stamp = () => clock.now().toISOString();
+
+  // Commits a step: CAS on (status, lease), the patch, the event when the new status has one.
+  async function commit(row: MessageRow, expectStatus: string, patch: RowPatch): Promise<MessageRow | null> {
+    const next: MessageRow = { ...row, ...patch } as MessageRow;
+    const type = patch.status && patch.status !== expectStatus ? EVENT_OF[patch.status] : undefined;
+    let ok = false;
+    if (type) {
+      await db.transaction().execute(async (trx) => {
+        ok = await updateIfHeld(trx, row.id, { status: expectStatus, token }, patch);
+        if (ok) await recordEvent(trx, deps, { workspaceId: row.workspace_id, livemode: Number(row.livemode) === 1, type, data: rowToMessage(next) });
+      });
+    } else {
+      ok = await updateIfHeld(db, row.id, { status: expectStatus, token }, patch);
+    }
+    if (!ok) {
+      log.debug({ message: row.public_id, expectStatus }, 'dispatcher lost the message (canceled or lease retaken)');
+      return null;
+    }
+    if (type) bus.publish('events.recorded', { type, workspaceId: row.workspace_id });
+    if (patch.status && patch.status !== expectStatus) bus.publish('message.changed', rowToMessage(next) satisfies Message);
+    return next;
+  }
+
+  function render(row: MessageRow): ChannelOutput {
+    const channel = row.channel as Message['channel'];
+    const content = JSON.parse(row.content) as ChannelContent;
+    // Template sends always render; raw sends only when `interpolate` was asked for.
+    if (row.template_slug !== null || Number(row.interpolate) === 1) return renderContent(channel, content, JSON.parse(row.vars)).output;
+    return contentAsOutput(channel, content);
+  }
+
+  const terminal = (status: string, timeline: TimelineEntry[], error: string | null): RowPatch => ({
+    status, timeline: JSON.stringify(timeline), error, due_at: null, locked_until: null, locked_by: null, updated_at: stamp(),
+  });
+
+  async function process(claimed: MessageRow): Promise<void> {
+    let row = claimed;
+    const timeline: TimelineEntry[] = JSON.parse(row.timeline);
+    const livemode = Number(row.livemode) === 1;
+    const channel = row.channel as Message['channel'];
+    const onDisk = row.status;
+
+    // Step: due. A scheduled message whose time came is queued (in memory; committed with dispatch).
+    if (row.status === 'scheduled') timeline.push({ t: stamp(), e: 'queued' });
+
+    // Step: render.
+    let output: ChannelOutput;
+    try {
+      output = render(row);
+    } catch (err) {
+      log.error({ err, message: row.public_id }, 'render failed');
+      timeline.push({ t: stamp(), e: 'failed' });
+      await commit(row, onDisk, terminal('failed', timeline, 'the message content could not be rendered'));
+      return;
+    }
+    const firstAttempt = onDisk !== 'dispatched';
+    const outbound = rowToOutbound(row);
+
+    if (firstAttempt) {
+      timeline.push({ t: stamp(), e: 'rendered' });
+
+      // Step: scan. The real reason is for the operator only.
+      const verdict = !livemode && simulationFor(channel, row.recipient) === 'blocked' ? { blocked: true as const, reason: 'test recipient simulates a block' } : scan(output);
+      if (verdict.blocked) {
+        log.warn({ message: row.public_id, workspaceId: row.workspace_id, reason: verdict.reason }, 'outbound content scanner blocked a message');
+        timeline.push({ t: stamp(), e: BLOCKED_NOTICE });
+        await commit(row, onDisk, terminal('blocked', timeline, null));
+        return;
+      }
+
+      // Step: hold if suppressed or opted out.
+      let hold: { kind: 'suppressed' | 'opted_out'; reason: string } | null = null;
+      if (!livemode && simulationFor(channel, row.recipient) === 'opted_out') hold = { kind: 'opted_out', reason: 'test recipient simulates an unsubscribe' };
+      for (const check of deps.holds) {
+        if (hold) break;
+        hold = await check(outbound);
+      }
+      if (hold) {
+        timeline.push({ t: stamp(), e: hold.kind });
+        await commit(row, onDisk, terminal(hold.kind, timeline, hold.reason));
+        return;
+      }
+    }
+
+    // Step: pick the transport. A live channel without one fails clearly instead of waiting forever.
+    const transport = deps.transports.forMessage(channel, livemode);
+    if (!transport) {
+      timeline.push({ t: stamp(), e: 'failed' });
+      await commit(row, onDisk, terminal('failed', timeline, `no transport is configured for the ${channel} channel`));
+      return;
+    }
+
+    // Step: dispatch. Committed before the hand-over, so a crash after it is visible and retried.
+    const attempts = Number(row.attempts) + 1;
+    if (firstAttempt) timeline.push({ t: stamp(), e: 'dispatched' });
+    const leaseUntil = new Date(clock.now().getTime() + cfg.leaseSeconds * 1000).toISOString();
+    const dispatched = await commit(row, onDisk, {
+      status: 'dispatched', timeline: JSON.stringify(timeline), attempts, locked_until: leaseUntil, updated_at: stamp(),
+    });
+    if (!dispatched) return;
+    row = dispatched;
+
+    // Step: deliver.
+    const started = performance.now();
+    let outcome: DeliveryOutcome;
+    try {
+      outcome = await transport.deliver({ message: { ...outbound, attempt: attempts }, content: output });
+    } catch (err) {
+      log.warn({ err, message: row.public_id, transport: transport.name }, 'transport threw; treating as a temporary failure');
+      outcome = { kind: 'deferred', provider: transport.name, error: `transport error: ${(err as Error).message}` };
+    }
+    const latencyMs = Math.round(performance.now() - started);
+
+    // Step: outcome.
+    const now = clock.now();
+    for (const note of outcome.notes ?? []) timeline.push({ t: now.toISOString(), e: note });
+    const provider = { provider: outcome.provider, provider_connection_id: outcome.providerConnectionId ?? null, latency_ms: latencyMs };
+    if (outcome.kind === 'deferred') {
+      const since = new Date(row.scheduled_at ?? row.created_at);
+      const next = nextAttempt(deps.config.retry, attempts, now, since, outcome.retryAt);
+      timeline.push({ t: now.toISOString(), e: 'deferred' });
+      if (next) {
+        await commit(row, 'dispatched', {
+          ...provider, timeline: JSON.stringify(timeline), error: outcome.error, due_at: next.toISOString(), locked_until: null, locked_by: null, updated_at: now.toISOString(),
+        });
+      } else {
+        timeline.push({ t: now.toISOString(), e: 'failed' });
+        await commit(row, 'dispatched', { ...provider, ...terminal('failed', timeline, `retries expired: ${outcome.error}`) });
+      }
+      return;
+    }
+    timeline.push({ t: now.toISOString(), e: outcome.kind });
+    const error = outcome.kind === 'failed' || outcome.kind === 'suppressed' ? outcome.error : null;
+    const providerMessageId = outcome.kind === 'delivered' || outcome.kind === 'sent' ? (outcome.providerMessageId ?? null) : null;
+    await commit(row, 'dispatched', { ...provider, provider_message_id: providerMessageId, ...terminal(outcome.kind, timeline, error) });
+  }
+
+  function launch(row: MessageRow): void {
+    const p: Promise<void> = process(row)
+      .catch((err) => log.error({ err, message: row.public_id }, 'dispatch failed; the lease will expire and it is retried'))
+      .finally(() => inFlight.delete(p));
+    inFlight.add(p);
+  }
+
+  return {
+    async run() {
+      const free = cfg.concurrency - inFlight.size;
+      if (free <= 0) {
+        await Promise.race(inFlight);
+        return true;
+      }
+      const now = clock.now();
+      const rows = await claimDue(db, deps.dialect, {
+        now: now.toISOString(),
+        leaseUntil: new Date(now.getTime() + cfg.leaseSeconds * 1000).toISOString(),
+        token,
+        limit: Math.min(free, cfg.batchSize),
+      });
+      for (const row of rows) launch(row);
+      if (rows.length === 0) {
+        // Nothing new is due: let what is in flight finish, so a pass (tick) ends with the work done.
+        await Promise.all(inFlight);
+        return false;
+      }
+      await Promise.race(inFlight);
+      return true;
+    },
+    async drain() {
+      await Promise.all(inFlight);
+      await releaseLeases(db, token);
+    },
+  };
+}

@@ -1,0 +1,126 @@
+// The send body (POST /v1/send, /v1/send-raw): field names per DESIGN.md. The zod schema checks the
+// shape; channelIssues() checks what depends on the channel, which a template send only knows once
+// its template is resolved. Both feed one list, so every problem is reported at once.
+import { z } from 'zod';
+import type { Issue } from '../lib/errors.js';
+import { CHANNELS, type Channel } from '../templates/render.js';
+
+const EMAIL = /^[^\s@<>()[\],;:"\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+const E164 = /^\+[1-9]\d{1,14}$/;
+const CONTROL = /[\u0000-\u001f\u007f]/;
+const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}\s*$/;
+const MAX_SCHEDULE_MS = 30 * 24 * 3600 * 1000;
+
+export const isEmailAddress = (s: string) => s.length <= 320 && EMAIL.test(s);
+
+const address = z.string().refine(isEmailAddress, 'must be a bare email address such as someone@example.com');
+const metadataKey = /^[^\u0000-\u001f\u007f]{1,40}$/;
+
+const attachment = z.strictObject({
+  filename: z.string().min(1).max(255).refine((s) => !CONTROL.test(s) && !/[\\/]/.test(s), 'must not contain control characters or slashes'),
+  contentType: z.string().regex(/^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/i, 'must be a MIME type such as application/pdf'),
+  content: z.string().min(1).refine((s) => BASE64.test(s), 'must be base64'),
+});
+
+const recipients = z.union([address, z.array(address).max(50)]).transform((v) => (Array.isArray(v) ? v : [v]));
+
+export const sendBody = z.object({
+  template: z.string().min(1).max(100).optional(),
+  content: z.record(z.string(), z.unknown()).optional(),
+  to: z.string().min(1, 'required').max(8192),
+  channel: z.enum(CHANNELS).optional(),
+  vars: z.record(z.string(), z.unknown()).default({}),
+  metadata: z
+    .record(z.string(), z.union([z.string().max(500), z.number().refine(Number.isFinite, 'must be finite'), z.boolean()], { error: 'metadata values must be string, number or boolean' }))
+    .default({})
+    .refine((m) => Object.keys(m).length <= 50, 'at most 50 metadata keys')
+    .refine((m) => Object.keys(m).every((k) => metadataKey.test(k)), 'metadata keys are 1-40 characters without control characters'),
+  scheduledAt: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone, such as 2030-01-01T09:00:00Z' }).optional(),
+  from: address.optional(),
+  fromName: z
+    .string()
+    .max(128, 'at most 128 characters')
+    .refine((s) => !CONTROL.test(s) && !/[<>]/.test(s), 'must not contain control characters or angle brackets')
+    .optional(),
+  version: z.number().int().min(1, 'must be at least 1').optional(),
+  cc: recipients.optional(),
+  bcc: recipients.optional(),
+  replyTo: address.optional(),
+  attachments: z.array(attachment).max(20).optional(),
+  interpolate: z.boolean().optional(),
+});
+export type SendBody = z.infer<typeof sendBody>;
+
+// Inline content per channel (the same shapes as a template version's content).
+const str = z.string().max(1_000_000);
+const data = z.record(z.string(), z.unknown());
+export const contentSchemas: Record<Channel, z.ZodType> = {
+  email: z
+    .strictObject({ subject: z.string().min(1).max(998), html: str.optional(), text: str.optional(), preheader: z.string().max(500).optional() })
+    .refine((c) => !!(c.html || c.text), { message: 'email content needs html or text', path: ['html'] }),
+  sms: z.strictObject({ body: z.string().min(1).max(1600) }),
+  push: z.strictObject({ title: z.string().max(500).optional(), body: z.string().min(1).max(4000), data: data.optional(), badge: z.number().int().min(0).optional(), sound: z.string().max(200).optional() }),
+  'web-push': z.strictObject({ title: z.string().min(1).max(500), body: z.string().max(4000).optional(), icon: z.string().max(2048).optional(), clickUrl: z.string().max(2048).optional(), data: data.optional(), badge: z.string().max(2048).optional() }),
+};
+
+/** Checks of the body that need no template: one-of rules and the scheduling window. */
+export function shapeIssues(body: SendBody, opts: { raw: boolean; now: Date }): Issue[] {
+  const issues: Issue[] = [];
+  if (opts.raw && body.template !== undefined) issues.push({ path: 'template', message: 'send-raw takes content, not template' });
+  if (body.template !== undefined && body.content !== undefined) issues.push({ path: 'content', message: 'give either template or content, not both' });
+  if (body.template === undefined && body.content === undefined) issues.push({ path: opts.raw ? 'content' : 'template', message: opts.raw ? 'content is required' : 'one of template or content is required' });
+  if (body.content !== undefined && body.channel === undefined) issues.push({ path: 'channel', message: 'channel is required for a raw send' });
+  if (body.content !== undefined && body.version !== undefined) issues.push({ path: 'version', message: 'version applies to template sends only' });
+  if (body.template !== undefined && body.interpolate !== undefined) issues.push({ path: 'interpolate', message: 'interpolate applies to inline content only' });
+  if (body.scheduledAt !== undefined) {
+    const at = Date.parse(body.scheduledAt);
+    const now = opts.now.getTime();
+    if (!(at > now)) issues.push({ path: 'scheduledAt', message: 'must be in the future' });
+    else if (at - now > MAX_SCHEDULE_MS) issues.push({ path: 'scheduledAt', message: 'must be within 30 days' });
+  }
+  if (body.content !== undefined && body.channel !== undefined) {
+    const r = contentSchemas[body.channel].safeParse(body.content);
+    if (!r.success) for (const i of r.error.issues) issues.push({ path: ['content', ...i.path.map(String)].join('.'), message: i.message });
+  }
+  return issues;
+}
+
+function webPushIssue(to: string): string | null {
+  let sub: { endpoint?: unknown; keys?: { p256dh?: unknown; auth?: unknown } };
+  try {
+    sub = JSON.parse(to);
+  } catch {
+    return 'must be a JSON-encoded web push subscription';
+  }
+  if (!sub || typeof sub !== 'object') return 'must be a JSON-encoded web push subscription';
+  try {
+    if (typeof sub.endpoint !== 'string' || new URL(sub.endpoint).protocol !== 'https:') return 'subscription endpoint must be an https URL';
+  } catch {
+    return 'subscription endpoint must be an https URL';
+  }
+  if (typeof sub.keys?.p256dh !== 'string' || !sub.keys.p256dh || typeof sub.keys?.auth !== 'string' || !sub.keys.auth) {
+    return 'subscription needs keys.p256dh and keys.auth';
+  }
+  return null;
+}
+
+/** Checks that depend on the channel: the recipient's form and the email-only fields. */
+export function channelIssues(channel: Channel, body: SendBody): Issue[] {
+  const issues: Issue[] = [];
+  const to = body.to;
+  if (to) {
+    if (channel === 'email' && !isEmailAddress(to)) issues.push({ path: 'to', message: 'must be an email address' });
+    if (channel === 'sms' && !E164.test(to)) issues.push({ path: 'to', message: 'must be an E.164 phone number such as +14155550100' });
+    if (channel === 'push' && (to.trim() === '' || /\s/.test(to))) issues.push({ path: 'to', message: 'must be a push device token' });
+    if (channel === 'web-push') {
+      const problem = webPushIssue(to);
+      if (problem) issues.push({ path: 'to', message: problem });
+    }
+  }
+  if (channel !== 'email') {
+    for (const f of ['from', 'fromName', 'cc', 'bcc', 'replyTo', 'attachments'] as const) {
+      if (body[f] !== undefined) issues.push({ path: f, message: `${f} applies to email only` });
+    }
+  }
+  return issues;
+}

@@ -1,0 +1,129 @@
+// The workspace's suppression list: addresses Postern will not send to. One row per address and
+// workspace (both environments share it: a bounce is a fact about the address). The reason decides
+// what a later send becomes:
+//   bounce, complaint, manual → every email send to the address is `suppressed`;
+//   unsubscribe (one-click List-Unsubscribe) → template sends are `opted_out`; raw sends, which are
+//   transactional by nature, still go out.
+// A stronger reason replaces `unsubscribe` (a bounce after an opt-out suppresses everything).
+import type { Db } from '../db/database.js';
+import { isUniqueViolation } from '../db/database.js';
+import type { Clock } from '../lib/clock.js';
+import type { Ids } from '../lib/ids.js';
+
+export const SUPPRESSION_REASONS = ['bounce', 'complaint', 'manual', 'unsubscribe'] as const;
+export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
+
+export interface Suppression {
+  address: string;
+  reason: SuppressionReason;
+  detail: string | null;
+  messageId: string | null;
+  createdAt: string;
+}
+
+export interface SuppressionStore {
+  /** Adds (or strengthens) an entry; returns the entry as stored. */
+  add(workspaceId: string, input: { address: string; reason: SuppressionReason; detail?: string | null; messageId?: string | null }): Promise<Suppression>;
+  remove(workspaceId: string, address: string): Promise<boolean>;
+  get(workspaceId: string, address: string): Promise<Suppression | null>;
+  /** Entries of the given addresses (lowercased keys). */
+  getMany(workspaceId: string, addresses: string[]): Promise<Map<string, Suppression>>;
+  list(workspaceId: string, opts: { limit: number; before?: string | null; reason?: SuppressionReason }): Promise<Suppression[]>;
+}
+
+type Row = { address: string; reason: string; detail: string | null; message_public_id: string | null; created_at: string };
+
+const toSuppression = (r: Row): Suppression => ({
+  address: r.address,
+  reason: r.reason as SuppressionReason,
+  detail: r.detail,
+  messageId: r.message_public_id,
+  createdAt: r.created_at,
+});
+
+export const normalizeAddress = (a: string) => a.trim().toLowerCase();
+
+export function createSuppressionStore({ db, clock, ids }: { db: Db; clock: Clock; ids: Ids }): SuppressionStore {
+  const get = async (workspaceId: string, address: string) => {
+    const row = await db
+      .selectFrom('suppressions')
+      .select(['address', 'reason', 'detail', 'message_public_id', 'created_at'])
+      .where('workspace_id', '=', workspaceId)
+      .where('address', '=', normalizeAddress(address))
+      .executeTakeFirst();
+    return row ? toSuppression(row) : null;
+  };
+  return {
+    get,
+    async add(workspaceId, input) {
+      const address = normalizeAddress(input.address);
+      const row = {
+        id: ids.uuid(),
+        workspace_id: workspaceId,
+        address,
+        reason: input.reason,
+        detail: input.detail ?? null,
+        message_public_id: input.messageId ?? null,
+        created_at: clock.now().toISOString(),
+      };
+      try {
+        await db.insertInto('suppressions').values(row).execute();
+        return toSuppression(row);
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err;
+      }
+      if (input.reason !== 'unsubscribe') {
+        await db
+          .updateTable('suppressions')
+          .set({ reason: input.reason, detail: row.detail, message_public_id: row.message_public_id, created_at: row.created_at })
+          .where('workspace_id', '=', workspaceId)
+          .where('address', '=', address)
+          .where('reason', '=', 'unsubscribe')
+          .execute();
+      }
+      return (await get(workspaceId, address))!;
+    },
+    async remove(workspaceId, address) {
+      const r = await db.deleteFrom('suppressions').where('workspace_id', '=', workspaceId).where('address', '=', normalizeAddress(address)).executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
+    },
+    async getMany(workspaceId, addresses) {
+      const out = new Map<string, Suppression>();
+      if (addresses.length === 0) return out;
+      const rows = await db
+        .selectFrom('suppressions')
+        .select(['address', 'reason', 'detail', 'message_public_id', 'created_at'])
+        .where('workspace_id', '=', workspaceId)
+        .where('address', 'in', addresses.map(normalizeAddress))
+        .execute();
+      for (const r of rows) out.set(r.address, toSuppression(r));
+      return out;
+    },
+    async list(workspaceId, { limit, before, reason }) {
+      let q = db
+        .selectFrom('suppressions')
+        .select(['address', 'reason', 'detail', 'message_public_id', 'created_at'])
+        .where('workspace_id', '=', workspaceId);
+      if (before) q = q.where('created_at', '<', before);
+      if (reason) q = q.where('reason', '=', reason);
+      const rows = await q.orderBy('created_at', 'desc').orderBy('address').limit(limit).execute();
+      return rows.map(toSuppression);
+    },
+  };
+}
+
+/**
+ * The dispatcher's suppression check for a message: `suppressed` for a suppressed recipient,
+ * `opted_out` for an unsubscribed one on a template send; null to go ahead.
+ */
+export function createSuppressionCheck(store: SuppressionStore) {
+  return async (message: { workspaceId: string; channel: string; recipient: string; templateSlug: string | null }): Promise<{ kind: 'suppressed' | 'opted_out'; reason: string } | null> => {
+    if (message.channel !== 'email') return null;
+    const s = await store.get(message.workspaceId, message.recipient);
+    if (!s) return null;
+    if (s.reason === 'unsubscribe') {
+      return message.templateSlug ? { kind: 'opted_out', reason: `${s.address} unsubscribed on ${s.createdAt}` } : null;
+    }
+    return { kind: 'suppressed', reason: `${s.address} is on the suppression list (${s.reason}${s.detail ? `: ${s.detail}` : ''})` };
+  };
+}
