@@ -2,6 +2,7 @@
 // storage → domain modules → adapters (HTTP, SMTP) → background workers. Nothing listens or runs
 // until start(); the CLI builds the same graph and never starts it.
 import http from 'node:http';
+import cron from 'node-cron';
 import type { AddressInfo } from 'node:net';
 import type { Router } from 'express';
 import { ConfigError, databaseTarget, type Config } from './config.js';
@@ -27,6 +28,15 @@ import { createSuppressionCheck, createSuppressionStore, type SuppressionStore }
 import { recordEngagement } from './tracking/engagement.js';
 import { trackingRoutes } from './tracking/routes.js';
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
+import { createDomainStore, type DomainStore } from './domains/domains.js';
+import { createAddressStore, type AddressStore } from './inbound/addresses.js';
+import { createCommitter } from './inbound/group-commit.js';
+import { createMessageReader, type MessageReader } from './inbound/messages.js';
+import { createReceiver, type Receiver } from './inbound/receive.js';
+import { createRouter as createInboundRouter } from './inbound/routing.js';
+import { inboundAddressRoutes } from './http/routes/inbound-addresses.js';
+import { inboundDomainRoutes } from './http/routes/inbound-domains.js';
+import { inboundMessageRoutes } from './http/routes/inbound-messages.js';
 import { createKeyStore, type KeyStore } from './workspaces/keys.js';
 import { createWorkspaceStore, type WorkspaceStore } from './workspaces/workspaces.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
@@ -62,6 +72,8 @@ export interface App extends Deps {
   suppressions: SuppressionStore;
   /** DSNs and complaints arriving for the bounce domain (the SMTP listener calls it). */
   bounces: BounceHandler;
+  domains: DomainStore;
+  inbound: { addresses: AddressStore; messages: MessageReader; receiver: Receiver; bounces: BounceHandler };
   workers: Worker[];
   /** The URL clients and recipients reach the HTTP listener on (config, or derived after listen). */
   publicUrl(): string;
@@ -94,6 +106,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   outbound.addHoldCheck(createSuppressionCheck(suppressions));
   outbound.addAcceptCheck(createSenderCapsCheck(deps));
   const bounces = createBounceHandler({ ...deps, suppressions, bounceDomain: bounceDomainOf(config) });
+  const domains = createDomainStore(deps);
+  const addresses = createAddressStore({ ...deps, domains });
+  const publicUrl = () => app.publicUrl();
+  const inboundMessages = createMessageReader({ ...deps, publicUrl });
+  const committer = createCommitter(handle.db, handle.dialect, config.inbound.groupCommit);
+  const receiver = createReceiver({ ...deps, committer, publicUrl });
 
   // Background workers: an explicit registry.
   const workerSpecs: WorkerSpec[] = [
@@ -112,13 +130,17 @@ export async function createApp(options: AppOptions): Promise<App> {
     suppressionRoutes(suppressions),
   ];
   v1.push(webhookRoutes(webhooks.endpoints));
+  v1.push(inboundDomainRoutes({ domains }), inboundAddressRoutes({ addresses }), inboundMessageRoutes({ messages: inboundMessages }));
   const open: Router[] = [
     trackingRoutes({ tokens: emailTokens, suppressions, log, engage: (id, kind, link) => recordEngagement(deps, id, kind, link) }),
   ];
   const httpApp = createHttpApp({ config, clock, log, keys, v1, open });
   const httpServer = http.createServer(httpApp);
   httpServer.keepAliveTimeout = 65_000;
-  const smtp: SmtpListener = createSmtpListener({ config, log });
+  const smtp: SmtpListener = createSmtpListener({ config, log, clock, dns, router: createInboundRouter(deps), receiver, bounces });
+  // Daily scheduled jobs (node-cron); tests call the job functions directly with a ManualClock.
+  const dailyJobs: (() => Promise<unknown>)[] = [() => inboundMessages.purge(), () => domains.expireClaims()];
+  let purgeTask: { stop(): unknown } | null = null;
 
   let httpPort = config.http.port;
   let stopping: Promise<void> | null = null;
@@ -131,6 +153,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     outbound,
     suppressions,
     bounces,
+    domains,
+    inbound: { addresses, messages: inboundMessages, receiver, bounces },
     workers,
     publicUrl: () => config.publicUrl.replace(/\/$/, '') || `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${httpPort}`,
     async start() {
@@ -144,12 +168,16 @@ export async function createApp(options: AppOptions): Promise<App> {
       httpPort = (httpServer.address() as AddressInfo).port;
       const smtpPort = await smtp.listen();
       for (const w of workers) w.start();
+      purgeTask = cron.schedule(config.inbound.purgeCron, () => {
+        for (const job of dailyJobs) job().catch((err: unknown) => log.error({ err }, 'daily job failed'));
+      });
       return { http: httpPort, smtp: smtpPort };
     },
     stop() {
       // Stop accepting → let long-lived responses end → drain workers → close the database.
       stopping ??= (async () => {
         bus.publish('app.stopping', null);
+        purgeTask?.stop();
         const httpClosed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
         httpServer.closeIdleConnections();
         const grace = setTimeout(() => httpServer.closeAllConnections(), 5_000);

@@ -11,10 +11,12 @@ import { createLogger } from './lib/logger.js';
 import { serve } from './main.js';
 import { workspaceCommands } from './workspaces/cli.js';
 import { suppressionCommands } from './suppressions/cli.js';
+import { domainCommands } from './domains/cli.js';
 import { webhookCommands } from './webhooks/cli.js';
 
 const commands: Command[] = [...workspaceCommands];
 commands.push(...suppressionCommands);
+commands.push(...domainCommands);
 commands.push(...webhookCommands);
 
 export interface Io {

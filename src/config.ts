@@ -21,6 +21,7 @@ const schema = z.strictObject({
   hostname: z.string().regex(/^[a-zA-Z0-9.-]+$/, 'must be a host name'),
   publicUrl: z.union([z.literal(''), z.url({ protocol: /^https?$/ })]),
   sharedInboundDomain: z.string().regex(/^[a-z0-9.-]+\.[a-z0-9-]+$|^[a-z0-9-]+$/, 'must be a lowercase domain name'),
+  bounceDomain: z.union([z.literal(''), z.string().regex(/^[a-z0-9.-]+\.[a-z0-9-]+$/, 'must be a lowercase domain name')]),
   http: z.strictObject({
     host: z.string().min(1),
     port,
@@ -30,6 +31,15 @@ const schema = z.strictObject({
   smtp: z.strictObject({
     host: z.string().min(1),
     port,
+    maxSizeBytes: z.number().int().min(1024),
+    maxClients: z.number().int().min(1),
+    maxRecipients: z.number().int().min(1),
+    socketTimeoutMs: z.number().int().min(1000),
+    maxConnectionMs: z.number().int().min(1000),
+    proxyProtocol: z.boolean(),
+    reverseLookup: z.boolean(),
+    tlsCert: z.string(),
+    tlsKey: z.string(),
   }),
   dns: z.strictObject({
     servers: z.array(z.string().regex(hostPort, 'must be ip or ip:port')),
@@ -38,6 +48,16 @@ const schema = z.strictObject({
   rateLimit: z.strictObject({
     send: z.number().min(0),
     read: z.number().min(0),
+  }),
+  dkim: z.strictObject({
+    selector: z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'must be a DNS label'),
+  }),
+  inbound: z.strictObject({
+    maxBodyBytes: z.number().int().min(1024),
+    retentionDays: z.number().int().min(1),
+    purgeCron: z.string().min(1),
+    monthlyQuota: z.record(z.string(), z.number().int().min(0)),
+    groupCommit: z.boolean(),
   }),
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
@@ -104,10 +124,7 @@ const schema = z.strictObject({
     domainRates: z.record(z.string(), z.string().regex(/^\d+\/(s|sec|min|h|hour|d|day)$/, 'must look like 60/min')),
     from: z.strictObject({ address: z.union([z.literal(''), z.email()]), name: z.string().max(128) }),
   }),
-  dkim: z.strictObject({
-    selector: z.string().regex(/^[a-zA-Z0-9._-]+$/, 'must be a DNS label'),
-  }),
-  bounceDomain: z.union([z.literal(''), z.string().regex(/^[a-z0-9.-]+$/, 'must be a lowercase domain name')]),
+  // dkim and bounceDomain: declared once above (inbound and email share them).
   tracking: z.strictObject({
     enabledByDefault: z.boolean(),
     secret: z.string(),

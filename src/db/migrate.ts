@@ -4,12 +4,14 @@ import { Migrator, type Migration, type MigrationProvider } from 'kysely';
 import type { Db } from './database.js';
 import * as m0001 from './migrations/0001-foundation.js';
 import * as m0003 from './migrations/0003-messages.js';
+import * as m0004 from './migrations/0004-inbound.js';
 import * as m0005 from './migrations/0005-email.js';
 import * as m0006 from './migrations/0006-webhooks.js';
 
 const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
   '0003-messages': m0003,
+  '0004-inbound': m0004,
   '0005-email': m0005,
   '0006-webhooks': m0006,
 };

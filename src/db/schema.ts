@@ -231,6 +231,57 @@ export interface EmailSecretsTable {
   created_at: string;
 }
 
+// --- inbound: addresses, raw sources, received messages -----------------------------------------
+
+export interface InboundAddressesTable {
+  id: string;
+  /** inb_ public id. */
+  public_id: string;
+  workspace_id: string;
+  domain_id: string;
+  /** Lowercased local part, or `*` for the catch-all. */
+  local_part: string;
+  address: string;
+  description: string;
+  forward_to: string | null;
+  webhook_endpoint_id: string | null;
+  active: number;
+  livemode: number;
+  created_at: string;
+  deleted_at: string | null;
+}
+
+export interface InboundRawTable {
+  id: string;
+  /** The source as stored (Authentication-Results prepended); null once purged after retention. */
+  source: Buffer | null;
+  received_at: string;
+  purged_at: string | null;
+}
+
+export interface ReceivedMessagesTable {
+  id: string;
+  /** rcv_ public id. */
+  public_id: string;
+  workspace_id: string;
+  livemode: number;
+  status: string; // 'received' | 'dropped' | 'quota_exceeded'
+  /** The matched address row (exact or catch-all); null when dropped. */
+  address_id: string | null;
+  /** Canonical address for an exact match; null for catch-all or unmatched mail. */
+  address: string | null;
+  plus_tag: string;
+  raw_id: string;
+  /** JSON {from, to}. */
+  envelope: string;
+  from_email: string;
+  /** JSON of the parsed fields (from, to, cc, messageId, inReplyTo, text, html, strippedReply, truncated, headers, attachments, verdicts). */
+  parsed: string;
+  subject: string;
+  size_bytes: number;
+  received_at: string;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -247,4 +298,7 @@ export interface Database {
   email_settings: EmailSettingsTable;
   sender_counters: SenderCountersTable;
   email_secrets: EmailSecretsTable;
+  inbound_addresses: InboundAddressesTable;
+  inbound_raw: InboundRawTable;
+  received_messages: ReceivedMessagesTable;
 }

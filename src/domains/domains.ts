@@ -1,0 +1,261 @@
+// Inbound (and sending) domains of a workspace. The shared domain {slug}.in.{shared} is created
+// lazily and needs no DNS; a custom domain is claimed with a fresh DKIM key and becomes verified
+// when a live DNS lookup finds both published records (checked on every read while pending).
+// A claim still pending 7 days after creation becomes failed and no longer blocks other claims.
+import type { Config } from '../config.js';
+import type { Db } from '../db/database.js';
+import { isUniqueViolation } from '../db/database.js';
+import type { DomainsTable } from '../db/schema.js';
+import type { Clock } from '../lib/clock.js';
+import type { DnsResolver } from '../lib/dns.js';
+import { AppError, notFound } from '../lib/errors.js';
+import type { Ids } from '../lib/ids.js';
+import type { Logger } from '../lib/logger.js';
+import { dkimRecordMatches, dkimRecordValue, generateDkimKey } from './dkim-keys.js';
+import { bounceDomainOf, isDomainName, normalizeDomain, sharedDomainOf, slugOfSharedDomain } from './names.js';
+
+export const CLAIM_EXPIRY_MS = 7 * 24 * 3600 * 1000;
+
+export interface DnsRecord {
+  type: 'MX' | 'TXT';
+  name: string;
+  value: string;
+  priority?: number;
+  purpose: string;
+  check: 'inboundMx' | 'dkim';
+}
+
+export interface InboundDomain {
+  id: string;
+  domain: string;
+  kind: 'shared' | 'custom';
+  status: 'pending' | 'verified' | 'failed';
+  records: DnsRecord[];
+  verifiedAt: string | null;
+  createdAt: string;
+}
+
+type Row = DomainsTable;
+
+export interface DomainStore {
+  /** The workspace's shared domain row, created on first use. */
+  ensureShared(workspace: { id: string; slug: string }): Promise<Row>;
+  list(workspaceId: string): Promise<InboundDomain[]>;
+  /** Re-checks a pending custom domain through DNS before answering. */
+  get(workspaceId: string, id: string): Promise<InboundDomain>;
+  claim(workspaceId: string, input: { domain: string; acknowledgeExistingMx?: boolean }): Promise<InboundDomain>;
+  remove(workspaceId: string, id: string): Promise<void>;
+  /** Marks claims pending for more than 7 days as failed; returns how many. */
+  expireClaims(): Promise<number>;
+  /** A verified custom domain row of the workspace (for address creation). */
+  verifiedCustom(workspaceId: string, id: string): Promise<Row | null>;
+  /** True when mail to this domain would be received by Postern (any workspace, any state but failed/deleted). */
+  isServedDomain(domain: string): Promise<boolean>;
+}
+
+export interface DomainDeps {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  ids: Ids;
+  dns: DnsResolver;
+  log: Logger;
+}
+
+const sameHost = (a: string, b: string) => normalizeDomain(a) === normalizeDomain(b);
+
+export function createDomainStore({ config, db, clock, ids, dns, log }: DomainDeps): DomainStore {
+  const records = (row: Row): DnsRecord[] => {
+    if (row.kind === 'shared') return [];
+    return [
+      {
+        type: 'MX',
+        name: row.domain,
+        value: config.hostname,
+        priority: 10,
+        purpose: `Routes mail for ${row.domain} to this Postern server (replaces any other MX for the domain)`,
+        check: 'inboundMx',
+      },
+      {
+        type: 'TXT',
+        name: `${row.dkim_selector}._domainkey.${row.domain}`,
+        value: dkimRecordValue(row.dkim_public_key ?? ''),
+        purpose: `Publishes the DKIM public key Postern signs mail from ${row.domain} with`,
+        check: 'dkim',
+      },
+    ];
+  };
+
+  const view = (row: Row): InboundDomain => ({
+    id: row.id,
+    domain: row.domain,
+    kind: row.kind as InboundDomain['kind'],
+    status: row.status as InboundDomain['status'],
+    records: records(row),
+    verifiedAt: row.verified_at,
+    createdAt: row.created_at,
+  });
+
+  const mxPointsHere = async (domain: string): Promise<boolean> => {
+    try {
+      return (await dns.resolveMx(domain)).some((mx) => sameHost(mx.exchange, config.hostname));
+    } catch {
+      return false;
+    }
+  };
+
+  const dkimPublished = async (row: Row): Promise<boolean> => {
+    try {
+      const txt = await dns.resolveTxt(`${row.dkim_selector}._domainkey.${row.domain}`);
+      return txt.some((chunks) => dkimRecordMatches(chunks.join(''), row.dkim_public_key ?? ''));
+    } catch {
+      return false;
+    }
+  };
+
+  // pending → failed after 7 days, pending → verified when both records check out.
+  const refresh = async (row: Row): Promise<Row> => {
+    if (row.kind !== 'custom' || row.status !== 'pending') return row;
+    const now = clock.now();
+    if (now.getTime() - Date.parse(row.created_at) > CLAIM_EXPIRY_MS) {
+      await db.updateTable('domains').set({ status: 'failed' }).where('id', '=', row.id).where('status', '=', 'pending').execute();
+      return { ...row, status: 'failed' };
+    }
+    const [mx, dkim] = await Promise.all([mxPointsHere(row.domain), dkimPublished(row)]);
+    if (!mx || !dkim) return row;
+    const verifiedAt = now.toISOString();
+    await db.updateTable('domains').set({ status: 'verified', verified_at: verifiedAt }).where('id', '=', row.id).where('status', '=', 'pending').execute();
+    log.info({ domain: row.domain }, 'domain verified');
+    return { ...row, status: 'verified', verified_at: verifiedAt };
+  };
+
+  const liveRow = (workspaceId: string, id: string) =>
+    db.selectFrom('domains').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+
+  const store: DomainStore = {
+    async ensureShared(workspace) {
+      const find = () =>
+        db.selectFrom('domains').selectAll().where('workspace_id', '=', workspace.id).where('kind', '=', 'shared').where('deleted_at', 'is', null).executeTakeFirst();
+      const existing = await find();
+      if (existing) return existing;
+      const now = clock.now().toISOString();
+      const row: Row = {
+        id: ids.uuid(),
+        workspace_id: workspace.id,
+        domain: sharedDomainOf(workspace.slug, config.sharedInboundDomain),
+        kind: 'shared',
+        status: 'verified',
+        dkim_selector: null,
+        dkim_private_key: null,
+        dkim_public_key: null,
+        verified_at: now,
+        created_at: now,
+        deleted_at: null,
+      };
+      await db.insertInto('domains').values(row).execute();
+      // Two first address creations at once may both insert; keep the oldest, drop the other.
+      const all = await db.selectFrom('domains').selectAll().where('workspace_id', '=', workspace.id).where('kind', '=', 'shared').where('deleted_at', 'is', null).orderBy('id').execute();
+      for (const extra of all.slice(1)) {
+        const used = await db.selectFrom('inbound_addresses').select('id').where('domain_id', '=', extra.id).executeTakeFirst();
+        if (!used) await db.deleteFrom('domains').where('id', '=', extra.id).execute();
+      }
+      return all[0];
+    },
+
+    async list(workspaceId) {
+      const rows = await db.selectFrom('domains').selectAll().where('workspace_id', '=', workspaceId).where('deleted_at', 'is', null).orderBy('created_at').orderBy('id').execute();
+      const refreshed = await Promise.all(rows.map(refresh));
+      // The shared domain first, then custom domains oldest first.
+      return [...refreshed.filter((r) => r.kind === 'shared'), ...refreshed.filter((r) => r.kind !== 'shared')].map(view);
+    },
+
+    async get(workspaceId, id) {
+      const row = await liveRow(workspaceId, id);
+      if (!row) throw notFound('domain');
+      return view(await refresh(row));
+    },
+
+    async claim(workspaceId, input) {
+      const domain = normalizeDomain(input.domain);
+      if (!isDomainName(domain)) throw new AppError('invalid_domain', `${input.domain} is not a domain name that can receive mail`);
+      const shared = normalizeDomain(config.sharedInboundDomain);
+      if (domain === shared || domain.endsWith('.' + shared) || domain === bounceDomainOf(config) || sameHost(domain, config.hostname)) {
+        throw new AppError('invalid_domain', `${domain} is served by Postern itself and cannot be claimed`);
+      }
+      const claims = await db
+        .selectFrom('domains')
+        .select(['workspace_id', 'status'])
+        .where('domain', '=', domain)
+        .where('deleted_at', 'is', null)
+        .where('status', '!=', 'failed')
+        .execute();
+      if (claims.some((c) => c.workspace_id === workspaceId)) throw new AppError('already_exists', `this workspace already receives on ${domain}`);
+      if (claims.length > 0) throw new AppError('domain_claimed', `${domain} is claimed by another workspace`);
+      if (!input.acknowledgeExistingMx) {
+        let hosts: string[] = [];
+        try {
+          hosts = (await dns.resolveMx(domain)).map((mx) => normalizeDomain(mx.exchange)).filter((h) => h !== '' && !sameHost(h, config.hostname));
+        } catch {
+          hosts = []; // no MX (or no answer): nothing to take over
+        }
+        if (hosts.length > 0) {
+          throw new AppError('existing_mx', `${domain} already receives mail elsewhere; publishing our MX replaces it. Retry with acknowledgeExistingMx: true`, { hosts });
+        }
+      }
+      const key = await generateDkimKey();
+      const row: Row = {
+        id: ids.uuid(),
+        workspace_id: workspaceId,
+        domain,
+        kind: 'custom',
+        status: 'pending',
+        dkim_selector: config.dkim.selector,
+        dkim_private_key: key.privateKey,
+        dkim_public_key: key.publicKey,
+        verified_at: null,
+        created_at: clock.now().toISOString(),
+        deleted_at: null,
+      };
+      try {
+        await db.insertInto('domains').values(row).execute();
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new AppError('already_exists', `this workspace already receives on ${domain}`);
+        throw err;
+      }
+      return view(row);
+    },
+
+    async remove(workspaceId, id) {
+      const row = await liveRow(workspaceId, id);
+      if (!row) throw notFound('domain');
+      if (row.kind === 'shared') throw new AppError('shared_domain', 'the shared domain cannot be deleted');
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (trx) => {
+        await trx.updateTable('domains').set({ deleted_at: now }).where('id', '=', id).execute();
+        await trx.updateTable('inbound_addresses').set({ deleted_at: now, active: 0 }).where('domain_id', '=', id).where('deleted_at', 'is', null).execute();
+      });
+    },
+
+    async expireClaims() {
+      const cutoff = new Date(clock.now().getTime() - CLAIM_EXPIRY_MS).toISOString();
+      const r = await db.updateTable('domains').set({ status: 'failed' }).where('status', '=', 'pending').where('created_at', '<', cutoff).executeTakeFirst();
+      return Number(r.numUpdatedRows);
+    },
+
+    async verifiedCustom(workspaceId, id) {
+      const row = await liveRow(workspaceId, id);
+      if (!row || row.kind !== 'custom') return null;
+      const fresh = await refresh(row);
+      return fresh.status === 'verified' ? fresh : null;
+    },
+
+    async isServedDomain(domain) {
+      const d = normalizeDomain(domain);
+      if (d === bounceDomainOf(config) || slugOfSharedDomain(d, config.sharedInboundDomain) !== null) return true;
+      if (d === normalizeDomain(config.sharedInboundDomain)) return true;
+      const row = await db.selectFrom('domains').select('id').where('domain', '=', d).where('deleted_at', 'is', null).where('status', '!=', 'failed').executeTakeFirst();
+      return !!row;
+    },
+  };
+  return store;
+}

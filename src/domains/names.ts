@@ -1,0 +1,36 @@
+// Domain-name rules shared by claims, routing and forward-loop checks. Names are compared lowercase
+// without a trailing dot; a claimable name is 4–253 characters of LDH labels with an alphabetic TLD.
+
+const LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+
+export function normalizeDomain(name: string): string {
+  return name.trim().toLowerCase().replace(/\.$/, '');
+}
+
+/** True for a syntactically real, public-looking domain name (at least two labels, alphabetic TLD). */
+export function isDomainName(name: string): boolean {
+  if (name.length < 4 || name.length > 253) return false;
+  const labels = name.split('.');
+  if (labels.length < 2) return false;
+  if (!labels.every((l) => LABEL.test(l))) return false;
+  const tld = labels[labels.length - 1];
+  return /^[a-z]{2,63}$/.test(tld) || /^xn--[a-z0-9-]+$/.test(tld);
+}
+
+/** The workspace's shared receiving domain: {slug}.in.{sharedInboundDomain}. */
+export function sharedDomainOf(slug: string, sharedInboundDomain: string): string {
+  return `${slug}.${sharedInboundDomain}`;
+}
+
+/** The workspace slug when `domain` is a shared receiving domain, else null. */
+export function slugOfSharedDomain(domain: string, sharedInboundDomain: string): string | null {
+  const suffix = '.' + sharedInboundDomain;
+  if (!domain.endsWith(suffix)) return null;
+  const slug = domain.slice(0, -suffix.length);
+  return LABEL.test(slug) ? slug : null;
+}
+
+/** The bounce domain: config `bounceDomain`, or `bounces.` + hostname when empty. */
+export function bounceDomainOf(config: { bounceDomain: string; hostname: string }): string {
+  return normalizeDomain(config.bounceDomain || `bounces.${config.hostname}`);
+}

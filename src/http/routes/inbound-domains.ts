@@ -1,0 +1,30 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { DomainStore } from '../../domains/domains.js';
+import { principalOf, requireScope } from '../auth.js';
+import { parseBody } from '../validate.js';
+
+const claimBody = z.strictObject({
+  domain: z.string(),
+  acknowledgeExistingMx: z.boolean().optional(),
+});
+
+export function inboundDomainRoutes({ domains }: { domains: DomainStore }): Router {
+  const r = Router();
+  r.use('/inbound/domains', requireScope('inbound'));
+  r.post('/inbound/domains', async (req, res) => {
+    const body = parseBody(claimBody, req.body);
+    res.status(201).json(await domains.claim(principalOf(res).workspace.id, body));
+  });
+  r.get('/inbound/domains', async (_req, res) => {
+    res.json({ domains: await domains.list(principalOf(res).workspace.id) });
+  });
+  r.get('/inbound/domains/:id', async (req, res) => {
+    res.json(await domains.get(principalOf(res).workspace.id, req.params.id));
+  });
+  r.delete('/inbound/domains/:id', async (req, res) => {
+    await domains.remove(principalOf(res).workspace.id, req.params.id);
+    res.json({ deleted: true });
+  });
+  return r;
+}

@@ -1,0 +1,161 @@
+// The read side of received mail: list, detail, raw source and attachments. The detail is also
+// the payload of message.received, so both come from toDetail(). Raw source and attachments are
+// served for `inbound.retentionDays` (30) after receipt, then 410 gone; purge() drops the bytes.
+import type { Config } from '../config.js';
+import type { Db } from '../db/database.js';
+import type { ReceivedMessagesTable } from '../db/schema.js';
+import type { Clock } from '../lib/clock.js';
+import { AppError, invalidRequest, notFound } from '../lib/errors.js';
+import { extractAttachment, type AttachmentInfo, type Mailbox } from './parse.js';
+import type { Verdicts } from './verify.js';
+
+export interface StoredParsed {
+  from: Mailbox;
+  to: Mailbox[];
+  cc: Mailbox[];
+  messageId: string;
+  inReplyTo: string;
+  text: string;
+  html: string;
+  strippedReply: string;
+  truncated: boolean;
+  headers: Record<string, string | string[]>;
+  attachments: AttachmentInfo[];
+  verdicts: Verdicts;
+}
+
+export interface ReceivedSummary {
+  id: string;
+  status: string;
+  from: string;
+  subject: string;
+  plusTag: string;
+  sizeBytes: number;
+  receivedAt: string;
+}
+
+export type MessageRow = ReceivedMessagesTable;
+
+export function toDetail(row: MessageRow, publicUrl: string) {
+  const p = JSON.parse(row.parsed) as StoredParsed;
+  const base = `${publicUrl.replace(/\/$/, '')}/v1/inbound/messages/${row.public_id}`;
+  return {
+    id: row.public_id,
+    status: row.status,
+    channel: 'email',
+    address: row.address,
+    plusTag: row.plus_tag,
+    from: p.from,
+    to: p.to,
+    cc: p.cc,
+    envelope: JSON.parse(row.envelope) as { from: string; to: string[] },
+    subject: row.subject,
+    messageId: p.messageId,
+    inReplyTo: p.inReplyTo,
+    text: p.text,
+    html: p.html,
+    strippedReply: p.strippedReply,
+    truncated: p.truncated,
+    headers: p.headers,
+    attachments: p.attachments.map((a) => ({ ...a, url: `${base}/attachments/${a.index}` })),
+    verdicts: p.verdicts,
+    sizeBytes: Number(row.size_bytes),
+    rawUrl: `${base}/raw`,
+    receivedAt: row.received_at,
+  };
+}
+
+export type ReceivedDetail = ReturnType<typeof toDetail>;
+
+const ISO = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/;
+
+export interface ListQuery {
+  limit?: number;
+  before?: string;
+  address?: string;
+}
+
+export interface MessageReader {
+  list(workspaceId: string, livemode: boolean, q: ListQuery): Promise<ReceivedSummary[]>;
+  detail(workspaceId: string, livemode: boolean, publicId: string): Promise<ReceivedDetail>;
+  raw(workspaceId: string, livemode: boolean, publicId: string): Promise<Buffer>;
+  attachment(workspaceId: string, livemode: boolean, publicId: string, index: number): Promise<{ content: Buffer; contentType: string; filename: string }>;
+  /** Drops raw sources older than the retention; returns how many. The daily job calls this. */
+  purge(): Promise<number>;
+}
+
+export function createMessageReader({ config, db, clock, publicUrl }: { config: Config; db: Db; clock: Clock; publicUrl: () => string }): MessageReader {
+  const retentionMs = config.inbound.retentionDays * 24 * 3600 * 1000;
+  const cutoff = () => new Date(clock.now().getTime() - retentionMs).toISOString();
+
+  const row = async (workspaceId: string, livemode: boolean, publicId: string) => {
+    const r = await db
+      .selectFrom('received_messages')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('livemode', '=', livemode ? 1 : 0)
+      .where('public_id', '=', publicId)
+      .executeTakeFirst();
+    if (!r) throw notFound('message');
+    return r;
+  };
+
+  const rawOf = async (r: MessageRow): Promise<Buffer> => {
+    const gone = () => new AppError('gone', `the raw source and attachments are kept ${config.inbound.retentionDays} days after receipt`);
+    if (r.received_at < cutoff()) throw gone();
+    const raw = await db.selectFrom('inbound_raw').select('source').where('id', '=', r.raw_id).executeTakeFirst();
+    if (!raw?.source) throw gone();
+    return Buffer.from(raw.source);
+  };
+
+  return {
+    async list(workspaceId, livemode, q) {
+      let query = db
+        .selectFrom('received_messages')
+        .select(['public_id', 'status', 'from_email', 'subject', 'plus_tag', 'size_bytes', 'received_at'])
+        .where('workspace_id', '=', workspaceId)
+        .where('livemode', '=', livemode ? 1 : 0);
+      if (q.before !== undefined) {
+        if (!ISO.test(q.before) || Number.isNaN(Date.parse(q.before))) throw invalidRequest('before must be an ISO 8601 timestamp');
+        query = query.where('received_at', '<', new Date(q.before).toISOString());
+      }
+      if (q.address !== undefined) {
+        const a = await db.selectFrom('inbound_addresses').select('id').where('workspace_id', '=', workspaceId).where('public_id', '=', q.address).executeTakeFirst();
+        if (!a) return [];
+        query = query.where('address_id', '=', a.id);
+      }
+      const rows = await query.orderBy('received_at', 'desc').orderBy('id', 'desc').limit(q.limit ?? 50).execute();
+      return rows.map((r) => ({
+        id: r.public_id,
+        status: r.status,
+        from: r.from_email,
+        subject: r.subject,
+        plusTag: r.plus_tag,
+        sizeBytes: Number(r.size_bytes),
+        receivedAt: r.received_at,
+      }));
+    },
+    async detail(workspaceId, livemode, publicId) {
+      return toDetail(await row(workspaceId, livemode, publicId), publicUrl());
+    },
+    async raw(workspaceId, livemode, publicId) {
+      return rawOf(await row(workspaceId, livemode, publicId));
+    },
+    async attachment(workspaceId, livemode, publicId, index) {
+      const r = await row(workspaceId, livemode, publicId);
+      const raw = await rawOf(r);
+      const a = await extractAttachment(raw, index);
+      if (!a) throw notFound('attachment');
+      return a;
+    },
+    async purge() {
+      const r = await db
+        .updateTable('inbound_raw')
+        .set({ source: null, purged_at: clock.now().toISOString() })
+        .where('received_at', '<', cutoff())
+        .where('purged_at', 'is', null)
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows);
+    },
+  };
+}

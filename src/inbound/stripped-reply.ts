@@ -1,0 +1,76 @@
+// The reply a person typed, without the quoted history and signature it drags along. No maintained
+// reply parser runs on Node 20 without native parts, so this is a line scanner: it cuts at the first
+// marker of quoted history (an attribution line "On … wrote:" in its common languages and clients,
+// an Outlook header block, a forwarded/original-message separator, a run of `>` lines) and at the
+// standard signature delimiter "-- ". test/inbound/stripped-reply.test.ts holds the corpus.
+
+const ATTRIBUTION = [
+  /^on\b.{0,300}\bwrote:?\s*$/i, // Gmail, Apple Mail, Thunderbird (English)
+  /^le\b.{0,300}\ba écrit\s*:?\s*$/i, // French
+  /^am\b.{0,300}\bschrieb\b.{0,200}:?\s*$/i, // German
+  /^el\b.{0,300}\bescribió:?\s*$/i, // Spanish
+  /^il\b.{0,300}\bha scritto:?\s*$/i, // Italian
+  /^op\b.{0,300}\bschreef\b.{0,200}:?\s*$/i, // Dutch
+  /^em\b.{0,300}\bescreveu:?\s*$/i, // Portuguese
+  /^\d{4}[-/.]\d{1,2}[-/.]\d{1,2}.{0,200}<[^>]+@[^>]+>:?\s*$/, // "2024-01-02 10:00 GMT+01:00 Name <a@b>:"
+  /^.{0,200}<[^>]+@[^>]+>\s+(wrote|a écrit|schrieb|escribió):?\s*$/i,
+];
+
+const SEPARATORS = [
+  /^-{2,}\s*(original message|forwarded message|ursprüngliche nachricht|message d'origine|mensaje original|messaggio originale)\s*-{2,}\s*$/i,
+  /^-{5,}\s*forwarded message\s*-{5,}$/i,
+  /^begin forwarded message:?\s*$/i, // Apple Mail
+  /^_{20,}\s*$/, // Outlook's rule above the header block
+  /^-{3,}\s*reply above this line\s*-{3,}$/i,
+  /^##-\s*please type your reply above this line\s*-##$/i,
+  /^sent from my (iphone|ipad|android|mobile|blackberry|galaxy|phone)\b.*$/i, // client markers
+  /^sent from (outlook|mail) for (ios|android|windows( 10)?)\b.*$/i,
+  /^get outlook for (ios|android)\s*$/i,
+  /^envoyé de mon (iphone|ipad)\s*$/i,
+  /^von meinem (iphone|ipad) gesendet\s*$/i,
+];
+
+// Outlook quotes with a header block: "From: …" followed within a few lines by Sent:/Date: and Subject:.
+function isOutlookHeaderBlock(lines: string[], i: number): boolean {
+  if (!/^\*?(from|von|de|da|van)\s*:\*?\s+\S/i.test(lines[i])) return false;
+  const next = lines.slice(i + 1, i + 6).join('\n');
+  return /^\*?(sent|date|gesendet|envoyé|enviado|inviato|datum|verzonden)\s*:/im.test(next) && /^\*?(subject|betreff|objet|asunto|oggetto|onderwerp)\s*:/im.test(next);
+}
+
+export function stripReply(text: string): string {
+  const lines = text.replace(/\r\n?/g, '\n').split('\n');
+  let end = lines.length;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    const trimmed = line.trim();
+    if (line === '-- ' || line === '--' || trimmed === '-- ') {
+      end = i;
+      break;
+    }
+    if (SEPARATORS.some((re) => re.test(trimmed)) || isOutlookHeaderBlock(lines, i)) {
+      end = i;
+      break;
+    }
+    // An attribution may wrap onto a second line ("On Mon, … Name <x@y>\nwrote:").
+    const joined = i + 1 < lines.length ? `${trimmed} ${lines[i + 1].trim()}` : trimmed;
+    if (ATTRIBUTION.some((re) => re.test(trimmed))) {
+      end = i;
+      break;
+    }
+    if (/^on\b/i.test(trimmed) && /^wrote:?\s*$/i.test(lines[i + 1]?.trim() ?? '') && ATTRIBUTION[0].test(joined)) {
+      end = i;
+      break;
+    }
+    // A quoted block: a `>` line where everything after it is quoted or blank.
+    if (/^\s*>/.test(line) && lines.slice(i).every((l) => /^\s*>/.test(l) || l.trim() === '')) {
+      end = i;
+      break;
+    }
+  }
+  // Drop remaining interleaved quoted lines (top-posting with inline quotes is rare; bottom lines go).
+  return lines
+    .slice(0, end)
+    .filter((l) => !/^\s*>/.test(l))
+    .join('\n')
+    .trim();
+}
