@@ -1,9 +1,11 @@
 // `npm run bench [name…]`: runs the named benchmarks (all when none is named) and prints figures.
 // An explicit registry: each capability adds its benchmark here.
 import { run as api } from './api.js';
+import { run as webhooks } from './webhooks.js';
 
 const benches: Record<string, () => Promise<void>> = {
   api,
+  webhooks,
 };
 
 const wanted = process.argv.slice(2);

@@ -11,7 +11,9 @@ import { performance } from 'node:perf_hooks';
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
 import type { Config } from '../config.js';
+import type { Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
+import type { Database } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import type { DnsResolver } from '../lib/dns.js';
 import type { Ids } from '../lib/ids.js';
@@ -67,11 +69,21 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
   let stopping = false;
   const abandon = new AbortController();
   let wakeUp: (() => void) | null = null;
+  // Whether the next claim looks at every endpoint, or only at those whose attempts just finished.
+  let scanAll = true;
+  const freed = new Set<string>();
 
-  const nudge = () => {
+  // A wake-up that arrives while a pass is busy (not yet waiting) must not be lost.
+  let signaled = false;
+  const wake = () => {
+    signaled = true;
     const w = wakeUp;
     wakeUp = null;
     w?.();
+  };
+  const nudge = () => {
+    scanAll = true;
+    wake();
   };
 
   async function attempt(url: string, headers: Record<string, string>, body: string): Promise<AttemptOutcome> {
@@ -105,6 +117,41 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
     }
   }
 
+  // Group commit of attempt results: results that finish while a commit is running share the next
+  // one, so many concurrent attempts cost one fsync instead of one each (SQLite has one writer).
+  type Apply = (trx: Transaction<Database>) => Promise<void>;
+  const pendingResults: { apply: Apply; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  let flushing: Promise<void> | null = null;
+
+  async function flushResults(): Promise<void> {
+    while (pendingResults.length > 0) {
+      const batch = pendingResults.splice(0);
+      try {
+        await db.transaction().execute(async (trx) => {
+          for (const r of batch) await r.apply(trx);
+        });
+        for (const r of batch) r.resolve();
+      } catch {
+        // One bad result must not sink the others: retry them one by one.
+        for (const r of batch) {
+          try {
+            await db.transaction().execute((trx) => r.apply(trx));
+            r.resolve();
+          } catch (err) {
+            r.reject(err);
+          }
+        }
+      }
+    }
+    flushing = null;
+  }
+
+  const commitResult = (apply: Apply): Promise<void> =>
+    new Promise((resolve, reject) => {
+      pendingResults.push({ apply, resolve, reject });
+      flushing ??= flushResults();
+    });
+
   async function deliver(deliveryId: string, token: string): Promise<void> {
     const d = await db
       .selectFrom('webhook_deliveries as d')
@@ -137,7 +184,7 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
     const status = ok ? 'succeeded' : next ? 'pending' : 'failed';
 
     let disable: string | null = null;
-    await db.transaction().execute(async (trx) => {
+    await commitResult(async (trx) => {
       const updated = await trx
         .updateTable('webhook_deliveries')
         .set({
@@ -181,17 +228,13 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
     log.debug({ endpoint: d.endpoint_public_id, event: d.event_id, status: outcome.statusCode, error: outcome.error, attempt: attempts }, 'webhook attempt');
   }
 
-  /** Claims due deliveries within the caps and starts them; returns how many it started. */
-  async function claimAndLaunch(): Promise<number> {
-    const room = cfg.maxInFlight - inflight.size;
-    if (room <= 0) return 0;
-    const now = clock.now();
-    const nowIso = now.toISOString();
+  /** Attempts held per endpoint: leases in the database (all nodes) and our own in-flight ones. */
+  async function busyByEndpoint(nowIso: string): Promise<Map<string, number>> {
     const leased = await db
       .selectFrom('webhook_deliveries')
       .select(['endpoint_id', (eb) => eb.fn.countAll<number>().as('n')])
-      .where('status', '=', 'pending')
       .where('locked_until', '>', nowIso)
+      .where('status', '=', 'pending')
       .groupBy('endpoint_id')
       .execute();
     const busy = new Map<string, number>(leased.map((r) => [r.endpoint_id, Number(r.n)]));
@@ -199,9 +242,11 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
     const local = new Map<string, number>();
     for (const f of inflight.values()) local.set(f.endpointId, (local.get(f.endpointId) ?? 0) + 1);
     for (const [id, n] of local) busy.set(id, Math.max(busy.get(id) ?? 0, n));
-    const atCap = [...busy].filter(([, n]) => n >= cfg.concurrencyPerEndpoint).map(([id]) => id);
+    return busy;
+  }
 
-    let q = db
+  const dueDeliveries = (nowIso: string) =>
+    db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
       .select(['d.id', 'd.endpoint_id'])
@@ -209,62 +254,111 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
       .where('d.next_attempt_at', '<=', nowIso)
       .where((eb) => eb.or([eb('d.locked_until', 'is', null), eb('d.locked_until', '<=', nowIso)]))
       .where('e.enabled', '=', 1)
-      .where('e.deleted_at', 'is', null);
-    if (atCap.length) q = q.where('d.endpoint_id', 'not in', atCap);
-    const candidates = await q.orderBy('d.next_attempt_at').orderBy('d.id').limit(room * 2).execute();
+      .where('e.deleted_at', 'is', null)
+      .orderBy('d.next_attempt_at')
+      .orderBy('d.id');
 
-    let started = 0;
-    const leaseUntil = new Date(now.getTime() + cfg.leaseMs).toISOString();
+  /**
+   * Claims due deliveries within the caps and starts them; returns how many it started. A full
+   * scan looks at every endpoint not at its cap; after an attempt finishes, only its endpoint is
+   * looked at (an indexed query), so a long backlog behind one endpoint is not rescanned per attempt.
+   */
+  async function claimAndLaunch(): Promise<number> {
+    const room = cfg.maxInFlight - inflight.size;
+    if (room <= 0 || (!scanAll && freed.size === 0)) return 0;
+    const full = scanAll;
+    const targets = [...freed];
+    freed.clear();
+    const now = clock.now();
+    const nowIso = now.toISOString();
+    const busy = await busyByEndpoint(nowIso);
+    const atCap = [...busy].filter(([, n]) => n >= cfg.concurrencyPerEndpoint).map(([id]) => id);
+
+    let candidates: { id: string; endpoint_id: string }[] = [];
+    if (full) {
+      const q = atCap.length ? dueDeliveries(nowIso).where('d.endpoint_id', 'not in', atCap) : dueDeliveries(nowIso);
+      candidates = await q.limit(room * 2).execute();
+    } else {
+      for (const ep of targets) {
+        const free = cfg.concurrencyPerEndpoint - (busy.get(ep) ?? 0);
+        if (free > 0) candidates.push(...(await dueDeliveries(nowIso).where('d.endpoint_id', '=', ep).limit(free).execute()));
+      }
+    }
+    const chosen: { id: string; endpoint_id: string }[] = [];
     for (const c of candidates) {
-      if (started >= room || stopping) break;
+      if (chosen.length >= room) break;
       if ((busy.get(c.endpoint_id) ?? 0) >= cfg.concurrencyPerEndpoint) continue;
-      const token = deps.ids.uuid();
-      const claimed = await db
-        .updateTable('webhook_deliveries')
-        .set({ locked_until: leaseUntil, lock_token: token })
-        .where('id', '=', c.id)
-        .where('status', '=', 'pending')
-        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', nowIso)]))
-        .executeTakeFirst();
-      if (claimed.numUpdatedRows === 0n) continue; // another worker won it
       busy.set(c.endpoint_id, (busy.get(c.endpoint_id) ?? 0) + 1);
+      chosen.push(c);
+    }
+    if (chosen.length === 0) {
+      if (full) scanAll = false;
+      return 0;
+    }
+
+    // One compare-and-swap for the batch; rows another node leased meanwhile are simply not ours.
+    const token = deps.ids.uuid();
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ locked_until: new Date(now.getTime() + cfg.leaseMs).toISOString(), lock_token: token })
+      .where('id', 'in', chosen.map((c) => c.id))
+      .where('status', '=', 'pending')
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', nowIso)]))
+      .execute();
+    const won = await db.selectFrom('webhook_deliveries').select(['id', 'endpoint_id']).where('lock_token', '=', token).execute();
+    for (const c of won) {
       const done = deliver(c.id, token)
         .catch((err) => log.error({ err, delivery: c.id }, 'webhook delivery crashed; its lease will expire and it will be retried'))
         .finally(() => {
           inflight.delete(c.id);
-          nudge();
+          freed.add(c.endpoint_id);
+          wake();
         });
       inflight.set(c.id, { endpointId: c.endpoint_id, done });
-      started += 1;
     }
-    return started;
+    return won.length;
   }
 
   const waitForChange = async (): Promise<void> => {
+    if (signaled) {
+      signaled = false;
+      return;
+    }
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
       ...[...inflight.values()].map((f) => f.done),
       new Promise<void>((resolve) => (wakeUp = resolve)),
       new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, cfg.pollIntervalMs);
+        timer = setTimeout(() => {
+          scanAll = true; // retries that fell due meanwhile
+          resolve();
+        }, cfg.pollIntervalMs);
         timer.unref();
       }),
     ]);
     clearTimeout(timer);
+    wakeUp = null;
+    signaled = false;
   };
 
   const spec: WorkerSpec = {
     name: 'webhooks',
     intervalMs: cfg.pollIntervalMs,
     async run() {
+      signaled = false;
       if (stopping) {
         await Promise.allSettled([...inflight.values()].map((f) => f.done));
         return false;
       }
       const fanned = await fanOut(db, deps);
+      if (fanned > 0) scanAll = true;
       const started = await claimAndLaunch();
       if (fanned > 0 || started > 0) return true;
-      if (inflight.size === 0) return false;
+      if (inflight.size === 0 && freed.size === 0) {
+        scanAll = true; // the next pass starts with a full look
+        return false;
+      }
+      if (freed.size > 0) return true;
       // Attempts are in flight: wait for one to finish (or for new work) and look again, so the
       // pass — and a test's tick() — ends only when nothing is in flight and nothing is due.
       await waitForChange();

@@ -59,6 +59,13 @@ export async function up(db: Kysely<any>): Promise<void> {
     .on('webhook_deliveries')
     .columns(['status', 'next_attempt_at'])
     .execute();
+  // Leases held (per-endpoint concurrency across nodes) and one endpoint's due work.
+  await db.schema.createIndex('webhook_deliveries_lease').on('webhook_deliveries').column('locked_until').execute();
+  await db.schema
+    .createIndex('webhook_deliveries_endpoint_due')
+    .on('webhook_deliveries')
+    .columns(['endpoint_id', 'status', 'next_attempt_at'])
+    .execute();
   await db.schema
     .createIndex('webhook_deliveries_endpoint')
     .on('webhook_deliveries')
