@@ -41,6 +41,8 @@ import { createKeyStore, type KeyStore } from './workspaces/keys.js';
 import { createWorkspaceStore, type WorkspaceStore } from './workspaces/workspaces.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { createWebhooks, type Webhooks } from './webhooks/webhooks.js';
+import { createForwarding, type Forwarding } from './forwarding/forwarding.js';
+import { forwardingRoutes } from './http/routes/forwarding.js';
 
 export interface AppOptions {
   config: Config;
@@ -68,6 +70,7 @@ export interface App extends Deps {
   workspaces: WorkspaceStore;
   keys: KeyStore;
   webhooks: Webhooks;
+  forwarding: Forwarding;
   outbound: Outbound;
   suppressions: SuppressionStore;
   /** DSNs and complaints arriving for the bounce domain (the SMTP listener calls it). */
@@ -103,6 +106,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   const emailTokens = createTokenSource(deps);
   if (config.delivery.mode === 'relay' && !config.delivery.relayUrl) throw new ConfigError('invalid setting delivery.relayUrl (POSTERN_DELIVERY_RELAY_URL): required when delivery.mode is relay');
   outbound.registerTransport('email', createEmailTransport({ ...deps, suppressions, publicUrl: () => app.publicUrl() }, emailTokens));
+  // Forwarding wraps the live email transport (messages tagged forwardOf send the original source).
+  const forwarding = createForwarding(deps, outbound);
+  outbound.registerTransport('email', forwarding.wrap(createEmailTransport({ ...deps, suppressions, publicUrl: () => app.publicUrl() }, emailTokens)));
   outbound.addHoldCheck(createSuppressionCheck(suppressions));
   outbound.addAcceptCheck(createSenderCapsCheck(deps));
   const bounces = createBounceHandler({ ...deps, suppressions, bounceDomain: bounceDomainOf(config) });
@@ -118,6 +124,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     outbound.workerSpec,
   ];
   workerSpecs.push(webhooks.deliverer.spec);
+  workerSpecs.push(forwarding.workerSpec);
   const workers = workerSpecs.map((spec) => createWorker(spec, log));
   webhooks.attach(workers.find((w) => w.name === webhooks.deliverer.spec.name));
   outbound.attachWorker(workers.find((w) => w.name === DISPATCHER_WORKER));
@@ -130,6 +137,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     suppressionRoutes(suppressions),
   ];
   v1.push(webhookRoutes(webhooks.endpoints));
+  v1.push(forwardingRoutes(forwarding));
   v1.push(inboundDomainRoutes({ domains }), inboundAddressRoutes({ addresses }), inboundMessageRoutes({ messages: inboundMessages }));
   const open: Router[] = [
     trackingRoutes({ tokens: emailTokens, suppressions, log, engage: (id, kind, link) => recordEngagement(deps, id, kind, link) }),
@@ -150,6 +158,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     workspaces,
     keys,
     webhooks,
+    forwarding,
     outbound,
     suppressions,
     bounces,

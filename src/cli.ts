@@ -13,11 +13,13 @@ import { workspaceCommands } from './workspaces/cli.js';
 import { suppressionCommands } from './suppressions/cli.js';
 import { domainCommands } from './domains/cli.js';
 import { webhookCommands } from './webhooks/cli.js';
+import { forwardingCommands } from './forwarding/cli.js';
 
 const commands: Command[] = [...workspaceCommands];
 commands.push(...suppressionCommands);
 commands.push(...domainCommands);
 commands.push(...webhookCommands);
+commands.push(...forwardingCommands);
 
 export interface Io {
   out(text: string): void;

@@ -78,6 +78,14 @@ const schema = z.strictObject({
       rotationOverlap: z.string().regex(duration, 'must be a duration such as 24h'),
     })
     .refine((w) => w.leaseMs > w.timeoutMs, { message: 'leaseMs must exceed timeoutMs', path: ['leaseMs'] }),
+  // Forwarding of received mail: the ARC seal's signing domain (empty: `hostname`) and selector,
+  // and how many Received headers a message may carry before forwarding it is refused as a loop.
+  forwarding: z.strictObject({
+    arcDomain: z.union([z.literal(''), z.string().regex(/^[a-z0-9.-]+$/, 'must be a lowercase domain name')]),
+    arcSelector: z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'must be a DNS label'),
+    maxHops: z.number().int().min(1).max(200),
+    pollIntervalMs: z.number().int().min(10),
+  }),
   dispatcher: z.strictObject({
     concurrency: z.number().int().min(1).max(256),
     batchSize: z.number().int().min(1).max(1000),

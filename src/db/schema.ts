@@ -45,6 +45,8 @@ export interface EventsTable {
   created_at: string;
   /** 0 until the webhook worker has turned the event into delivery rows (migration 0006). */
   fanned_out: Generated<number>;
+  /** 0 until the forwarder has looked at a message.received event (migration 0006). */
+  forward_checked: Generated<number>;
 }
 
 // --- domains: inbound and sending domains, with their DKIM keys --------------------------------
@@ -117,6 +119,27 @@ export interface WebhookAttemptsTable {
   status_code: number | null;
   error: string | null;
   duration_ms: number;
+}
+
+// --- forwarding of received mail (migration 0006) ---------------------------------------------
+
+export interface ForwardsTable {
+  id: string;
+  /** rcv_ id of the received message; one forward per received message. */
+  received_id: string;
+  workspace_id: string;
+  forward_to: string;
+  /** msg_ id of the outbound message carrying the forward; null when none was made. */
+  message_id: string | null;
+  status: string; // 'queued' | 'skipped' | 'refused'
+  reason: string | null;
+  created_at: string;
+}
+
+export interface ForwardingKeysTable {
+  name: string;
+  value: string;
+  created_at: string;
 }
 
 // --- outbound: messages (row = queue entry), idempotency keys, monthly usage --------------------
@@ -290,6 +313,8 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;
+  forwards: ForwardsTable;
+  forwarding_keys: ForwardingKeysTable;
   messages: MessagesTable;
   message_idempotency: MessageIdempotencyTable;
   message_usage: MessageUsageTable;

@@ -1,6 +1,9 @@
 // Frozen: written against Kysely<any> and never importing app code, so it means the same forever.
 // Webhooks: endpoints, one delivery row per (event, endpoint) — the durable outbox — and the log
 // of every attempt. `events.fanned_out` marks events already turned into delivery rows.
+// Forwarding of received mail: `events.forward_checked` marks message.received events the
+// forwarder has looked at; `forwards` links a received message to the outbound message that
+// forwards it (or says why none was made); `forwarding_keys` holds the SRS secret and ARC key.
 import type { Kysely } from 'kysely';
 
 export async function up(db: Kysely<any>): Promise<void> {
@@ -9,6 +12,30 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('fanned_out', 'integer', (c) => c.notNull().defaultTo(0))
     .execute();
   await db.schema.createIndex('events_fanout').on('events').columns(['fanned_out', 'seq']).execute();
+  await db.schema
+    .alterTable('events')
+    .addColumn('forward_checked', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute();
+  await db.schema.createIndex('events_forward').on('events').columns(['forward_checked', 'type', 'seq']).execute();
+
+  await db.schema
+    .createTable('forwards')
+    .addColumn('id', 'text', (c) => c.primaryKey())
+    .addColumn('received_id', 'text', (c) => c.notNull().unique())
+    .addColumn('workspace_id', 'text', (c) => c.notNull().references('workspaces.id'))
+    .addColumn('forward_to', 'text', (c) => c.notNull())
+    .addColumn('message_id', 'text')
+    .addColumn('status', 'text', (c) => c.notNull())
+    .addColumn('reason', 'text')
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .execute();
+
+  await db.schema
+    .createTable('forwarding_keys')
+    .addColumn('name', 'text', (c) => c.primaryKey())
+    .addColumn('value', 'text', (c) => c.notNull())
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .execute();
 
   await db.schema
     .createTable('webhook_endpoints')
@@ -85,7 +112,9 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['webhook_attempts', 'webhook_deliveries', 'webhook_endpoints']) await db.schema.dropTable(t).execute();
+  for (const t of ['forwarding_keys', 'forwards', 'webhook_attempts', 'webhook_deliveries', 'webhook_endpoints']) await db.schema.dropTable(t).execute();
+  await db.schema.dropIndex('events_forward').execute();
   await db.schema.dropIndex('events_fanout').execute();
+  await db.schema.alterTable('events').dropColumn('forward_checked').execute();
   await db.schema.alterTable('events').dropColumn('fanned_out').execute();
 }
