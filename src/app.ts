@@ -127,6 +127,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   workerSpecs.push(forwarding.workerSpec);
   const workers = workerSpecs.map((spec) => createWorker(spec, log));
   webhooks.attach(workers.find((w) => w.name === webhooks.deliverer.spec.name));
+  forwarding.attach(workers.find((w) => w.name === forwarding.workerSpec.name));
   outbound.attachWorker(workers.find((w) => w.name === DISPATCHER_WORKER));
 
   // Adapters.

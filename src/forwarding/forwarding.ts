@@ -5,7 +5,7 @@ import { notFound } from '../lib/errors.js';
 import type { Outbound } from '../outbound/outbound.js';
 import type { Message } from '../outbound/message.js';
 import type { ChannelTransport } from '../outbound/channels/channel.js';
-import type { WorkerSpec } from '../lib/worker.js';
+import type { Worker, WorkerSpec } from '../lib/worker.js';
 import { createForwarder } from './forwarder.js';
 import { arcKey } from './keys.js';
 import { arcDomainOf, withForwarding } from './transport.js';
@@ -22,6 +22,8 @@ export interface ForwardView {
 
 export interface Forwarding {
   workerSpec: WorkerSpec;
+  /** Connects the registry's worker so received mail wakes it at once. */
+  attach(worker: Worker | undefined): void;
   wrap(inner: ChannelTransport): ChannelTransport;
   /** The forward of a received message of this workspace and environment. */
   forwardOf(scope: { workspaceId: string; livemode: boolean }, receivedId: string): Promise<ForwardView>;
@@ -30,8 +32,14 @@ export interface Forwarding {
 }
 
 export function createForwarding(deps: Deps, outbound: Outbound): Forwarding {
+  let worker: Worker | undefined;
+  deps.bus.subscribe('events.recorded', (p) => {
+    const type = (p as { type?: string } | null)?.type;
+    if (type === undefined || type === 'message.received') worker?.wake();
+  });
   return {
     workerSpec: createForwarder(deps, outbound),
+    attach: (w) => void (worker = w),
     wrap: (inner) => withForwarding(deps, inner),
     async forwardOf(scope, receivedId) {
       const row = await deps.db
