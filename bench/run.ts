@@ -6,6 +6,7 @@ import { run as send } from './send.js';
 import { run as channels } from './channels.js';
 import { run as delivery } from './delivery.js';
 import { run as inbound } from './inbound.js';
+import { run as webhooks } from './webhooks.js';
 
 const benches: Record<string, () => Promise<void>> = {
   api,
@@ -14,6 +15,7 @@ const benches: Record<string, () => Promise<void>> = {
   channels,
   delivery,
   inbound,
+  webhooks,
 };
 
 const wanted = process.argv.slice(2);

@@ -47,6 +47,10 @@ import { inboundDomainRoutes } from './http/routes/inbound-domains.js';
 import { inboundMessageRoutes } from './http/routes/inbound-messages.js';
 import { createKeyStore, type KeyStore } from './workspaces/keys.js';
 import { createWorkspaceStore, type WorkspaceStore } from './workspaces/workspaces.js';
+import { webhookRoutes } from './http/routes/webhooks.js';
+import { createWebhooks, type Webhooks } from './webhooks/webhooks.js';
+import { createForwarding, type Forwarding } from './forwarding/forwarding.js';
+import { forwardingRoutes } from './http/routes/forwarding.js';
 
 export interface AppOptions {
   config: Config;
@@ -83,6 +87,8 @@ export interface App extends Deps {
   channelTransports: ConnectionTransports;
   domains: DomainStore;
   inbound: { addresses: AddressStore; messages: MessageReader; receiver: Receiver; bounces: BounceHandler; committer: Committer };
+  webhooks: Webhooks;
+  forwarding: Forwarding;
   workers: Worker[];
   /** The URL clients and recipients reach the HTTP listener on (config, or derived after listen). */
   publicUrl(): string;
@@ -106,6 +112,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const workspaces = createWorkspaceStore(deps);
   const keys = createKeyStore({ ...deps, cacheTtlMs: config.auth.cacheTtlMs });
   const templates = createTemplateStore(deps);
+  const webhooks = createWebhooks(deps);
   const outbound = createOutbound({ ...deps, templates: () => templates });
   const connections = createConnectionStore({ ...deps, box: createSecretBox(loadSecretsKey(config)) });
   // Late-bound: the derived public URL needs the port known only after listen().
@@ -118,7 +125,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   const suppressions = createSuppressionStore(deps);
   const emailTokens = createTokenSource(deps);
   if (config.delivery.mode === 'relay' && !config.delivery.relayUrl) throw new ConfigError('invalid setting delivery.relayUrl (POSTERN_DELIVERY_RELAY_URL): required when delivery.mode is relay');
-  outbound.registerTransport('email', createEmailTransport({ ...deps, suppressions, publicUrl: () => app.publicUrl() }, emailTokens));
+  // Forwarding wraps the live email transport (messages tagged forwardOf send the original source).
+  const forwarding = createForwarding(deps, outbound);
+  outbound.registerTransport('email', forwarding.wrap(createEmailTransport({ ...deps, suppressions, publicUrl }, emailTokens)));
   outbound.addHoldCheck(createSuppressionCheck(suppressions));
   outbound.addSuppressHook(createSuppressHook(suppressions));
   outbound.addAcceptCheck(createSenderCapsCheck(deps));
@@ -130,10 +139,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   const receiver = createReceiver({ ...deps, committer, publicUrl });
 
   // Background workers: an explicit registry.
-  const workerSpecs: WorkerSpec[] = [
-    outbound.workerSpec,
-  ];
+  const workerSpecs: WorkerSpec[] = [outbound.workerSpec, webhooks.deliverer.spec, forwarding.workerSpec];
   const workers = workerSpecs.map((spec) => createWorker(spec, log));
+  webhooks.attach(workers.find((w) => w.name === webhooks.deliverer.spec.name));
+  forwarding.attach(workers.find((w) => w.name === forwarding.workerSpec.name));
   outbound.attachWorker(workers.find((w) => w.name === DISPATCHER_WORKER));
 
   // Adapters.
@@ -141,15 +150,19 @@ export async function createApp(options: AppOptions): Promise<App> {
     contextRoutes(),
     sendRoutes(outbound),
     messageRoutes(outbound, config, bus),
+    templateRoutes(templates),
     suppressionRoutes(suppressions),
+    connectionRoutes(connections),
+    inboundDomainRoutes({ domains }),
+    inboundAddressRoutes({ addresses }),
+    inboundMessageRoutes({ messages: inboundMessages }),
+    forwardingRoutes(forwarding),
+    webhookRoutes(webhooks.endpoints),
   ];
   const open: Router[] = [
     trackingRoutes({ tokens: emailTokens, suppressions, log, engage: (id, kind, link) => recordEngagement(deps, id, kind, link) }),
+    callbackRoutes({ connections, clock, publicUrl, sink: providerStatus }),
   ];
-  v1.push(templateRoutes(templates));
-  v1.push(connectionRoutes(connections));
-  open.push(callbackRoutes({ connections, clock, publicUrl, sink: providerStatus }));
-  v1.push(inboundDomainRoutes({ domains }), inboundAddressRoutes({ addresses }), inboundMessageRoutes({ messages: inboundMessages }));
   const httpApp = createHttpApp({ config, clock, log, keys, v1, open });
   const httpServer = http.createServer(httpApp);
   httpServer.keepAliveTimeout = 65_000;
@@ -173,6 +186,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     channelTransports,
     domains,
     inbound: { addresses, messages: inboundMessages, receiver, bounces, committer },
+    webhooks,
+    forwarding,
     workers,
     publicUrl: () => config.publicUrl.replace(/\/$/, '') || `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${httpPort}`,
     async start() {
@@ -204,6 +219,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         for (const w of workers) await w.stop();
         await outbound.stop();
         await channelTransports.close();
+        await webhooks.close();
         if (!options.database) await handle.close();
       })();
       return stopping;

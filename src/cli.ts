@@ -14,12 +14,16 @@ import { suppressionCommands } from './suppressions/cli.js';
 import { templateCommands } from './templates/cli.js';
 import { connectionCommands } from './connections/cli.js';
 import { domainCommands } from './domains/cli.js';
+import { webhookCommands } from './webhooks/cli.js';
+import { forwardingCommands } from './forwarding/cli.js';
 
 const commands: Command[] = [...workspaceCommands];
 commands.push(...suppressionCommands);
 commands.push(...templateCommands);
 commands.push(...connectionCommands);
 commands.push(...domainCommands);
+commands.push(...webhookCommands);
+commands.push(...forwardingCommands);
 
 export interface Io {
   out(text: string): void;

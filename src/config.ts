@@ -9,6 +9,7 @@ import { z } from 'zod';
 
 const hostPort = /^(\[[0-9a-fA-F:]+\]|[0-9.]+|[0-9a-fA-F:]+)(:\d{1,5})?$/;
 const port = z.number().int().min(0).max(65535);
+const duration = /^\d+(ms|s|m|h|d)$/;
 
 const schema = z.strictObject({
   dataDir: z.string().min(1),
@@ -63,6 +64,30 @@ const schema = z.strictObject({
   }),
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+  }),
+  // Webhook delivery. Durations are strings such as 500ms, 5s, 5m, 2h, 5d. The default retry
+  // schedule adds up to about 28 hours after the first attempt.
+  webhooks: z
+    .strictObject({
+      allowPrivate: z.boolean(),
+      allowList: z.array(z.string().min(1)),
+      timeoutMs: z.number().int().min(100).max(120000),
+      retrySchedule: z.array(z.string().regex(duration, 'must be a duration such as 5s, 5m, 2h')),
+      disableAfter: z.string().regex(duration, 'must be a duration such as 5d'),
+      concurrencyPerEndpoint: z.number().int().min(1).max(1000),
+      maxInFlight: z.number().int().min(1).max(10000),
+      leaseMs: z.number().int().min(200),
+      pollIntervalMs: z.number().int().min(10),
+      rotationOverlap: z.string().regex(duration, 'must be a duration such as 24h'),
+    })
+    .refine((w) => w.leaseMs > w.timeoutMs, { message: 'leaseMs must exceed timeoutMs', path: ['leaseMs'] }),
+  // Forwarding of received mail: the ARC seal's signing domain (empty: `hostname`) and selector,
+  // and how many Received headers a message may carry before forwarding it is refused as a loop.
+  forwarding: z.strictObject({
+    arcDomain: z.union([z.literal(''), z.string().regex(/^[a-z0-9.-]+$/, 'must be a lowercase domain name')]),
+    arcSelector: z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'must be a DNS label'),
+    maxHops: z.number().int().min(1).max(200),
+    pollIntervalMs: z.number().int().min(10),
   }),
   dispatcher: z.strictObject({
     concurrency: z.number().int().min(1).max(256),

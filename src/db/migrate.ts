@@ -6,16 +6,18 @@ import * as m0001 from './migrations/0001-foundation.js';
 import * as m0002 from './migrations/0002-templates.js';
 import * as m0003 from './migrations/0003-messages.js';
 import * as m0004 from './migrations/0004-inbound.js';
-import * as m0007 from './migrations/0007-connections.js';
 import * as m0005 from './migrations/0005-email.js';
+import * as m0006 from './migrations/0006-webhooks.js';
+import * as m0007 from './migrations/0007-connections.js';
 
 const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
   '0002-templates': m0002,
   '0003-messages': m0003,
   '0004-inbound': m0004,
-  '0007-connections': m0007,
   '0005-email': m0005,
+  '0006-webhooks': m0006,
+  '0007-connections': m0007,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => migrations };

@@ -43,6 +43,10 @@ export interface EventsTable {
   /** Routing hint for message.received: the bound endpoint of the address, when there is one. */
   endpoint_id: string | null;
   created_at: string;
+  /** 0 until the webhook worker has turned the event into delivery rows (migration 0006). */
+  fanned_out: Generated<number>;
+  /** 0 until the forwarder has looked at a message.received event (migration 0006). */
+  forward_checked: Generated<number>;
 }
 
 // --- domains: inbound and sending domains, with their DKIM keys --------------------------------
@@ -278,11 +282,93 @@ export interface InboundUsageTable {
   received: number;
 }
 
+// --- webhooks: endpoints, the delivery outbox and its attempts (migration 0006) -----------------
+
+export interface WebhookEndpointsTable {
+  id: string;
+  /** whk_ public id. */
+  public_id: string;
+  workspace_id: string;
+  livemode: number;
+  url: string;
+  description: string;
+  /** JSON array of event types, or ["*"] for every type. */
+  events: string;
+  enabled: number;
+  /** whsec_… signing secret (must be kept: HMAC needs it). */
+  secret: string;
+  /** The secret before the last rotation, still signed with until previous_secret_expires_at. */
+  previous_secret: string | null;
+  previous_secret_expires_at: string | null;
+  /** When the current unbroken run of failed attempts began; null while healthy. */
+  failing_since: string | null;
+  disabled_reason: string | null;
+  created_at: string;
+  updated_at: string;
+  deleted_at: string | null;
+}
+
+export interface WebhookDeliveriesTable {
+  id: string;
+  /** dlv_ public id. */
+  public_id: string;
+  endpoint_id: string;
+  /** evt_ id of the event: the webhook-id header, stable across retries. */
+  event_id: string;
+  event_type: string;
+  status: string; // 'pending' | 'succeeded' | 'failed'
+  attempts: number;
+  next_attempt_at: string | null;
+  /** Lease: a worker owns the row until then; an expired lease is claimable again. */
+  locked_until: string | null;
+  lock_token: string | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  created_at: string;
+  updated_at: string;
+  delivered_at: string | null;
+}
+
+export interface WebhookAttemptsTable {
+  id: string;
+  delivery_id: string;
+  attempted_at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+}
+
+// --- forwarding of received mail (migration 0006) ---------------------------------------------
+
+export interface ForwardsTable {
+  id: string;
+  /** rcv_ id of the received message; one forward per received message. */
+  received_id: string;
+  workspace_id: string;
+  forward_to: string;
+  /** msg_ id of the outbound message carrying the forward; null when none was made. */
+  message_id: string | null;
+  status: string; // 'queued' | 'skipped' | 'refused'
+  reason: string | null;
+  created_at: string;
+}
+
+export interface ForwardingKeysTable {
+  name: string;
+  value: string;
+  created_at: string;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
   events: EventsTable;
   domains: DomainsTable;
+  webhook_endpoints: WebhookEndpointsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
+  webhook_attempts: WebhookAttemptsTable;
+  forwards: ForwardsTable;
+  forwarding_keys: ForwardingKeysTable;
   templates: TemplatesTable;
   template_versions: TemplateVersionsTable;
   messages: MessagesTable;

@@ -1,0 +1,64 @@
+// What a forward puts on the wire: the received source byte for byte, below two trace headers
+// (a Received line and X-Postern-Forwarded, which is also how a loop is recognised) and an ARC
+// set (mailauth sealMessage) that records the authentication results Postern saw on arrival, so
+// the next receiver can trust SPF/DKIM/DMARC that forwarding itself breaks.
+import { sealMessage } from 'mailauth';
+import type { ArcKey } from './keys.js';
+
+export const FORWARD_HEADER = 'X-Postern-Forwarded';
+
+/** The header block of a raw message (up to the first empty line), unfolded, as [name, value] pairs. */
+export function headerLines(raw: Buffer): [string, string][] {
+  const text = raw.toString('latin1');
+  const end = text.search(/\r?\n\r?\n/);
+  const block = end === -1 ? text : text.slice(0, end);
+  const out: [string, string][] = [];
+  for (const line of block.split(/\r?\n/)) {
+    if (/^[ \t]/.test(line) && out.length) out[out.length - 1][1] += ' ' + line.trim();
+    else {
+      const i = line.indexOf(':');
+      if (i > 0) out.push([line.slice(0, i).trim().toLowerCase(), line.slice(i + 1).trim()]);
+    }
+  }
+  return out;
+}
+
+/** Why forwarding this source would loop, or null. */
+export function loopReason(raw: Buffer, hostname: string, maxHops: number): string | null {
+  const headers = headerLines(raw);
+  const ours = headers.find(([n, v]) => n === FORWARD_HEADER.toLowerCase() && v.toLowerCase().includes(`by ${hostname.toLowerCase()}`));
+  if (ours) return `mail loop: already forwarded by ${hostname} (${FORWARD_HEADER}: ${ours[1]})`;
+  const hops = headers.filter(([n]) => n === 'received').length;
+  if (hops >= maxHops) return `mail loop: ${hops} Received headers (limit ${maxHops})`;
+  return null;
+}
+
+export interface ForwardInput {
+  raw: Buffer;
+  receivedId: string;
+  messageId: string;
+  to: string;
+  hostname: string;
+  date: Date;
+  arc: { domain: string; selector: string; key: ArcKey; cv: 'none' | 'pass' | 'fail' };
+}
+
+/** The source with trace headers added and ARC-sealed. */
+export async function composeForward(input: ForwardInput): Promise<Buffer> {
+  const trace = Buffer.from(
+    `Received: by ${input.hostname} (Postern) with forwarding id ${input.messageId}\r\n\tfor <${input.to}>; ${input.date.toUTCString().replace('GMT', '+0000')}\r\n` +
+      `${FORWARD_HEADER}: ${input.receivedId} by ${input.hostname} for <${input.to}>\r\n`,
+  );
+  const traced = Buffer.concat([trace, input.raw]);
+  // The Authentication-Results the receiving side prepended holds what the seal attests.
+  const ar = headerLines(input.raw).find(([n, v]) => n === 'authentication-results' && v.toLowerCase().startsWith(input.hostname.toLowerCase()));
+  const authResults = ar ? ar[1] : `${input.hostname}; none`;
+  const seal = await sealMessage(traced, {
+    signingDomain: input.arc.domain,
+    selector: input.arc.selector,
+    privateKey: input.arc.key.privateKey,
+    authResults,
+    cv: input.arc.cv,
+  });
+  return Buffer.concat([seal, traced]);
+}

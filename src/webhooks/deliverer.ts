@@ -1,0 +1,386 @@
+// The webhook deliverer: a worker that drains the outbox. One pass fans new events out into
+// delivery rows, then claims due deliveries with a lease (compare-and-swap on `locked_until`, so
+// several nodes can share one database and a crashed node's work comes back when its lease ends)
+// and sends them with undici. At most `concurrencyPerEndpoint` attempts run per endpoint across
+// all nodes, so one slow receiver holds only its own slots; endpoints at their cap are left out
+// of the claim query so others are never starved behind it. A 2xx within `timeoutMs` is success;
+// anything else — another status, a redirect (never followed), a timeout, a refused destination —
+// schedules the next attempt from `retrySchedule`, and gives up after its last entry. An endpoint
+// whose attempts have failed without a success for `disableAfter` is disabled, and that is logged.
+import { performance } from 'node:perf_hooks';
+import { isIP } from 'node:net';
+import { Agent, request } from 'undici';
+import type { Config } from '../config.js';
+import type { Transaction } from 'kysely';
+import type { Db } from '../db/database.js';
+import type { Database } from '../db/schema.js';
+import type { Clock } from '../lib/clock.js';
+import type { DnsResolver } from '../lib/dns.js';
+import type { Ids } from '../lib/ids.js';
+import type { Logger } from '../lib/logger.js';
+import type { WorkerSpec } from '../lib/worker.js';
+import { parseDuration } from './duration.js';
+import { fanOut } from './fanout.js';
+import { signatureHeaders } from './signing.js';
+import { addressAllowed, BlockedDestinationError, guardedLookup } from './ssrf.js';
+
+export interface DelivererDeps {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  ids: Ids;
+  dns: DnsResolver;
+  log: Logger;
+}
+
+export interface Deliverer {
+  spec: WorkerSpec;
+  /** Signals that new work may be due (new events, a manual retry). */
+  nudge(): void;
+  /** Stops claiming and abandons attempts in flight (their leases are released, not counted). */
+  stop(): void;
+  /** stop(), then waits for attempts in flight to wind down and closes connections. */
+  close(): Promise<void>;
+}
+
+interface AttemptOutcome {
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+/** The exact bytes POSTed: stable across retries, built from the stored event. */
+export function payloadOf(ev: { id: string; type: string; created_at: string; data: string }): string {
+  return `{"id":${JSON.stringify(ev.id)},"type":${JSON.stringify(ev.type)},"createdAt":${JSON.stringify(ev.created_at)},"data":${ev.data}}`;
+}
+
+export function createDeliverer(deps: DelivererDeps): Deliverer {
+  const { db, clock, log } = deps;
+  const cfg = deps.config.webhooks;
+  const schedule = cfg.retrySchedule.map(parseDuration);
+  const disableAfterMs = parseDuration(cfg.disableAfter);
+  const agent = new Agent({
+    connect: { lookup: guardedLookup(cfg, deps.dns) as never, timeout: cfg.timeoutMs },
+    headersTimeout: cfg.timeoutMs,
+    bodyTimeout: cfg.timeoutMs,
+  });
+
+  const inflight = new Map<string, { endpointId: string; done: Promise<void> }>();
+  let stopping = false;
+  const abandon = new AbortController();
+  let wakeUp: (() => void) | null = null;
+  // Whether the next claim looks at every endpoint, or only at those whose attempts just finished.
+  let scanAll = true;
+  const freed = new Set<string>();
+
+  // A wake-up that arrives while a pass is busy (not yet waiting) must not be lost.
+  let signaled = false;
+  const wake = () => {
+    signaled = true;
+    const w = wakeUp;
+    wakeUp = null;
+    w?.();
+  };
+  const nudge = () => {
+    scanAll = true;
+    wake();
+  };
+
+  async function attempt(url: string, headers: Record<string, string>, body: string): Promise<AttemptOutcome> {
+    const started = performance.now();
+    const elapsed = () => Math.round(performance.now() - started);
+    const target = new URL(url);
+    const host = target.hostname.replace(/^\[|\]$/g, '');
+    // An IP literal never goes through lookup(), so the connect-time guard is applied here.
+    if (isIP(host) && !addressAllowed(cfg, host, host)) {
+      return { statusCode: null, error: new BlockedDestinationError(host).message, durationMs: 0 };
+    }
+    try {
+      const res = await request(url, {
+        method: 'POST',
+        dispatcher: agent,
+        headers: { 'content-type': 'application/json', 'user-agent': 'Postern-Webhooks/1', ...headers },
+        body,
+        signal: AbortSignal.any([AbortSignal.timeout(cfg.timeoutMs), abandon.signal]),
+      });
+      await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+      const code = res.statusCode;
+      if (code >= 200 && code < 300) return { statusCode: code, error: null, durationMs: elapsed() };
+      const why = code >= 300 && code < 400 ? `redirect not followed (HTTP ${code})` : `HTTP ${code}`;
+      return { statusCode: code, error: why, durationMs: elapsed() };
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
+      const name = e.name === 'TimeoutError' || e.name === 'AbortError' || /Timeout/.test(e.code ?? '')
+        ? `timeout after ${cfg.timeoutMs} ms`
+        : (e.cause?.message ?? e.message ?? String(err));
+      return { statusCode: null, error: name.slice(0, 500), durationMs: elapsed() };
+    }
+  }
+
+  // Group commit of attempt results: results that finish while a commit is running share the next
+  // one, so many concurrent attempts cost one fsync instead of one each (SQLite has one writer).
+  type Apply = (trx: Transaction<Database>) => Promise<void>;
+  const pendingResults: { apply: Apply; resolve: () => void; reject: (err: unknown) => void }[] = [];
+  let flushing: Promise<void> | null = null;
+
+  async function flushResults(): Promise<void> {
+    while (pendingResults.length > 0) {
+      const batch = pendingResults.splice(0);
+      try {
+        await db.transaction().execute(async (trx) => {
+          for (const r of batch) await r.apply(trx);
+        });
+        for (const r of batch) r.resolve();
+      } catch {
+        // One bad result must not sink the others: retry them one by one.
+        for (const r of batch) {
+          try {
+            await db.transaction().execute((trx) => r.apply(trx));
+            r.resolve();
+          } catch (err) {
+            r.reject(err);
+          }
+        }
+      }
+    }
+    flushing = null;
+  }
+
+  const commitResult = (apply: Apply): Promise<void> =>
+    new Promise((resolve, reject) => {
+      pendingResults.push({ apply, resolve, reject });
+      flushing ??= flushResults();
+    });
+
+  async function deliver(deliveryId: string, token: string): Promise<void> {
+    const d = await db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .innerJoin('events as ev', 'ev.id', 'd.event_id')
+      .select([
+        'd.id', 'd.attempts', 'd.endpoint_id', 'e.public_id as endpoint_public_id', 'e.url', 'e.secret', 'e.previous_secret',
+        'e.previous_secret_expires_at', 'e.failing_since', 'ev.id as event_id', 'ev.type', 'ev.data', 'ev.created_at',
+      ])
+      .where('d.id', '=', deliveryId)
+      .executeTakeFirstOrThrow();
+
+    const startedAt = clock.now();
+    const body = payloadOf({ id: d.event_id, type: d.type, created_at: d.created_at, data: d.data });
+    const secrets = [d.secret];
+    if (d.previous_secret && d.previous_secret_expires_at && d.previous_secret_expires_at > startedAt.toISOString()) secrets.push(d.previous_secret);
+    const headers = signatureHeaders(secrets, d.event_id, Math.floor(startedAt.getTime() / 1000), body);
+    const outcome = await attempt(d.url, headers, body);
+    if (abandon.signal.aborted) {
+      // Shutting down: the attempt did not really happen; hand the delivery back untouched.
+      await db.updateTable('webhook_deliveries').set({ locked_until: null, lock_token: null }).where('id', '=', d.id).where('lock_token', '=', token).execute();
+      return;
+    }
+
+    const now = clock.now();
+    const nowIso = now.toISOString();
+    const attempts = d.attempts + 1;
+    const ok = outcome.error === null;
+    const next = ok || attempts > schedule.length ? null : new Date(now.getTime() + schedule[attempts - 1]).toISOString();
+    const status = ok ? 'succeeded' : next ? 'pending' : 'failed';
+
+    let disable: string | null = null;
+    await commitResult(async (trx) => {
+      const updated = await trx
+        .updateTable('webhook_deliveries')
+        .set({
+          status,
+          attempts,
+          next_attempt_at: next,
+          locked_until: null,
+          lock_token: null,
+          last_status_code: outcome.statusCode,
+          last_error: outcome.error,
+          updated_at: nowIso,
+          delivered_at: ok ? nowIso : null,
+        })
+        .where('id', '=', d.id)
+        .where('lock_token', '=', token)
+        .executeTakeFirst();
+      if (updated.numUpdatedRows === 0n) return; // the lease was lost; the new owner records its own attempt
+      await trx
+        .insertInto('webhook_attempts')
+        .values({ id: deps.ids.uuid(), delivery_id: d.id, attempted_at: startedAt.toISOString(), status_code: outcome.statusCode, error: outcome.error, duration_ms: outcome.durationMs })
+        .execute();
+      if (ok) {
+        if (d.failing_since) await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', d.endpoint_id).execute();
+        return;
+      }
+      const since = d.failing_since ?? startedAt.toISOString();
+      if (!d.failing_since) {
+        await trx.updateTable('webhook_endpoints').set({ failing_since: since }).where('id', '=', d.endpoint_id).where('failing_since', 'is', null).execute();
+      }
+      if (now.getTime() - new Date(since).getTime() >= disableAfterMs) {
+        disable = `disabled automatically: every attempt failed since ${since}`;
+        await trx
+          .updateTable('webhook_endpoints')
+          .set({ enabled: 0, disabled_reason: disable, updated_at: nowIso })
+          .where('id', '=', d.endpoint_id)
+          .where('enabled', '=', 1)
+          .execute();
+      }
+    });
+    if (disable) log.warn({ endpoint: d.endpoint_public_id, failingSince: d.failing_since }, 'webhook endpoint disabled after failing continuously');
+    log.debug({ endpoint: d.endpoint_public_id, event: d.event_id, status: outcome.statusCode, error: outcome.error, attempt: attempts }, 'webhook attempt');
+  }
+
+  /** Attempts held per endpoint: leases in the database (all nodes) and our own in-flight ones. */
+  async function busyByEndpoint(nowIso: string): Promise<Map<string, number>> {
+    const leased = await db
+      .selectFrom('webhook_deliveries')
+      .select(['endpoint_id', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('locked_until', '>', nowIso)
+      .where('status', '=', 'pending')
+      .groupBy('endpoint_id')
+      .execute();
+    const busy = new Map<string, number>(leased.map((r) => [r.endpoint_id, Number(r.n)]));
+    // Our own attempts count even if a moved clock made their leases look expired.
+    const local = new Map<string, number>();
+    for (const f of inflight.values()) local.set(f.endpointId, (local.get(f.endpointId) ?? 0) + 1);
+    for (const [id, n] of local) busy.set(id, Math.max(busy.get(id) ?? 0, n));
+    return busy;
+  }
+
+  const dueDeliveries = (nowIso: string) =>
+    db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+      .select(['d.id', 'd.endpoint_id'])
+      .where('d.status', '=', 'pending')
+      .where('d.next_attempt_at', '<=', nowIso)
+      .where((eb) => eb.or([eb('d.locked_until', 'is', null), eb('d.locked_until', '<=', nowIso)]))
+      .where('e.enabled', '=', 1)
+      .where('e.deleted_at', 'is', null)
+      .orderBy('d.next_attempt_at')
+      .orderBy('d.id');
+
+  /**
+   * Claims due deliveries within the caps and starts them; returns how many it started. A full
+   * scan looks at every endpoint not at its cap; after an attempt finishes, only its endpoint is
+   * looked at (an indexed query), so a long backlog behind one endpoint is not rescanned per attempt.
+   */
+  async function claimAndLaunch(): Promise<number> {
+    const room = cfg.maxInFlight - inflight.size;
+    if (room <= 0 || (!scanAll && freed.size === 0)) return 0;
+    const full = scanAll;
+    const targets = [...freed];
+    freed.clear();
+    const now = clock.now();
+    const nowIso = now.toISOString();
+    const busy = await busyByEndpoint(nowIso);
+    const atCap = [...busy].filter(([, n]) => n >= cfg.concurrencyPerEndpoint).map(([id]) => id);
+
+    let candidates: { id: string; endpoint_id: string }[] = [];
+    if (full) {
+      const q = atCap.length ? dueDeliveries(nowIso).where('d.endpoint_id', 'not in', atCap) : dueDeliveries(nowIso);
+      candidates = await q.limit(room * 2).execute();
+    } else {
+      for (const ep of targets) {
+        const free = cfg.concurrencyPerEndpoint - (busy.get(ep) ?? 0);
+        if (free > 0) candidates.push(...(await dueDeliveries(nowIso).where('d.endpoint_id', '=', ep).limit(free).execute()));
+      }
+    }
+    const chosen: { id: string; endpoint_id: string }[] = [];
+    for (const c of candidates) {
+      if (chosen.length >= room) break;
+      if ((busy.get(c.endpoint_id) ?? 0) >= cfg.concurrencyPerEndpoint) continue;
+      busy.set(c.endpoint_id, (busy.get(c.endpoint_id) ?? 0) + 1);
+      chosen.push(c);
+    }
+    if (chosen.length === 0) {
+      if (full) scanAll = false;
+      return 0;
+    }
+
+    // One compare-and-swap for the batch; rows another node leased meanwhile are simply not ours.
+    const token = deps.ids.uuid();
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ locked_until: new Date(now.getTime() + cfg.leaseMs).toISOString(), lock_token: token })
+      .where('id', 'in', chosen.map((c) => c.id))
+      .where('status', '=', 'pending')
+      .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', nowIso)]))
+      .execute();
+    const won = await db.selectFrom('webhook_deliveries').select(['id', 'endpoint_id']).where('lock_token', '=', token).execute();
+    for (const c of won) {
+      const done = deliver(c.id, token)
+        .catch((err) => log.error({ err, delivery: c.id }, 'webhook delivery crashed; its lease will expire and it will be retried'))
+        .finally(() => {
+          inflight.delete(c.id);
+          freed.add(c.endpoint_id);
+          wake();
+        });
+      inflight.set(c.id, { endpointId: c.endpoint_id, done });
+    }
+    return won.length;
+  }
+
+  const waitForChange = async (): Promise<void> => {
+    if (signaled) {
+      signaled = false;
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      ...[...inflight.values()].map((f) => f.done),
+      new Promise<void>((resolve) => (wakeUp = resolve)),
+      new Promise<void>((resolve) => {
+        timer = setTimeout(() => {
+          scanAll = true; // retries that fell due meanwhile
+          resolve();
+        }, cfg.pollIntervalMs);
+        timer.unref();
+      }),
+    ]);
+    clearTimeout(timer);
+    wakeUp = null;
+    signaled = false;
+  };
+
+  const spec: WorkerSpec = {
+    name: 'webhooks',
+    intervalMs: cfg.pollIntervalMs,
+    async run() {
+      signaled = false;
+      if (stopping) {
+        await Promise.allSettled([...inflight.values()].map((f) => f.done));
+        return false;
+      }
+      const fanned = await fanOut(db, deps);
+      if (fanned > 0) scanAll = true;
+      const started = await claimAndLaunch();
+      if (fanned > 0 || started > 0) return true;
+      if (inflight.size === 0 && freed.size === 0) {
+        scanAll = true; // the next pass starts with a full look
+        return false;
+      }
+      if (freed.size > 0) return true;
+      // Attempts are in flight: wait for one to finish (or for new work) and look again, so the
+      // pass — and a test's tick() — ends only when nothing is in flight and nothing is due.
+      await waitForChange();
+      return true;
+    },
+  };
+
+  const stop = () => {
+    if (stopping) return;
+    stopping = true;
+    abandon.abort();
+    nudge();
+  };
+
+  return {
+    spec,
+    nudge,
+    stop,
+    async close() {
+      stop();
+      await Promise.allSettled([...inflight.values()].map((f) => f.done));
+      await agent.close();
+    },
+  };
+}

@@ -1,0 +1,272 @@
+// Webhook endpoints: where a workspace's events go, per environment (live or test). The signing
+// secret is shown once, at creation or rotation; a rotation keeps the previous secret signing for
+// `webhooks.rotationOverlap` (24 h) so receivers can roll over without losing deliveries.
+import type { Selectable } from 'kysely';
+import type { Config } from '../config.js';
+import type { Db } from '../db/database.js';
+import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../db/schema.js';
+import type { Clock } from '../lib/clock.js';
+import type { DnsResolver } from '../lib/dns.js';
+import { invalidBody, invalidRequest, notFound } from '../lib/errors.js';
+import type { Ids } from '../lib/ids.js';
+import type { Logger } from '../lib/logger.js';
+import { parseDuration } from './duration.js';
+import type { CreateEndpointInput, ListDeliveriesInput, UpdateEndpointInput } from './schemas.js';
+import { generateSecret } from './signing.js';
+import { urlProblem } from './ssrf.js';
+
+/** Who is asking: endpoints belong to one workspace and one environment. */
+export interface Owner {
+  workspaceId: string;
+  livemode: boolean;
+}
+
+export interface Endpoint {
+  id: string;
+  url: string;
+  description: string;
+  events: string[];
+  enabled: boolean;
+  livemode: boolean;
+  /** Start of the current run of failed attempts, or null. */
+  failingSince: string | null;
+  /** Why the endpoint was disabled automatically, or null. */
+  disabledReason: string | null;
+  /** Until when the previous secret still signs, during a rotation. */
+  previousSecretExpiresAt: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface Attempt {
+  at: string;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+export interface Delivery {
+  id: string;
+  eventId: string;
+  eventType: string;
+  status: 'pending' | 'succeeded' | 'failed';
+  attemptCount: number;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  /** When the next attempt is due; null once the delivery succeeded or gave up. */
+  nextAttemptAt: string | null;
+  createdAt: string;
+  deliveredAt: string | null;
+  attempts: Attempt[];
+}
+
+export function toEndpoint(row: Selectable<WebhookEndpointsTable>, now: Date): Endpoint {
+  const previousLive = row.previous_secret_expires_at && row.previous_secret_expires_at > now.toISOString();
+  return {
+    id: row.public_id,
+    url: row.url,
+    description: row.description,
+    events: JSON.parse(row.events) as string[],
+    enabled: row.enabled === 1,
+    livemode: row.livemode === 1,
+    failingSince: row.failing_since,
+    disabledReason: row.disabled_reason,
+    previousSecretExpiresAt: previousLive ? row.previous_secret_expires_at : null,
+    createdAt: row.created_at,
+    updatedAt: row.updated_at,
+  };
+}
+
+function toDelivery(row: Selectable<WebhookDeliveriesTable>, attempts: Selectable<WebhookAttemptsTable>[]): Delivery {
+  return {
+    id: row.public_id,
+    eventId: row.event_id,
+    eventType: row.event_type,
+    status: row.status as Delivery['status'],
+    attemptCount: row.attempts,
+    lastStatusCode: row.last_status_code,
+    lastError: row.last_error,
+    nextAttemptAt: row.status === 'pending' ? row.next_attempt_at : null,
+    createdAt: row.created_at,
+    deliveredAt: row.delivered_at,
+    attempts: attempts.map((a) => ({ at: a.attempted_at, statusCode: a.status_code, error: a.error, durationMs: a.duration_ms })),
+  };
+}
+
+export interface EndpointStore {
+  create(owner: Owner, input: CreateEndpointInput): Promise<{ endpoint: Endpoint; secret: string }>;
+  list(owner: Owner): Promise<Endpoint[]>;
+  get(owner: Owner, id: string): Promise<Endpoint>;
+  update(owner: Owner, id: string, input: UpdateEndpointInput): Promise<Endpoint>;
+  remove(owner: Owner, id: string): Promise<{ id: string; deleted: true }>;
+  rotateSecret(owner: Owner, id: string): Promise<{ endpoint: Endpoint; secret: string }>;
+  deliveries(owner: Owner, id: string, query: ListDeliveriesInput): Promise<Delivery[]>;
+  /** Makes a delivery due now again (whatever its status); the worker picks it up. */
+  retry(owner: Owner, id: string, deliveryId: string): Promise<Delivery>;
+}
+
+export interface EndpointDeps {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  ids: Ids;
+  dns: DnsResolver;
+  log: Logger;
+  /** Called after a change that may make work due (a retry, a re-enabled endpoint). */
+  onWork?: () => void;
+}
+
+export function createEndpointStore(deps: EndpointDeps): EndpointStore {
+  const { db, clock, ids } = deps;
+  const policy = deps.config.webhooks;
+  const overlapMs = parseDuration(policy.rotationOverlap);
+
+  const checkUrl = async (url: string): Promise<void> => {
+    const problem = await urlProblem(policy, deps.dns, new URL(url));
+    if (problem) throw invalidBody([{ path: 'url', message: problem }]);
+  };
+
+  const row = async (owner: Owner, id: string) => {
+    const r = await db
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('public_id', '=', id)
+      .where('workspace_id', '=', owner.workspaceId)
+      .where('livemode', '=', owner.livemode ? 1 : 0)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
+    if (!r) throw notFound('webhook endpoint');
+    return r;
+  };
+
+  const deliveryView = async (d: Selectable<WebhookDeliveriesTable>): Promise<Delivery> => {
+    const attempts = await db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', d.id).orderBy('attempted_at').orderBy('id').execute();
+    return toDelivery(d, attempts);
+  };
+
+  return {
+    async create(owner, input) {
+      await checkUrl(input.url);
+      const now = clock.now().toISOString();
+      const secret = generateSecret();
+      const r = {
+        id: ids.uuid(),
+        public_id: ids.publicId('whk'),
+        workspace_id: owner.workspaceId,
+        livemode: owner.livemode ? 1 : 0,
+        url: input.url,
+        description: input.description ?? '',
+        events: JSON.stringify(input.events ?? ['*']),
+        enabled: input.enabled === false ? 0 : 1,
+        secret,
+        previous_secret: null,
+        previous_secret_expires_at: null,
+        failing_since: null,
+        disabled_reason: null,
+        created_at: now,
+        updated_at: now,
+        deleted_at: null,
+      };
+      await db.insertInto('webhook_endpoints').values(r).execute();
+      return { endpoint: toEndpoint(r, clock.now()), secret };
+    },
+
+    async list(owner) {
+      const rows = await db
+        .selectFrom('webhook_endpoints')
+        .selectAll()
+        .where('workspace_id', '=', owner.workspaceId)
+        .where('livemode', '=', owner.livemode ? 1 : 0)
+        .where('deleted_at', 'is', null)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+      return rows.map((r) => toEndpoint(r, clock.now()));
+    },
+
+    async get(owner, id) {
+      return toEndpoint(await row(owner, id), clock.now());
+    },
+
+    async update(owner, id, input) {
+      const current = await row(owner, id);
+      if (input.url !== undefined) await checkUrl(input.url);
+      const changes: Partial<Selectable<WebhookEndpointsTable>> = { updated_at: clock.now().toISOString() };
+      if (input.url !== undefined) changes.url = input.url;
+      if (input.description !== undefined) changes.description = input.description;
+      if (input.events !== undefined) changes.events = JSON.stringify(input.events);
+      if (input.enabled !== undefined) {
+        changes.enabled = input.enabled ? 1 : 0;
+        // Re-enabling starts a fresh health record; the failure history stays in the attempts.
+        if (input.enabled) Object.assign(changes, { disabled_reason: null, failing_since: null });
+      }
+      await db.updateTable('webhook_endpoints').set(changes).where('id', '=', current.id).execute();
+      if (input.enabled) deps.onWork?.();
+      return toEndpoint(await row(owner, id), clock.now());
+    },
+
+    async remove(owner, id) {
+      const current = await row(owner, id);
+      const now = clock.now().toISOString();
+      await db.transaction().execute(async (trx) => {
+        await trx.updateTable('webhook_endpoints').set({ deleted_at: now, enabled: 0, updated_at: now }).where('id', '=', current.id).execute();
+        // Nothing more will be attempted for a deleted endpoint.
+        await trx
+          .updateTable('webhook_deliveries')
+          .set({ status: 'failed', last_error: 'endpoint deleted', next_attempt_at: null, updated_at: now })
+          .where('endpoint_id', '=', current.id)
+          .where('status', '=', 'pending')
+          .execute();
+      });
+      return { id, deleted: true };
+    },
+
+    async rotateSecret(owner, id) {
+      const current = await row(owner, id);
+      const now = clock.now();
+      const secret = generateSecret();
+      await db
+        .updateTable('webhook_endpoints')
+        .set({
+          secret,
+          previous_secret: current.secret,
+          previous_secret_expires_at: new Date(now.getTime() + overlapMs).toISOString(),
+          updated_at: now.toISOString(),
+        })
+        .where('id', '=', current.id)
+        .execute();
+      return { endpoint: toEndpoint(await row(owner, id), clock.now()), secret };
+    },
+
+    async deliveries(owner, id, query) {
+      const ep = await row(owner, id);
+      let q = db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', ep.id);
+      if (query.status) q = q.where('status', '=', query.status);
+      if (query.before !== undefined) {
+        const d = new Date(query.before);
+        if (Number.isNaN(d.getTime()) || !/^\d{4}-\d\d-\d\dT/.test(query.before)) throw invalidRequest('before must be an ISO 8601 timestamp');
+        q = q.where('created_at', '<', d.toISOString());
+      }
+      const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit ?? 50).execute();
+      const attempts = rows.length
+        ? await db.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', rows.map((r) => r.id)).orderBy('attempted_at').orderBy('id').execute()
+        : [];
+      return rows.map((r) => toDelivery(r, attempts.filter((a) => a.delivery_id === r.id)));
+    },
+
+    async retry(owner, id, deliveryId) {
+      const ep = await row(owner, id);
+      const d = await db.selectFrom('webhook_deliveries').selectAll().where('public_id', '=', deliveryId).where('endpoint_id', '=', ep.id).executeTakeFirst();
+      if (!d) throw notFound('delivery');
+      const now = clock.now().toISOString();
+      // A manual retry is a fresh attempt now; a lease already held (attempt in flight) is left alone.
+      await db
+        .updateTable('webhook_deliveries')
+        .set({ status: 'pending', next_attempt_at: now, updated_at: now })
+        .where('id', '=', d.id)
+        .execute();
+      deps.onWork?.();
+      return deliveryView((await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', d.id).executeTakeFirstOrThrow()));
+    },
+  };
+}

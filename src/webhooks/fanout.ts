@@ -1,0 +1,83 @@
+// Fan-out: turns each new row of `events` into one delivery row per endpoint that should get it.
+// message.received bound to an endpoint (events.endpoint_id) goes to that endpoint only; every
+// other event goes to each enabled endpoint of the event's workspace and environment subscribed to
+// its type. The delivery rows and the `fanned_out` mark commit together, and (event, endpoint) is
+// unique, so two nodes fanning out the same event at once still produce one delivery each.
+import type { Insertable } from 'kysely';
+import type { Db } from '../db/database.js';
+import type { WebhookDeliveriesTable } from '../db/schema.js';
+import type { Clock } from '../lib/clock.js';
+import type { Ids } from '../lib/ids.js';
+
+interface EndpointRow {
+  id: string;
+  public_id: string;
+  workspace_id: string;
+  livemode: number;
+  events: string;
+}
+
+const subscribed = (ep: EndpointRow, type: string): boolean => {
+  const events = JSON.parse(ep.events) as string[];
+  return events.includes('*') || events.includes(type);
+};
+
+/** Fans out up to `batch` events; returns how many events it handled. */
+export async function fanOut(db: Db, deps: { clock: Clock; ids: Ids }, batch = 200): Promise<number> {
+  const events = await db
+    .selectFrom('events')
+    .select(['seq', 'id', 'workspace_id', 'livemode', 'type', 'endpoint_id'])
+    .where('fanned_out', '=', 0)
+    .orderBy('seq')
+    .limit(batch)
+    .execute();
+  if (events.length === 0) return 0;
+
+  const workspaceIds = [...new Set(events.map((e) => e.workspace_id))];
+  const endpoints: EndpointRow[] = await db
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'public_id', 'workspace_id', 'livemode', 'events'])
+    .where('workspace_id', 'in', workspaceIds)
+    .where('enabled', '=', 1)
+    .where('deleted_at', 'is', null)
+    .execute();
+
+  const now = deps.clock.now().toISOString();
+  const rows: Insertable<WebhookDeliveriesTable>[] = [];
+  for (const ev of events) {
+    const targets = ev.endpoint_id
+      ? endpoints.filter((ep) => (ep.id === ev.endpoint_id || ep.public_id === ev.endpoint_id) && ep.workspace_id === ev.workspace_id)
+      : endpoints.filter((ep) => ep.workspace_id === ev.workspace_id && ep.livemode === Number(ev.livemode) && subscribed(ep, ev.type));
+    for (const ep of targets) {
+      rows.push({
+        id: deps.ids.uuid(),
+        public_id: deps.ids.publicId('dlv'),
+        endpoint_id: ep.id,
+        event_id: ev.id,
+        event_type: ev.type,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        locked_until: null,
+        lock_token: null,
+        last_status_code: null,
+        last_error: null,
+        created_at: now,
+        updated_at: now,
+        delivered_at: null,
+      });
+    }
+  }
+
+  await db.transaction().execute(async (trx) => {
+    for (let i = 0; i < rows.length; i += 100) {
+      await trx
+        .insertInto('webhook_deliveries')
+        .values(rows.slice(i, i + 100))
+        .onConflict((oc) => oc.columns(['event_id', 'endpoint_id']).doNothing())
+        .execute();
+    }
+    await trx.updateTable('events').set({ fanned_out: 1 }).where('seq', 'in', events.map((e) => e.seq)).execute();
+  });
+  return events.length;
+}

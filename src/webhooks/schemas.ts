@@ -1,0 +1,32 @@
+// Input shapes for endpoint create/update, shared by both edges (HTTP and CLI).
+import { z } from 'zod';
+import { EVENT_TYPES } from '../events/record.js';
+
+const eventName = z.union([z.enum(EVENT_TYPES), z.literal('*')]);
+
+export const createEndpointSchema = z.strictObject({
+  url: z.string().max(2048).url(),
+  /** Event types to receive; `["*"]` (the default) means every type. */
+  events: z.array(eventName).min(1).max(EVENT_TYPES.length + 1).optional(),
+  description: z.string().max(200).optional(),
+  enabled: z.boolean().optional(),
+});
+
+export const updateEndpointSchema = z
+  .strictObject({
+    url: z.string().max(2048).url(),
+    events: z.array(eventName).min(1).max(EVENT_TYPES.length + 1),
+    description: z.string().max(200),
+    enabled: z.boolean(),
+  })
+  .partial();
+
+export const listDeliveriesSchema = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(100).optional(),
+  status: z.enum(['pending', 'succeeded', 'failed']).optional(),
+  before: z.string().optional(),
+});
+
+export type CreateEndpointInput = z.infer<typeof createEndpointSchema>;
+export type UpdateEndpointInput = z.infer<typeof updateEndpointSchema>;
+export type ListDeliveriesInput = z.infer<typeof listDeliveriesSchema>;

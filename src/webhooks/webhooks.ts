@@ -1,0 +1,40 @@
+// The webhooks capability as the composition root sees it: the endpoint store (API and CLI), and
+// the deliverer worker, woken when a producer publishes `events.recorded` after its commit.
+import type { Deps } from '../app.js';
+import type { Worker } from '../lib/worker.js';
+import { createDeliverer, type Deliverer } from './deliverer.js';
+import { createEndpointStore, type EndpointStore } from './endpoints.js';
+
+export interface Webhooks {
+  endpoints: EndpointStore;
+  deliverer: Deliverer;
+  /** Connects the registry's worker so new events wake it at once. */
+  attach(worker: Worker | undefined): void;
+  close(): Promise<void>;
+}
+
+export function createWebhooks(deps: Deps): Webhooks {
+  let worker: Worker | undefined;
+  const deliverer = createDeliverer(deps);
+  const wake = () => {
+    deliverer.nudge();
+    worker?.wake();
+  };
+  const endpoints = createEndpointStore({ ...deps, onWork: wake });
+  const unsubscribe = deps.bus.subscribe('events.recorded', wake);
+  // Abandon attempts in flight as soon as the app begins to stop, so stopping never waits on a
+  // slow receiver; the deliveries stay in the outbox for the next start.
+  const unsubscribeStop = deps.bus.subscribe('app.stopping', () => deliverer.stop());
+  return {
+    endpoints,
+    deliverer,
+    attach(w) {
+      worker = w;
+    },
+    async close() {
+      unsubscribe();
+      unsubscribeStop();
+      await deliverer.close();
+    },
+  };
+}
