@@ -152,7 +152,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     messageRoutes(outbound, config, bus),
     templateRoutes(templates),
     suppressionRoutes(suppressions),
-    connectionRoutes(connections),
+    connectionRoutes(connections, config),
     inboundDomainRoutes({ domains }),
     inboundAddressRoutes({ addresses }),
     inboundMessageRoutes({ messages: inboundMessages }),

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import type { ArgValues, Command, OptionSpec } from '../cli/command.js';
 import { optional, required, UsageError } from '../cli/command.js';
 import { kebab, PROVIDERS } from './providers.js';
+import { emailConnectionView } from '../outbound/channels/email/index.js';
 import { connectionView } from './view.js';
 
 const FIXED = ['workspace', 'env', 'channel', 'provider', 'name'];
@@ -85,7 +86,9 @@ export const connectionCommands: Command[] = [
       const ws = await app.workspaces.bySlug(required(values, 'workspace'));
       const env = optional(values, 'env');
       if (env !== undefined && env !== 'live' && env !== 'test') throw new UsageError('--env must be live or test');
-      return (await app.connections.list(ws.id, env ? { env } : {})).map(connectionView);
+      const envs = env ? [env] : ['live', 'test'] as const;
+      const email = envs.map((e) => emailConnectionView(app.config, e as 'live' | 'test'));
+      return [...email, ...(await app.connections.list(ws.id, env ? { env } : {})).map(connectionView)];
     },
   },
   {

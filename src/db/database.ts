@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type RawBuilder } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type RawBuilder, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
 
 export type Db = Kysely<Database>;
@@ -38,13 +38,38 @@ export function openDatabase(target: DatabaseTarget): DatabaseHandle {
   sqlite.pragma('synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingStatements(sqlite) }) });
   return {
     db,
     dialect: 'sqlite',
     close: async () => {
       sqlite.pragma('wal_checkpoint(TRUNCATE)');
       await db.destroy();
+    },
+  };
+}
+
+// Kysely's SQLite driver prepares every query afresh; preparing costs more than running most of
+// our statements. Statements are kept by SQL text (bounded): better-sqlite3 runs them synchronously,
+// so one statement object is never used by two queries at once. Streaming (iterate) gets its own.
+function cachingStatements(sqlite: SQLite.Database): SqliteDatabase {
+  const cache = new Map<string, SQLite.Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare(text: string) {
+      let stmt = cache.get(text);
+      if (!stmt) {
+        stmt = sqlite.prepare(text);
+        if (cache.size >= 500) cache.delete(cache.keys().next().value as string);
+        cache.set(text, stmt);
+      }
+      const cached = stmt;
+      return {
+        reader: cached.reader,
+        all: (params: ReadonlyArray<unknown>) => cached.all(params),
+        run: (params: ReadonlyArray<unknown>) => cached.run(params),
+        iterate: (params: ReadonlyArray<unknown>) => sqlite.prepare(text).iterate(params),
+      };
     },
   };
 }

@@ -43,15 +43,17 @@ for (const db of testDatabases()) {
       t.match(added.json, { id: /^[0-9a-f-]{36}$/, env: 'live', channel: 'sms', provider: 'twilio', settings: { accountSid: 'AC123', from: '+15005550006', baseUrl: twilio.url }, credentials: [{ name: 'authToken', set: true }] });
       t.notMatch(added.stdout, AUTH_TOKEN);
       const list = await d.cli('connection', 'list', '--workspace', 'acme');
-      t.equal(list.json.length, 1);
+      // The configured email connection (one per environment) comes first, then the stored ones.
+      t.same(list.json.map((c: { channel: string; env: string }) => `${c.channel}/${c.env}`), ['email/live', 'email/test', 'sms/live']);
       t.notMatch(list.stdout, AUTH_TOKEN);
       const api = await d.request('GET', '/v1/connections', { key: acme.live });
       t.equal(api.status, 200);
-      t.equal(api.body.data.length, 1);
-      t.equal(api.body.data[0].id, connId);
+      t.equal(api.body.data.length, 2);
+      t.match(api.body.data[0], { channel: 'email', provider: 'smtp-direct', source: 'config', id: /^[0-9a-f-]{36}$/ });
+      t.equal(api.body.data[1].id, connId);
       t.notMatch(JSON.stringify(api.body), AUTH_TOKEN);
       const testEnv = await d.request('GET', '/v1/connections', { key: acme.test });
-      t.same(testEnv.body, { data: [] }, 'the test environment has its own (none)');
+      t.same(testEnv.body.data.map((c: { channel: string }) => c.channel), ['email'], 'the test environment has its own (only the configured email one)');
     });
 
     t.test('credentials are encrypted at rest with the generated secrets.key', async (t) => {

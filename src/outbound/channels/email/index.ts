@@ -31,6 +31,33 @@ export function connectionIdOf(config: Config): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
+/**
+ * The email connection the config describes (delivery.mode and its settings), listed beside the
+ * stored provider connections so that every message's providerConnectionId names a connection.
+ * It is read-only: change it in the config. Credentials in a relay URL are never shown.
+ */
+export function emailConnectionView(config: Config, env: 'live' | 'test') {
+  const relay = config.delivery.mode === 'relay';
+  let hasPassword = false;
+  try {
+    hasPassword = relay && new URL(config.delivery.relayUrl).password !== '';
+  } catch {
+    hasPassword = false;
+  }
+  return {
+    id: connectionIdOf(config),
+    env,
+    channel: 'email',
+    provider: relay ? 'smtp-relay' : 'smtp-direct',
+    name: relay ? 'relay (delivery.relayUrl)' : 'direct to MX',
+    settings: relay
+      ? { relayHost: safeHost(config.delivery.relayUrl), tls: config.delivery.tls }
+      : { hostname: config.hostname, port: config.delivery.port, tls: config.delivery.tls },
+    credentials: hasPassword ? [{ name: 'password', set: true }] : [],
+    source: 'config',
+  };
+}
+
 function safeHost(url: string): string {
   try {
     return new URL(url).host;
