@@ -37,6 +37,7 @@ import { trackingRoutes } from './tracking/routes.js';
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
 import { createTemplateStore, type TemplateStore } from './templates/store.js';
 import { createDomainStore, type DomainStore } from './domains/domains.js';
+import { createCustomDomainPlanCheck } from './domains/sending-plan.js';
 import { createAddressStore, type AddressStore } from './inbound/addresses.js';
 import { createCommitter, type Committer } from './inbound/group-commit.js';
 import { createMessageReader, type MessageReader } from './inbound/messages.js';
@@ -131,6 +132,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   outbound.addHoldCheck(createSuppressionCheck(suppressions));
   outbound.addSuppressHook(createSuppressHook(suppressions));
   outbound.addAcceptCheck(createSenderCapsCheck(deps));
+  outbound.addAcceptCheck(createCustomDomainPlanCheck(deps.db));
   const bounces = createBounceHandler({ ...deps, suppressions, bounceDomain: bounceDomainOf(config) });
   const domains = createDomainStore(deps);
   const addresses = createAddressStore({ ...deps, domains });

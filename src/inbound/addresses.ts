@@ -84,6 +84,22 @@ export function createAddressStore({ db, clock, ids, domains }: { db: Db; clock:
           issues.push({ path: 'forwardTo', message: 'forwardTo cannot be an inbound address (mail loop)' });
         }
       }
+      // A bound endpoint must be one of this workspace's, in the address's environment.
+      const endpointId = input.webhookEndpointId ?? null;
+      if (endpointId !== null) {
+        const endpoint = await db
+          .selectFrom('webhook_endpoints')
+          .select(['livemode'])
+          .where('public_id', '=', endpointId)
+          .where('workspace_id', '=', workspace.id)
+          .where('deleted_at', 'is', null)
+          .executeTakeFirst();
+        if (!endpoint) {
+          issues.push({ path: 'webhookEndpointId', message: 'webhookEndpointId must be the whk_ id of a webhook endpoint of this workspace' });
+        } else if (endpoint.livemode !== (input.livemode === false ? 0 : 1)) {
+          issues.push({ path: 'webhookEndpointId', message: "the webhook endpoint belongs to the other environment than the address's livemode" });
+        }
+      }
       let domainRow;
       if (input.domainId !== undefined) {
         domainRow = await domains.verifiedCustom(workspace.id, input.domainId);
