@@ -137,6 +137,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   const inboundMessages = createMessageReader({ ...deps, publicUrl });
   const committer = createCommitter(handle.db, handle.dialect, config.inbound.groupCommit);
   const receiver = createReceiver({ ...deps, committer, publicUrl });
+  // Received mail is committed by a worker thread on its own connection (the fsync off the event loop).
+  if (!options.database && handle.dialect === 'sqlite' && config.inbound.storeWorker) committer.attachWorker((databaseTarget(config) as { file: string }).file, (err) => log.error({ err }, 'inbound store worker failed; storing on the event loop'));
 
   // Background workers: an explicit registry.
   const workerSpecs: WorkerSpec[] = [outbound.workerSpec, webhooks.deliverer.spec, forwarding.workerSpec];
@@ -215,6 +217,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         httpServer.closeIdleConnections();
         const grace = setTimeout(() => httpServer.closeAllConnections(), 5_000);
         await Promise.all([httpServer.listening ? httpClosed : Promise.resolve(), smtp.close()]);
+        await committer.close();
         clearTimeout(grace);
         for (const w of workers) await w.stop();
         await outbound.stop();
