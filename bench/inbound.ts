@@ -134,10 +134,11 @@ export async function run(): Promise<void> {
       POSTERN_HOSTNAME: 'mx.postern.test',
       POSTERN_SHARED_INBOUND_DOMAIN: 'in.postern.test',
       POSTERN_DNS_SERVERS: dns.address,
-      POSTERN_LOG_LEVEL: 'silent',
+      POSTERN_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
       POSTERN_INBOUND_MONTHLY_QUOTA: '{"free":0}',
       POSTERN_SMTP_MAX_CLIENTS: '1000',
       POSTERN_SMTP_GREETING_DELAY_MS: String(GREETING_DELAY_MS),
+      POSTERN_INBOUND_STORE_WORKER: process.env.BENCH_STORE_WORKER ?? 'false',
     },
   });
   const app = await createApp({ config });
@@ -175,8 +176,8 @@ export async function run(): Promise<void> {
     }
   }
   const stored = await app.db.selectFrom('received_messages').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  const { commits, items } = app.inbound.committer.stats;
-  console.log(`stored by postern: ${stored.n} messages in ${commits} commits (${(items / Math.max(1, commits)).toFixed(1)} SMTP transactions per commit)`);
+  const { commits, items, workerBatches } = app.inbound.committer.stats;
+  console.log(`stored by postern: ${stored.n} messages in ${commits} commits (${(items / Math.max(1, commits)).toFixed(1)} SMTP transactions per commit; ${workerBatches ?? 0} committed by the store worker)`);
   await new Promise<void>((resolve) => bare.close(() => resolve()));
   await app.stop();
   await dns.close();

@@ -137,7 +137,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const inboundMessages = createMessageReader({ ...deps, publicUrl });
   const committer = createCommitter(handle.db, handle.dialect, config.inbound.groupCommit);
   const receiver = createReceiver({ ...deps, committer, publicUrl });
-  // Received mail is committed by a worker thread on its own connection (the fsync off the event loop).
+  // inbound.storeWorker (off by default): received mail committed by a worker thread on its own connection.
   if (!options.database && handle.dialect === 'sqlite' && config.inbound.storeWorker) committer.attachWorker((databaseTarget(config) as { file: string }).file, (err) => log.error({ err }, 'inbound store worker failed; storing on the event loop'));
 
   // Background workers: an explicit registry.

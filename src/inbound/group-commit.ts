@@ -10,7 +10,11 @@
 // of its time in fsync. On an idle disk the wait is a fraction of a millisecond.
 // With a store worker attached (SQLite opened by the daemon itself), received messages are stored
 // by store-worker.ts on its own connection instead: the fsync leaves the event loop entirely, and
-// batches form from whatever arrives while the previous one commits (one batch in flight).
+// batches form from whatever arrives while the previous one commits (one batch in flight). Off by
+// default (`inbound.storeWorker`): measured on 2 cores it is slower — the worker's write lock makes
+// the main connection's own writers (webhook fan-out, forwarder, API) wait in SQLite's busy handler
+// on the event loop, and cloning each request and building the event payload cost CPU the parser
+// needs; see the benchmark section of docs/readme/inbound.md.
 import { Worker } from 'node:worker_threads';
 import type { Transaction } from 'kysely';
 import type { Db, Dialect } from '../db/database.js';
@@ -88,9 +92,14 @@ function withStoreWorker(base: RunOnly, dialect: Dialect): Committer {
     },
     attachWorker(file, onError) {
       if (dialect !== 'sqlite' || worker) return;
-      // Under tsx (tests, benchmarks) this module is the .ts source; built, it is .js.
-      const ext = import.meta.url.endsWith('.ts') ? '.ts' : '.js';
-      const w = new Worker(new URL(`./store-worker${ext}`, import.meta.url), { workerData: { file } });
+      // Built, the worker is store-worker.js. Under tsx (tests, benchmarks) this module is the .ts
+      // source, and a worker does not always inherit the TypeScript loader: register tsx first.
+      const w = import.meta.url.endsWith('.ts')
+        ? new Worker(
+            `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(new URL('./store-worker.ts', import.meta.url).href)}); });`,
+            { eval: true, workerData: { file } },
+          )
+        : new Worker(new URL('./store-worker.js', import.meta.url), { workerData: { file } });
       w.unref();
       w.on('message', (replies: StoreWorkerReply[]) => {
         base.stats.commits++;
