@@ -139,6 +139,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   const inboundMessages = createMessageReader({ ...deps, publicUrl });
   const committer = createCommitter(handle.db, handle.dialect, config.inbound.groupCommit);
   const receiver = createReceiver({ ...deps, committer, publicUrl });
+  // inbound.storeWorker (off by default): received mail committed by a worker thread on its own connection.
+  if (!options.database && handle.dialect === 'sqlite' && config.inbound.storeWorker) committer.attachWorker((databaseTarget(config) as { file: string }).file, (err) => log.error({ err }, 'inbound store worker failed; storing on the event loop'));
 
   // Background workers: an explicit registry.
   const workerSpecs: WorkerSpec[] = [outbound.workerSpec, webhooks.deliverer.spec, forwarding.workerSpec];
@@ -217,6 +219,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         httpServer.closeIdleConnections();
         const grace = setTimeout(() => httpServer.closeAllConnections(), 5_000);
         await Promise.all([httpServer.listening ? httpClosed : Promise.resolve(), smtp.close()]);
+        await committer.close();
         clearTimeout(grace);
         for (const w of workers) await w.stop();
         await outbound.stop();

@@ -40,6 +40,7 @@ const schema = z.strictObject({
     reverseLookup: z.boolean(),
     tlsCert: z.string(),
     tlsKey: z.string(),
+    greetingDelayMs: z.number().int().min(0).max(60_000),
   }),
   dns: z.strictObject({
     servers: z.array(z.string().regex(hostPort, 'must be ip or ip:port')),
@@ -61,6 +62,7 @@ const schema = z.strictObject({
     purgeCron: z.string().min(1),
     monthlyQuota: z.record(z.string(), z.number().int().min(0)),
     groupCommit: z.boolean(),
+    storeWorker: z.boolean(),
   }),
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),

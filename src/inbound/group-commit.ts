@@ -4,9 +4,23 @@
 // one fsync instead of N — each still gets its 250 only after its own rows are durable. If a batch
 // fails, its items are retried one transaction each so one bad item cannot sink the others.
 // PostgreSQL has a pool and its own group commit; there each item is its own transaction.
+// Batches form by lingering: a drain waits as long as the previous commit took (capped), because
+// the event loop is blocked that long by a commit anyway; without it, work arriving one session at
+// a time (new connections, staggered parses) commits one item per fsync and the loop spends most
+// of its time in fsync. On an idle disk the wait is a fraction of a millisecond.
+// With a store worker attached (SQLite opened by the daemon itself), received messages are stored
+// by store-worker.ts on its own connection instead: the fsync leaves the event loop entirely, and
+// batches form from whatever arrives while the previous one commits (one batch in flight). Off by
+// default (`inbound.storeWorker`): measured on 2 cores it is slower — the worker's write lock makes
+// the main connection's own writers (webhook fan-out, forwarder, API) wait in SQLite's busy handler
+// on the event loop, and cloning each request and building the event payload cost CPU the parser
+// needs; see the benchmark section of docs/readme/inbound.md.
+import { Worker } from 'node:worker_threads';
 import type { Transaction } from 'kysely';
 import type { Db, Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
+import { storeMessage, type StoreRequest, type StoreResult } from './store.js';
+import type { StoreWorkerReply } from './store-worker.js';
 
 type Work<T> = (trx: Transaction<Database>) => Promise<T>;
 
@@ -18,12 +32,121 @@ interface Item {
 
 export interface Committer {
   run<T>(work: Work<T>): Promise<T>;
+  /** Stores one received message: in the store worker when attached, else through run(). */
+  store(req: StoreRequest): Promise<StoreResult>;
+  /** Moves store() to a worker thread with its own connection to this SQLite file. */
+  attachWorker(file: string, onError?: (err: unknown) => void): void;
+  /** Waits for stores in flight, then stops the worker. */
+  close(): Promise<void>;
   /** Transactions committed and items in them (for benchmarks). */
-  readonly stats: { commits: number; items: number };
+  readonly stats: { commits: number; items: number; workerBatches?: number };
 }
 
+const MAX_LINGER_MS = 10;
+
+type RunOnly = Pick<Committer, 'run' | 'stats'>;
+
 export function createCommitter(db: Db, dialect: Dialect, enabled: boolean, maxBatch = 64): Committer {
-  const stats = { commits: 0, items: 0 };
+  const base = createRunner(db, dialect, enabled, maxBatch);
+  return withStoreWorker(base, dialect);
+}
+
+interface Pending {
+  id: number;
+  req: StoreRequest;
+  resolve(v: StoreResult): void;
+  reject(err: unknown): void;
+}
+
+const WORKER_MAX_BATCH = 128;
+
+function withStoreWorker(base: RunOnly, dialect: Dialect): Committer {
+  let worker: Worker | null = null;
+  let nextId = 1;
+  let queue: Pending[] = [];
+  let inFlight = new Map<number, Pending>();
+  let idle: (() => void) | null = null;
+  const viaRunner = (p: Pending) => base.run((trx) => storeMessage(trx, p.req)).then(p.resolve, p.reject);
+
+  const send = () => {
+    if (!worker || inFlight.size > 0 || queue.length === 0) return;
+    const batch = queue.slice(0, WORKER_MAX_BATCH);
+    queue = queue.slice(batch.length);
+    for (const p of batch) inFlight.set(p.id, p);
+    worker.postMessage({ batch: batch.map(({ id, req }) => ({ id, req })) });
+  };
+  const settleIdle = () => {
+    if (idle && inFlight.size === 0 && queue.length === 0) idle();
+  };
+
+  return {
+    stats: base.stats,
+    run: base.run,
+    store(req) {
+      return new Promise<StoreResult>((resolve, reject) => {
+        const p: Pending = { id: nextId++, req, resolve, reject };
+        if (!worker) return void viaRunner(p);
+        queue.push(p);
+        send();
+      });
+    },
+    attachWorker(file, onError) {
+      if (dialect !== 'sqlite' || worker) return;
+      // Built, the worker is store-worker.js. Under tsx (tests, benchmarks) this module is the .ts
+      // source, and a worker does not always inherit the TypeScript loader: register tsx first.
+      const w = import.meta.url.endsWith('.ts')
+        ? new Worker(
+            `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(new URL('./store-worker.ts', import.meta.url).href)}); });`,
+            { eval: true, workerData: { file } },
+          )
+        : new Worker(new URL('./store-worker.js', import.meta.url), { workerData: { file } });
+      w.unref();
+      w.on('message', (replies: StoreWorkerReply[]) => {
+        base.stats.commits++;
+        base.stats.items += replies.length;
+        base.stats.workerBatches = (base.stats.workerBatches ?? 0) + 1;
+        for (const r of replies) {
+          const p = inFlight.get(r.id);
+          if (!p) continue;
+          inFlight.delete(r.id);
+          if (r.ok) p.resolve(r.value);
+          else p.reject(new Error(r.error));
+        }
+        send();
+        settleIdle();
+      });
+      const fail = (err: unknown) => {
+        if (worker !== w) return;
+        worker = null;
+        onError?.(err);
+        // Whatever the worker held is unknown: refuse it (the client retries after a 451);
+        // what was still queued goes through the event-loop committer.
+        for (const p of inFlight.values()) p.reject(new Error('store worker stopped'));
+        inFlight = new Map();
+        const rest = queue;
+        queue = [];
+        for (const p of rest) void viaRunner(p);
+        settleIdle();
+      };
+      w.on('error', fail);
+      w.on('exit', (code) => fail(new Error(`store worker exited with ${code}`)));
+      worker = w;
+    },
+    async close() {
+      const w = worker;
+      if (!w) return;
+      if (inFlight.size > 0 || queue.length > 0) await new Promise<void>((resolve) => (idle = resolve));
+      idle = null;
+      worker = null;
+      const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
+      w.postMessage({ close: true });
+      await exited;
+    },
+  };
+}
+
+function createRunner(db: Db, dialect: Dialect, enabled: boolean, maxBatch: number): RunOnly {
+  const stats: Committer['stats'] = { commits: 0, items: 0 };
   if (!enabled || dialect !== 'sqlite') {
     return {
       stats,
@@ -37,6 +160,7 @@ export function createCommitter(db: Db, dialect: Dialect, enabled: boolean, maxB
   }
   let queue: Item[] = [];
   let busy = false;
+  let lastCommitMs = 0;
 
   const drain = async (): Promise<void> => {
     busy = true;
@@ -44,6 +168,7 @@ export function createCommitter(db: Db, dialect: Dialect, enabled: boolean, maxB
       const batch = queue.slice(0, maxBatch);
       queue = queue.slice(batch.length);
       let results: unknown[] | null = null;
+      const t0 = performance.now();
       try {
         results = await db.transaction().execute(async (trx) => {
           const out: unknown[] = [];
@@ -53,6 +178,7 @@ export function createCommitter(db: Db, dialect: Dialect, enabled: boolean, maxB
       } catch {
         results = null;
       }
+      lastCommitMs = performance.now() - t0;
       if (results) {
         stats.commits++;
         stats.items += batch.length;
@@ -75,10 +201,12 @@ export function createCommitter(db: Db, dialect: Dialect, enabled: boolean, maxB
     run<T>(work: Work<T>): Promise<T> {
       return new Promise<T>((resolve, reject) => {
         queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
-        // Let the other sessions of this event-loop turn join the batch.
+        // Let the sessions that finish within about one commit's time join the batch.
         if (!busy) {
           busy = true;
-          setImmediate(() => void drain());
+          const linger = Math.min(lastCommitMs, MAX_LINGER_MS);
+          if (linger >= 1) setTimeout(() => void drain(), linger);
+          else setImmediate(() => void drain());
         }
       });
     },

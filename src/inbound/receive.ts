@@ -5,15 +5,15 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { EventBus } from '../events/bus.js';
-import { recordEvent } from '../events/record.js';
 import type { Clock } from '../lib/clock.js';
 import type { DnsResolver } from '../lib/dns.js';
 import type { Ids } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
 import type { Committer } from './group-commit.js';
-import { toDetail, type MessageRow, type StoredParsed } from './messages.js';
+import type { StoredParsed } from './messages.js';
 import { parseMessage } from './parse.js';
 import type { Route } from './routing.js';
+import type { StoredMessage, StoreRequest } from './store.js';
 import { cachedLookup, verifyMessage } from './verify.js';
 
 export type MailboxRoute = Extract<Route, { kind: 'mailbox' }>;
@@ -26,11 +26,7 @@ export interface IncomingMail {
   helo: string;
 }
 
-export interface StoredMessage {
-  id: string;
-  workspaceId: string;
-  status: 'received' | 'dropped' | 'quota_exceeded';
-}
+export type { StoredMessage } from './store.js';
 
 export interface Receiver {
   receive(mail: IncomingMail): Promise<StoredMessage[]>;
@@ -81,72 +77,37 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
         groups.set(key, [...(groups.get(key) ?? []), r]);
       }
 
-      const now = clock.now();
-      const receivedAt = now.toISOString();
-      const rawId = ids.uuid();
-      const url = publicUrl();
-      const month = receivedAt.slice(0, 7);
-
-      const result = await committer.run(async (trx) => {
-        await trx.insertInto('inbound_raw').values({ id: rawId, source: stored, received_at: receivedAt, purged_at: null }).execute();
-        const out: StoredMessage[] = [];
-        const events: string[] = [];
-        for (const routes of groups.values()) {
-          const first = routes[0];
-          const address = first.address;
-          let status: StoredMessage['status'] = address ? 'received' : 'dropped';
-          if (status === 'received') {
-            const quota = config.inbound.monthlyQuota[first.plan] ?? 0;
-            if (quota > 0) {
-              const usage = await trx
-                .selectFrom('inbound_usage')
-                .select('received')
-                .where('workspace_id', '=', first.workspaceId)
-                .where('month', '=', month)
-                .executeTakeFirst();
-              if (Number(usage?.received ?? 0) >= quota) status = 'quota_exceeded';
-            }
-          }
-          if (status === 'received') {
-            await trx
-              .insertInto('inbound_usage')
-              .values({ workspace_id: first.workspaceId, month, received: 1 })
-              .onConflict((oc) => oc.columns(['workspace_id', 'month']).doUpdateSet((eb) => ({ received: eb('inbound_usage.received', '+', 1) })))
-              .execute();
-          }
-          const row: MessageRow = {
+      const receivedAt = clock.now().toISOString();
+      const req: StoreRequest = { rawId: ids.uuid(), source: stored, receivedAt, publicUrl: publicUrl(), groups: [] };
+      for (const routes of groups.values()) {
+        const first = routes[0];
+        const address = first.address;
+        req.groups.push({
+          row: {
             id: ids.uuid(),
             public_id: ids.publicId('rcv'),
             workspace_id: first.workspaceId,
             livemode: address ? address.livemode : 1,
-            status,
+            status: address ? 'received' : 'dropped',
             address_id: address?.id ?? null,
             address: address && first.exact ? address.address : null,
             plus_tag: first.plusTag,
-            raw_id: rawId,
+            raw_id: req.rawId,
             envelope: JSON.stringify({ from: mail.mailFrom, to: routes.map((r) => r.rcpt) }),
             from_email: parsed.from.email,
             parsed: parsedJson,
             subject: parsed.subject,
             size_bytes: stored.length,
             received_at: receivedAt,
-          };
-          await trx.insertInto('received_messages').values(row).execute();
-          if (status === 'received') {
-            events.push(
-              await recordEvent(trx, { clock, ids }, {
-                workspaceId: row.workspace_id,
-                livemode: row.livemode === 1,
-                type: 'message.received',
-                data: toDetail(row, url, storedParsed),
-                endpointId: address?.webhook_endpoint_id ?? null,
-              }),
-            );
-          }
-          out.push({ id: row.public_id, workspaceId: row.workspace_id, status });
-        }
-        return { out, events };
-      });
+          },
+          quota: config.inbound.monthlyQuota[first.plan] ?? 0,
+          eventId: ids.publicId('evt'),
+          endpointId: address?.webhook_endpoint_id ?? null,
+          forwards: !!address?.forward_to,
+        });
+      }
+
+      const result = await committer.store(req);
       if (result.events.length > 0) bus.publish('events.recorded', { ids: result.events, type: 'message.received' });
       for (const m of result.out) bus.publish('inbound.stored', m);
       log.debug({ messages: result.out.map((m) => `${m.id}:${m.status}`), size: mail.raw.length }, 'inbound stored');

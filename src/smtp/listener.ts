@@ -3,7 +3,7 @@
 // bounded by the SIZE limit, refused when it holds a bare LF or CR (SMTP smuggling: one message
 // must never be read as two), then handed to the receiver, and 250 is sent only once it is stored.
 // Reverse DNS of clients is off by default: nothing downstream uses it and it costs a lookup per
-// connection. smtp-server's 100 ms early-talker delay before the greeting is kept.
+// connection. The early-talker pause before the greeting is `smtp.greetingDelayMs` (greeting-delay.ts).
 import type { Socket } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { Config } from '../config.js';
@@ -13,6 +13,7 @@ import type { Route, Router } from '../inbound/routing.js';
 import type { Clock } from '../lib/clock.js';
 import type { DnsResolver } from '../lib/dns.js';
 import type { Logger } from '../lib/logger.js';
+import { setGreetingDelay } from './greeting-delay.js';
 import { loadTls } from './self-signed.js';
 
 export interface SmtpListener {
@@ -136,6 +137,7 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
           callback();
         },
       } as ConstructorParameters<typeof SMTPServer>[0]);
+      setGreetingDelay(server, opts.greetingDelayMs);
       server.on('error', (err) => log.warn({ err }, 'smtp error'));
       // A hard cap on a connection's lifetime, whatever it is doing.
       server.server.on('connection', (socket: Socket) => {
