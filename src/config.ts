@@ -81,6 +81,7 @@ const schema = z.strictObject({
       leaseMs: z.number().int().min(200),
       pollIntervalMs: z.number().int().min(10),
       rotationOverlap: z.string().regex(duration, 'must be a duration such as 24h'),
+      fanoutDelayMs: z.number().int().min(0).max(1000),
     })
     .refine((w) => w.leaseMs > w.timeoutMs, { message: 'leaseMs must exceed timeoutMs', path: ['leaseMs'] }),
   // Forwarding of received mail: the ARC seal's signing domain (empty: `hostname`) and selector,

@@ -21,7 +21,19 @@ export function createWebhooks(deps: Deps): Webhooks {
     worker?.wake();
   };
   const endpoints = createEndpointStore({ ...deps, onWork: wake });
-  const unsubscribe = deps.bus.subscribe('events.recorded', wake);
+  // Events arrive in bursts (a busy SMTP listener records one per message). Fanning each out as it
+  // comes costs one fsync'd commit per event; waiting `fanoutDelayMs` after the first lets one
+  // commit fan out the whole burst, for that much added latency.
+  let lingering: NodeJS.Timeout | null = null;
+  const wakeSoon = () => {
+    if (deps.config.webhooks.fanoutDelayMs === 0) return wake();
+    if (lingering) return;
+    lingering = setTimeout(() => {
+      lingering = null;
+      wake();
+    }, deps.config.webhooks.fanoutDelayMs);
+  };
+  const unsubscribe = deps.bus.subscribe('events.recorded', wakeSoon);
   // Abandon attempts in flight as soon as the app begins to stop, so stopping never waits on a
   // slow receiver; the deliveries stay in the outbox for the next start.
   const unsubscribeStop = deps.bus.subscribe('app.stopping', () => deliverer.stop());
@@ -33,6 +45,7 @@ export function createWebhooks(deps: Deps): Webhooks {
     },
     async close() {
       unsubscribe();
+      if (lingering) clearTimeout(lingering);
       unsubscribeStop();
       await deliverer.close();
     },
