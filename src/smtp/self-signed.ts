@@ -47,13 +47,19 @@ function time(d: Date): Buffer {
   return d.getUTCFullYear() < 2050 ? tlv(0x17, Buffer.from(iso.slice(2))) : tlv(0x18, Buffer.from(iso));
 }
 
-/** A PEM certificate and key for `hostname`, valid from `now` for ten years. */
-export function makeSelfSigned(hostname: string, now: Date): { cert: string; key: string } {
+// A subjectAltName entry: an IPv4 address as iPAddress, anything else as dNSName.
+function altName(name: string): Buffer {
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(name);
+  return v4 ? tlv(0x87, Buffer.from(v4.slice(1).map(Number))) : tlv(0x82, Buffer.from(name));
+}
+
+/** A PEM certificate and key for `hostname` (and `altNames`), valid from `now` for ten years. */
+export function makeSelfSigned(hostname: string, now: Date, altNames: string[] = []): { cert: string; key: string } {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const sha256WithRsa = seq(oid('1.2.840.113549.1.1.11'), nul());
   const name = seq(set(seq(oid('2.5.4.3'), utf8(hostname))));
   const notAfter = new Date(now.getTime() + 10 * 365 * 24 * 3600 * 1000);
-  const san = seq(oid('2.5.29.17'), octets(seq(tlv(0x82, Buffer.from(hostname)))));
+  const san = seq(oid('2.5.29.17'), octets(seq(...[hostname, ...altNames].map(altName))));
   const tbs = seq(
     explicit(0, int(Buffer.from([2]))),
     int(randomBytes(16)),
