@@ -171,6 +171,7 @@ export async function run(): Promise<void> {
     });
 
   const cpuBefore = daemon.cpuSeconds();
+  const benchCpuBefore = process.cpuUsage();
   let next = 0;
   let firstAccept = 0;
   let rejected = 0;
@@ -186,11 +187,14 @@ export async function run(): Promise<void> {
   };
   await Promise.all(Array.from({ length: CONC }, client));
   const acceptedAt = performance.now();
+  const deliveredDuringAccept = delivered;
+  const cpuAtAccepted = daemon.cpuSeconds();
   const timeout = setTimeout(() => done(), 300_000);
   await allDone;
   clearTimeout(timeout);
   const peakRss = daemon.peakRss();
   const cpuSeconds = daemon.cpuSeconds() - cpuBefore;
+  const benchCpu = process.cpuUsage(benchCpuBefore);
 
   const seconds = (lastAt - firstAccept) / 1000;
   console.log(JSON.stringify({
@@ -204,9 +208,15 @@ export async function run(): Promise<void> {
     acceptPerSecond: Math.round(N / ((acceptedAt - started) / 1000)),
     messagesPerSecond: Math.round(delivered / seconds),
     seconds: Number(seconds.toFixed(2)),
+    deliveredWhileAccepting: deliveredDuringAccept,
+    // After the last 202 the daemon only delivers: its rate and CPU per message there.
+    deliveryOnlyPerSecond: Math.round((delivered - deliveredDuringAccept) / ((lastAt - acceptedAt) / 1000)),
+    deliveryOnlyCpuMsPerMessage: Number((((daemon.cpuSeconds() - cpuAtAccepted) * 1000) / Math.max(1, delivered - deliveredDuringAccept)).toFixed(2)),
     peakRssMiB: Math.round(peakRss / 1048576),
     // CPU the daemon spent per message (accept + delivery): steadier than rates on a shared machine.
     daemonCpuMsPerMessage: Number(((cpuSeconds * 1000) / N).toFixed(2)),
+    // The load generator and sink's own CPU (this process; 0 extra when in process).
+    benchCpuMsPerMessage: inproc ? undefined : Number(((benchCpu.user + benchCpu.system) / 1000 / N).toFixed(2)),
   }));
   agent.destroy();
   await daemon.stop();
