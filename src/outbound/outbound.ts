@@ -40,7 +40,7 @@ export function createOutbound(deps: Deps & { templates: () => TemplateResolver 
   const checks: AcceptCheck[] = [];
   const holds: HoldCheck[] = [];
   const suppressHooks: SuppressHook[] = [];
-  const writes = createWriteBatcher(deps.db, deps.dialect);
+  const writes = createWriteBatcher(deps.db, deps.dialect, { windowMs: deps.config.dispatcher.commitWindowMs });
   let worker: Worker | undefined;
   const now = () => deps.clock.now().toISOString();
 

@@ -69,7 +69,7 @@ export async function prepareEmail(deps: EmailDeps, delivery: Delivery): Promise
       list.push({ address, kind });
     }
   }
-  const recipients = await loadRecipients(db, m.id, list);
+  const recipients = await loadRecipients(db, m.id, list, m.attempt);
 
   // cc/bcc on the suppression list are dropped here; `to` was checked by the dispatcher.
   const notes: string[] = [];

@@ -19,9 +19,13 @@ export interface RecipientState {
 
 export const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1).toLowerCase();
 
-/** The recorded state of each recipient in `list`; `pending` for those never attempted. */
-export async function loadRecipients(db: Db, messageId: string, list: { address: string; kind: RecipientKind }[]): Promise<RecipientState[]> {
-  const rows = await db.selectFrom('email_recipients').selectAll().where('message_id', '=', messageId).execute();
+/**
+ * The recorded state of each recipient in `list`; `pending` for those never attempted. `attempt` is
+ * the dispatcher's attempt number: rows are only written by an attempt, and each attempt is counted
+ * (committed) before it starts, so the first attempt has nothing to read and skips the query.
+ */
+export async function loadRecipients(db: Db, messageId: string, list: { address: string; kind: RecipientKind }[], attempt = Infinity): Promise<RecipientState[]> {
+  const rows = attempt <= 1 ? [] : await db.selectFrom('email_recipients').selectAll().where('message_id', '=', messageId).execute();
   const byAddress = new Map(rows.map((r) => [r.address, r]));
   return list.map(({ address, kind }) => {
     const r = byAddress.get(address);
