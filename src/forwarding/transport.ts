@@ -13,7 +13,8 @@ import type { ChannelTransport, Delivery, DeliveryOutcome } from '../outbound/ch
 import { classifySmtpError, describeSmtpError, isHardBounce } from '../outbound/channels/email/classify.js';
 import { resolveRoute } from '../outbound/channels/email/mx.js';
 import { bounceDomainOf } from '../outbound/channels/email/prepare.js';
-import { createSmtpPool, type SmtpError } from '../outbound/channels/email/smtp-pool.js';
+import { createDeliveryPool } from '../outbound/channels/email/index.js';
+import type { SmtpError } from '../outbound/channels/email/smtp-pool.js';
 import { composeForward } from './compose.js';
 import { arcKey, srsSecret } from './keys.js';
 import { srsForward } from './srs.js';
@@ -32,7 +33,7 @@ export const arcDomainOf = (config: Config) => config.forwarding.arcDomain || co
 export function withForwarding(deps: ForwardTransportDeps, inner: ChannelTransport): ChannelTransport {
   const { config, db, clock } = deps;
   const d = config.delivery;
-  let pool: ReturnType<typeof createSmtpPool> | null = null;
+  let pool: ReturnType<typeof createDeliveryPool> | null = null;
   let relay: nodemailer.Transporter | null = null;
 
   async function send(envelope: { from: string; to: string }, raw: Buffer): Promise<DeliveryOutcome> {
@@ -50,17 +51,7 @@ export function withForwarding(deps: ForwardTransportDeps, inner: ChannelTranspo
       }
     }
     const provider = 'smtp-direct';
-    pool ??= createSmtpPool({
-      name: config.hostname,
-      port: d.port,
-      tls: d.tls,
-      maxConnections: d.maxConnections,
-      maxConnectionsPerHost: d.maxConnectionsPerHost,
-      messagesPerConnection: d.messagesPerConnection,
-      idleTimeoutMs: d.idleTimeoutMs,
-      timeoutMs: d.timeoutMs,
-      log: deps.log,
-    });
+    pool ??= createDeliveryPool(config, deps.log);
     const domain = envelope.to.slice(envelope.to.lastIndexOf('@') + 1).toLowerCase();
     const route = await resolveRoute(deps.dns, domain);
     if (route.kind === 'no-mail') return { kind: 'suppressed', provider, error: route.reason };

@@ -76,13 +76,10 @@ export function createTokenSource(deps: { config: Config; db: Db; clock: Clock }
   };
 }
 
-/** The live email transport for `delivery.mode`. */
-export function createEmailTransport(deps: EmailChannelDeps, tokens: () => Promise<TokenSigner>): ChannelTransport {
-  const { config } = deps;
-  const base = { ...deps, tokens, connectionId: connectionIdOf(config) };
-  if (config.delivery.mode === 'relay') return createRelayTransport(base);
+/** The direct-delivery connection pool the `delivery.*` settings describe. */
+export function createDeliveryPool(config: Config, log: Logger) {
   const d = config.delivery;
-  const pool = createSmtpPool({
+  return createSmtpPool({
     name: config.hostname,
     port: d.port,
     tls: d.tls,
@@ -91,7 +88,15 @@ export function createEmailTransport(deps: EmailChannelDeps, tokens: () => Promi
     messagesPerConnection: d.messagesPerConnection,
     idleTimeoutMs: d.idleTimeoutMs,
     timeoutMs: d.timeoutMs,
-    log: deps.log,
+    log,
   });
-  return createDirectTransport({ ...base, pool, rates: createDomainRateLimiter(d.domainRates, deps.clock) });
+}
+
+/** The live email transport for `delivery.mode`. */
+export function createEmailTransport(deps: EmailChannelDeps, tokens: () => Promise<TokenSigner>): ChannelTransport {
+  const { config } = deps;
+  const base = { ...deps, tokens, connectionId: connectionIdOf(config) };
+  if (config.delivery.mode === 'relay') return createRelayTransport(base);
+  const pool = createDeliveryPool(config, deps.log);
+  return createDirectTransport({ ...base, pool, rates: createDomainRateLimiter(config.delivery.domainRates, deps.clock) });
 }
