@@ -42,11 +42,16 @@ async function bare(body: string): Promise<Figures> {
   return f;
 }
 
+// Settings under study can be passed through: BENCH_POSTERN_* → POSTERN_* (e.g. BENCH_POSTERN_DISPATCHER_COMMIT_WINDOW_MS).
+function benchOverrides(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_POSTERN_')).map(([k, v]) => [k.slice('BENCH_'.length), v ?? '']));
+}
+
 async function postern(body: string, synchronous: string): Promise<Figures & { delivered: number; accepted: number }> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'postern-bench-send-'));
   try {
     const config = loadConfig({
-      env: { POSTERN_DATA_DIR: dataDir, POSTERN_HTTP_PORT: '0', POSTERN_SMTP_PORT: '0', POSTERN_SMTP_HOST: '127.0.0.1', POSTERN_RATE_LIMIT_SEND: '0', POSTERN_RATE_LIMIT_READ: '0', POSTERN_LOG_LEVEL: 'silent' },
+      env: { POSTERN_DATA_DIR: dataDir, POSTERN_HTTP_PORT: '0', POSTERN_SMTP_PORT: '0', POSTERN_SMTP_HOST: '127.0.0.1', POSTERN_RATE_LIMIT_SEND: '0', POSTERN_RATE_LIMIT_READ: '0', POSTERN_LOG_LEVEL: 'silent', ...benchOverrides() },
     });
     const app = await createApp({ config });
     if (synchronous !== 'FULL') await app.db.executeQuery({ sql: `PRAGMA synchronous = ${synchronous}`, parameters: [], query: { kind: 'RawNode' } } as never);

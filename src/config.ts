@@ -135,7 +135,7 @@ const schema = z.strictObject({
   channels: z.strictObject({
     timeoutMs: z.number().int().min(100).max(300000),
   }),
-  // --- email delivery (docs/readme/email.md) ---
+  // --- email delivery (README: Email delivery) ---
   delivery: z.strictObject({
     mode: z.enum(['direct', 'relay']),
     relayUrl: z.union([z.literal(''), z.string().regex(/^smtps?:\/\//, 'must be smtp://… or smtps://…')]),

@@ -14,7 +14,7 @@
 // default (`inbound.storeWorker`): measured on 2 cores it is slower — the worker's write lock makes
 // the main connection's own writers (webhook fan-out, forwarder, API) wait in SQLite's busy handler
 // on the event loop, and cloning each request and building the event payload cost CPU the parser
-// needs; see the benchmark section of docs/readme/inbound.md.
+// needs; see the README, Receiving mail: Benchmark.
 import { Worker } from 'node:worker_threads';
 import type { Transaction } from 'kysely';
 import type { Db, Dialect } from '../db/database.js';

@@ -1,5 +1,5 @@
 // Test-mode recipients that simulate outcomes. Test keys never contact anything; these documented
-// recipients let a caller exercise every path of the pipeline (see docs/readme/sending.md):
+// recipients let a caller exercise every path of the pipeline (see README, Sending):
 //   email     local part (before any +tag, any domain): failed, bounce, suppressed, blocked,
 //             deferred, opted_out (or optedout), sent — e.g. failed@example.com, deferred+1@x.test
 //   sms       +15005550001 failed, …0002 suppressed, …0003 blocked, …0004 deferred, …0005 opted_out,
