@@ -6,21 +6,11 @@ import type { Db } from '../db/database.js';
 import type { ReceivedMessagesTable } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import { AppError, invalidRequest, notFound } from '../lib/errors.js';
-import { extractAttachment, type AttachmentInfo, type Mailbox } from './parse.js';
+import { extractAttachment, type AttachmentInfo, type Mailbox, type ParsedFields } from './parse.js';
 import type { Verdicts } from './verify.js';
 
-export interface StoredParsed {
-  from: Mailbox;
-  to: Mailbox[];
-  cc: Mailbox[];
-  messageId: string;
-  inReplyTo: string;
-  text: string;
-  html: string;
-  strippedReply: string;
-  truncated: boolean;
-  headers: Record<string, string | string[]>;
-  attachments: AttachmentInfo[];
+/** The `parsed` JSON column: the parsed fields (the subject has its own column) and the verdicts. */
+export interface StoredParsed extends Omit<ParsedFields, 'subject'> {
   verdicts: Verdicts;
 }
 

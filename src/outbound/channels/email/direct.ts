@@ -8,8 +8,8 @@ import type { Logger } from '../../../lib/logger.js';
 import type { ChannelTransport, Delivery, DeliveryOutcome } from '../channel.js';
 import { classifySmtpError, describeSmtpError, isHardBounce } from './classify.js';
 import { createRouteCache } from './mx.js';
-import { outcomeOf, type AttemptSummary } from './outcome.js';
-import { prepareEmail, type EmailDeps } from './prepare.js';
+import { outcomeOf, startAttempt, type AttemptSummary } from './outcome.js';
+import type { EmailDeps } from './prepare.js';
 import type { DomainRateLimiter } from './rates.js';
 import { saveRecipients, type RecipientState } from './recipients.js';
 import type { SmtpError, SmtpPool } from './smtp-pool.js';
@@ -94,16 +94,7 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
   return {
     name: PROVIDER,
     async deliver(delivery: Delivery): Promise<DeliveryOutcome> {
-      const prepared = await prepareEmail(deps, delivery);
-      const summary: AttemptSummary = {
-        provider: PROVIDER,
-        providerConnectionId: deps.connectionId,
-        messageId: prepared.messageId,
-        recipients: prepared.recipients,
-        notes: [...prepared.notes],
-        hardBounces: new Set(),
-      };
-      const todo = prepared.recipients.filter((r) => r.status === 'pending' || r.status === 'deferred');
+      const { prepared, summary, todo } = await startAttempt(deps, delivery, PROVIDER);
       const groups = new Map<string, RecipientState[]>();
       for (const r of todo) groups.set(r.domain, [...(groups.get(r.domain) ?? []), r]);
       await Promise.all([...groups].map(([domain, group]) => deliverDomain(domain, group, prepared, summary)));

@@ -3,6 +3,8 @@
 // (the dispatcher retries messages, not recipients); their last answer stays on the timeline.
 import type { DeliveryOutcome } from '../channel.js';
 import type { RecipientState } from './recipients.js';
+import type { Delivery } from '../channel.js';
+import { prepareEmail, type EmailDeps, type Prepared } from './prepare.js';
 
 export interface AttemptSummary {
   provider: string;
@@ -29,4 +31,19 @@ export function outcomeOf(s: AttemptSummary, final: 'delivered' | 'sent'): Deliv
     default:
       return { kind: 'deferred', ...common, error: to.response ?? 'temporary failure', ...(s.retryAt ? { retryAt: s.retryAt } : {}) };
   }
+}
+
+/** The start of every attempt (direct or relay): the prepared message, its summary, and the recipients still to try. */
+export async function startAttempt(deps: EmailDeps & { connectionId: string }, delivery: Delivery, provider: string): Promise<{ prepared: Prepared; summary: AttemptSummary; todo: RecipientState[] }> {
+  const prepared = await prepareEmail(deps, delivery);
+  const summary: AttemptSummary = {
+    provider,
+    providerConnectionId: deps.connectionId,
+    messageId: prepared.messageId,
+    recipients: prepared.recipients,
+    notes: [...prepared.notes],
+    hardBounces: new Set(),
+  };
+  const todo = prepared.recipients.filter((r) => r.status === 'pending' || r.status === 'deferred');
+  return { prepared, summary, todo };
 }

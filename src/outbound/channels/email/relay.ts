@@ -5,8 +5,8 @@ import nodemailer from 'nodemailer';
 import type { ChannelTransport, Delivery, DeliveryOutcome } from '../channel.js';
 import { classifySmtpError, describeSmtpError, isHardBounce } from './classify.js';
 import { finishAttempt } from './direct.js';
-import { outcomeOf, type AttemptSummary } from './outcome.js';
-import { prepareEmail, type EmailDeps } from './prepare.js';
+import { outcomeOf, startAttempt } from './outcome.js';
+import type { EmailDeps } from './prepare.js';
 import type { SmtpError } from './smtp-pool.js';
 
 export interface RelayDeps extends EmailDeps {
@@ -41,16 +41,7 @@ export function createRelayTransport(deps: RelayDeps): ChannelTransport {
   return {
     name: PROVIDER,
     async deliver(delivery: Delivery): Promise<DeliveryOutcome> {
-      const prepared = await prepareEmail(deps, delivery);
-      const summary: AttemptSummary = {
-        provider: PROVIDER,
-        providerConnectionId: deps.connectionId,
-        messageId: prepared.messageId,
-        recipients: prepared.recipients,
-        notes: [...prepared.notes],
-        hardBounces: new Set(),
-      };
-      const todo = prepared.recipients.filter((r) => r.status === 'pending' || r.status === 'deferred');
+      const { prepared, summary, todo } = await startAttempt(deps, delivery, PROVIDER);
       if (todo.length) {
         const reject = (r: (typeof todo)[number], err: SmtpError) => {
           const permanent = classifySmtpError(err) === 'permanent';
