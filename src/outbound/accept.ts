@@ -185,7 +185,8 @@ export function createAccept(deps: AcceptDeps) {
     const row = await prepare(sender, body, { raw: opts.raw, idempotencyKey: key });
     const plan = sender.workspace.plan;
     if (deps.checks.length) {
-      for (const check of deps.checks) await check({ message: rowToOutbound(row), plan, scheduledAt: row.scheduled_at });
+      const message = rowToOutbound(row);
+      for (const check of deps.checks) await check({ message, plan, scheduledAt: row.scheduled_at });
     }
     const response: AcceptResponse = { id: row.public_id, status: row.status as AcceptResponse['status'], livemode: sender.livemode };
     const quota = (deps.config.plans as Record<string, { messagesPerMonth: number }>)[plan]?.messagesPerMonth ?? 0;

@@ -81,10 +81,13 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   // Commits a step: CAS on (status, lease), the patch, the event when the new status has one.
   async function commit(row: MessageRow, expectStatus: string, patch: RowPatch): Promise<MessageRow | null> {
     const next: MessageRow = { ...row, ...patch } as MessageRow;
-    const type = patch.status && patch.status !== expectStatus ? EVENT_OF[patch.status] : undefined;
+    const changed = patch.status !== undefined && patch.status !== expectStatus;
+    const type = changed ? EVENT_OF[patch.status!] : undefined;
+    // The Message view of a status change serves both the event and the live tail.
+    const view: Message | null = changed ? rowToMessage(next) : null;
     const ok = await deps.writes.run(async (trx) => {
       const held = await updateIfHeld(trx, row.id, { status: expectStatus, token }, patch);
-      if (held && type) await recordEvent(trx, deps, { workspaceId: row.workspace_id, livemode: Number(row.livemode) === 1, type, data: rowToMessage(next) });
+      if (held && type) await recordEvent(trx, deps, { workspaceId: row.workspace_id, livemode: Number(row.livemode) === 1, type, data: view });
       return held;
     });
     if (!ok) {
@@ -92,7 +95,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       return null;
     }
     if (type) bus.publish('events.recorded', { type, workspaceId: row.workspace_id });
-    if (patch.status && patch.status !== expectStatus) bus.publish('message.changed', rowToMessage(next) satisfies Message);
+    if (view) bus.publish('message.changed', view);
     return next;
   }
 
@@ -133,9 +136,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
     if (firstAttempt) {
       timeline.push({ t: stamp(), e: 'rendered' });
+      const simulated = livemode ? null : simulationFor(channel, row.recipient);
 
       // Step: scan. The real reason is for the operator only.
-      const verdict = !livemode && simulationFor(channel, row.recipient) === 'blocked' ? { blocked: true as const, reason: 'test recipient simulates a block' } : scan(output);
+      const verdict = simulated === 'blocked' ? { blocked: true as const, reason: 'test recipient simulates a block' } : scan(output);
       if (verdict.blocked) {
         log.warn({ message: row.public_id, workspaceId: row.workspace_id, reason: verdict.reason }, 'outbound content scanner blocked a message');
         timeline.push({ t: stamp(), e: BLOCKED_NOTICE });
@@ -145,7 +149,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
       // Step: hold if suppressed or opted out.
       let hold: { kind: 'suppressed' | 'opted_out'; reason: string } | null = null;
-      if (!livemode && simulationFor(channel, row.recipient) === 'opted_out') hold = { kind: 'opted_out', reason: 'test recipient simulates an unsubscribe' };
+      if (simulated === 'opted_out') hold = { kind: 'opted_out', reason: 'test recipient simulates an unsubscribe' };
       for (const check of deps.holds) {
         if (hold) break;
         hold = await check(outbound);
