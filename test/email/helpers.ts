@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import type { App } from '../../src/app.js';
 import type { Delivery, OutboundMessage } from '../../src/outbound/channels/channel.js';
+import { outboundMessage } from '../helpers/outbound-message.js';
 import type { EmailOutput } from '../../src/templates/render.js';
 
 export interface Received {
@@ -107,25 +108,8 @@ export async function addVerifiedDomain(app: App, workspaceId: string, domain: s
 }
 
 export function makeDelivery(app: App, workspaceId: string, over: Partial<OutboundMessage> = {}, content: Partial<EmailOutput> = {}): Delivery {
-  const message: OutboundMessage = {
-    id: app.ids.uuid(),
-    publicId: app.ids.publicId('msg'),
-    workspaceId,
-    livemode: true,
-    channel: 'email',
-    recipient: 'alice@example.net',
-    templateSlug: null,
-    metadata: {},
-    fromOverride: null,
-    fromNameOverride: null,
-    cc: [],
-    bcc: [],
-    replyTo: null,
-    attachments: [],
-    attempt: 1,
-    createdAt: app.clock.now().toISOString(),
-    ...over,
-  };
+  // Fresh ids per call: email tests keep per-recipient state keyed by the message.
+  const message = outboundMessage({ id: app.ids.uuid(), publicId: app.ids.publicId('msg'), workspaceId, createdAt: app.clock.now().toISOString(), ...over });
   return { message, content: { subject: 'Hello', preheader: '', html: '<p>Hi <a href="https://example.org/x?a=1&amp;b=2">there</a></p>', text: 'Hi there', ...content } };
 }
 

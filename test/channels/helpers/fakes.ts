@@ -9,6 +9,7 @@ import type { TransportDeps } from '../../../src/connections/transport-deps.js';
 import type { ResolvedConnection } from '../../../src/connections/store.js';
 import type { Channel } from '../../../src/templates/render.js';
 import type { Delivery, OutboundMessage } from '../../../src/outbound/channels/channel.js';
+import { outboundMessage } from '../../helpers/outbound-message.js';
 
 export interface Recorded {
   method: string;
@@ -78,25 +79,7 @@ export function connection(channel: Channel, provider: string, settings: Record<
 
 export function delivery(channel: Channel, recipient: string, content: Delivery['content'], over: Partial<OutboundMessage> = {}): Delivery {
   return {
-    message: {
-      id: '0190aaaa-bbbb-7ccc-8ddd-000000000001',
-      publicId: 'msg_0000000000000000000001',
-      workspaceId: 'ws',
-      livemode: true,
-      channel,
-      recipient,
-      templateSlug: null,
-      metadata: {},
-      fromOverride: null,
-      fromNameOverride: null,
-      cc: [],
-      bcc: [],
-      replyTo: null,
-      attachments: [],
-      attempt: 1,
-      createdAt: '2030-01-01T00:00:00.000Z',
-      ...over,
-    },
+    message: outboundMessage({ channel, recipient, ...over }),
     content,
   };
 }
