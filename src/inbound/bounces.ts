@@ -1,7 +1,6 @@
 // Mail to the bounce domain (VERP return paths, bounces+<msg id>@<bounce domain>) is not routed to
 // addresses: the listener hands it to a BounceHandler before replying 250, so the handler must
-// make it durable itself. The email sender implements DSN processing; the default only logs.
-import type { Logger } from '../lib/logger.js';
+// make it durable itself. The email sender implements it (DSN processing, src/outbound/bounces.ts).
 
 export interface BounceInput {
   raw: Buffer;
@@ -12,12 +11,4 @@ export interface BounceInput {
 
 export interface BounceHandler {
   handle(input: BounceInput): Promise<void>;
-}
-
-export function loggingBounceHandler(log: Logger): BounceHandler {
-  return {
-    async handle({ raw, mailFrom, recipients }) {
-      log.info({ mailFrom, recipients, size: raw.length }, 'bounce received; no bounce handler installed, discarded');
-    },
-  };
 }

@@ -13,20 +13,14 @@ import type { EventBus } from '../events/bus.js';
 import { recordEvent } from '../events/record.js';
 import type { Clock } from '../lib/clock.js';
 import type { Ids } from '../lib/ids.js';
+import type { BounceHandler as ListenerBounceHandler } from '../inbound/bounces.js';
 import type { Logger } from '../lib/logger.js';
 import type { SuppressionStore } from '../suppressions/store.js';
 import { rowToMessage, type TimelineEntry } from './message.js';
 
-export interface BounceInput {
-  raw: Buffer;
-  mailFrom: string;
-  recipients: string[];
-}
-
-export interface BounceHandler {
-  /** The bounce domain this handler answers for. */
+/** The SMTP listener's bounce contract (src/inbound/bounces.ts), and the domain it answers for. */
+export interface BounceHandler extends ListenerBounceHandler {
   readonly domain: string;
-  handle(input: BounceInput): Promise<void>;
 }
 
 export interface DsnRecipient {
