@@ -13,12 +13,10 @@
 // sink, 20), BENCH_DELIVERY_DISPATCH (dispatcher concurrency; the config default when unset).
 // Any POSTERN_* variable is passed to the daemon. Besides the rate it prints the daemon's CPU per
 // message and the rate once accepting is over, which vary less on a shared machine. SQLite in a temp dir, loopback only, bounded in time.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { createApp } from '../src/app.js';
@@ -26,7 +24,7 @@ import { main as cli } from '../src/cli.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/lib/logger.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
-import { ROOT } from './lib.js';
+import { cpuSeconds, peakRss, startPostern } from './lib.js';
 
 interface Daemon {
   httpPort: number;
@@ -39,47 +37,9 @@ interface Daemon {
 
 async function spawnDaemon(env: Record<string, string>): Promise<Daemon> {
   const prof = process.env.BENCH_DELIVERY_PROFILE;
-  const args = [...(prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []), path.join(ROOT, 'bin', 'postern.js'), 'serve'];
-  const child: ChildProcess = spawn(process.execPath, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
-  const ready = await new Promise<{ http: number }>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      try {
-        const j = JSON.parse(line);
-        if (j.msg === 'ready') resolve(j);
-      } catch {
-        // not JSON
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`daemon exited with ${code}`)));
-  });
-  const hwm = () => {
-    try {
-      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'));
-      return m ? Number(m[1]) * 1024 : NaN;
-    } catch {
-      return NaN;
-    }
-  };
-  const cpu = () => {
-    try {
-      // /proc/PID/stat: fields 14 and 15 are utime and stime in clock ticks (100 per second on Linux).
-      const f = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
-      return (Number(f[11]) + Number(f[12])) / 100;
-    } catch {
-      return NaN;
-    }
-  };
-  return {
-    httpPort: ready.http,
-    peakRss: hwm,
-    cpuSeconds: cpu,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.on('exit', () => resolve());
-        child.kill('SIGTERM');
-      }),
-  };
+  const d = await startPostern(env, prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []);
+  const pid = d.child.pid!;
+  return { httpPort: d.port, peakRss: () => peakRss(pid), cpuSeconds: () => cpuSeconds(pid), stop: d.stop };
 }
 
 async function inProcess(env: Record<string, string>): Promise<Daemon> {

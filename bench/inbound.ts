@@ -8,17 +8,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { SMTPServer } from 'smtp-server';
-import { createApp } from '../src/app.js';
+import Sqlite from 'better-sqlite3';
+import { main as cli } from '../src/cli.js';
 import { loadConfig } from '../src/config.js';
-import { setGreetingDelay } from '../src/smtp/greeting-delay.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
+import { cpuSeconds, peakRss, startPostern, startScript } from './lib.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const MAX_MESSAGES = 20_000;
-// The pause before the 220 greeting, for Postern and the bare server alike (smtp-server's built-in
-// and Postern's default is 100 ms; it caps each session at ~10 new connections/s).
-const GREETING_DELAY_MS = Number(process.env.BENCH_GREETING_DELAY_MS ?? 100);
+// The pause before the 220 greeting, for Postern and the bare server alike; Postern's configured
+// default when unset. 100 ms (smtp-server's built-in) caps each session at ~10 new connections/s.
+const GREETING_DELAY_MS = process.env.BENCH_GREETING_DELAY_MS === undefined ? undefined : Number(process.env.BENCH_GREETING_DELAY_MS);
 
 class Client {
   private buf = '';
@@ -125,61 +125,60 @@ async function scenario(port: number, to: string, size: number, sessions: number
 export async function run(): Promise<void> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'postern-bench-inbound-'));
   const dns = await startDnsServer({ 'bench.example.org': [{ type: 'TXT', data: 'v=spf1 ip4:127.0.0.1 -all' }] });
-  const config = loadConfig({
-    env: {
-      POSTERN_DATA_DIR: dataDir,
-      POSTERN_HTTP_PORT: '0',
-      POSTERN_SMTP_PORT: '0',
-      POSTERN_SMTP_HOST: '127.0.0.1',
-      POSTERN_HOSTNAME: 'mx.postern.test',
-      POSTERN_SHARED_INBOUND_DOMAIN: 'in.postern.test',
-      POSTERN_DNS_SERVERS: dns.address,
-      POSTERN_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
-      POSTERN_INBOUND_MONTHLY_QUOTA: '{"free":0}',
-      POSTERN_SMTP_MAX_CLIENTS: '1000',
-      POSTERN_SMTP_GREETING_DELAY_MS: String(GREETING_DELAY_MS),
-      POSTERN_INBOUND_STORE_WORKER: process.env.BENCH_STORE_WORKER ?? 'false',
-    },
+  const env: Record<string, string> = {
+    POSTERN_DATA_DIR: dataDir,
+    POSTERN_HOSTNAME: 'mx.postern.test',
+    POSTERN_SHARED_INBOUND_DOMAIN: 'in.postern.test',
+    POSTERN_DNS_SERVERS: dns.address,
+    POSTERN_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'error',
+    POSTERN_INBOUND_MONTHLY_QUOTA: '{"free":0}',
+    POSTERN_SMTP_MAX_CLIENTS: '1000',
+    ...(GREETING_DELAY_MS === undefined ? {} : { POSTERN_SMTP_GREETING_DELAY_MS: String(GREETING_DELAY_MS) }),
+    POSTERN_INBOUND_STORE_WORKER: process.env.BENCH_STORE_WORKER ?? 'false',
+    ...(Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('POSTERN_'))) as Record<string, string>),
+  };
+  const quiet = { out: () => {}, err: () => {} };
+  let out = '';
+  await cli(['workspace', 'create', '--slug', 'bench', '--name', 'Bench'], env, quiet);
+  await cli(['key', 'create', '--workspace', 'bench', '--env', 'live'], env, { out: (t) => (out += t), err: () => {} });
+  const key = JSON.parse(out).secret as string;
+  const prof = process.env.BENCH_INBOUND_PROFILE;
+  const postern = await startPostern(env, prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []);
+  const res = await fetch(`http://127.0.0.1:${postern.port}/v1/inbound/addresses`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ localPart: 'inbox' }),
   });
-  const app = await createApp({ config });
-  const ports = await app.start();
-  const ws = await app.workspaces.create({ slug: 'bench', name: 'Bench' });
-  const address = await app.inbound.addresses.create(ws, { localPart: 'inbox' });
+  if (res.status !== 201) throw new Error(`creating the address: ${res.status} ${await res.text()}`);
+  const address = ((await res.json()) as { address: string }).address;
+  const delay = GREETING_DELAY_MS ?? loadConfig({ env }).smtp.greetingDelayMs;
+  const bare = await startScript('bare-smtp.ts', { BENCH_GREETING_DELAY_MS: String(delay) });
+  const pid = postern.child.pid!;
 
-  const bare = new SMTPServer({
-    disabledCommands: ['AUTH', 'STARTTLS'],
-    authOptional: true,
-    logger: false,
-    disableReverseLookup: true,
-    onData(stream, _s, cb) {
-      stream.on('data', () => {});
-      stream.on('end', () => cb());
-    },
-  });
-  setGreetingDelay(bare, GREETING_DELAY_MS);
-  await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', () => resolve()));
-  const barePort = (bare.server.address() as net.AddressInfo).port;
-
-  console.log(`${SECONDS}s per scenario; greeting delay ${GREETING_DELAY_MS} ms; latency = connect (new connection) or MAIL FROM (reused) to 250`);
-  console.log('size    sessions connection | postern msg/s  p99 ms | bare smtp-server msg/s  p99 ms');
+  console.log(`${SECONDS}s per scenario; greeting delay ${delay} ms (both servers); each server is its own process; latency = connect (new connection) or MAIL FROM (reused) to 250; CPU = Postern's own per message`);
+  console.log('size    sessions connection | postern msg/s  p99 ms  CPU ms | bare smtp-server msg/s  p99 ms');
   for (const size of [5 * 1024, 100 * 1024]) {
     for (const sessions of [20, 100]) {
       for (const reuse of [false, true]) {
         // BENCH_ONLY=100-20-reused runs one scenario (for profiling).
         const only = process.env.BENCH_ONLY;
         if (only && only !== `${size / 1024}-${sessions}-${reuse ? 'reused' : 'new'}`) continue;
-        const p = await scenario(ports.smtp, address.address, size, sessions, reuse);
-        const b = process.env.BENCH_NO_BARE ? { rate: 0, p99: 0, count: 0, errors: 0 } : await scenario(barePort, address.address, size, sessions, reuse);
+        const cpu0 = cpuSeconds(pid);
+        const p = await scenario(postern.smtp!, address, size, sessions, reuse);
+        const cpuMs = ((cpuSeconds(pid) - cpu0) * 1000) / Math.max(1, p.count);
+        const b = process.env.BENCH_NO_BARE ? { rate: 0, p99: 0, count: 0, errors: 0 } : await scenario(bare.port, address, size, sessions, reuse);
         const fmt = (r: Result) => `${r.rate.toFixed(0).padStart(6)} ${r.p99.toFixed(1).padStart(7)}${r.errors ? ` (${r.errors} errors)` : ''}`;
-        console.log(`${String(size / 1024).padStart(3)} KiB ${String(sessions).padStart(8)} ${(reuse ? 'reused' : 'new').padEnd(10)} | ${fmt(p)}        | ${fmt(b)}`);
+        console.log(`${String(size / 1024).padStart(3)} KiB ${String(sessions).padStart(8)} ${(reuse ? 'reused' : 'new').padEnd(10)} | ${fmt(p)} ${cpuMs.toFixed(2).padStart(7)} | ${fmt(b)}`);
       }
     }
   }
-  const stored = await app.db.selectFrom('received_messages').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
-  const { commits, items, workerBatches } = app.inbound.committer.stats;
-  console.log(`stored by postern: ${stored.n} messages in ${commits} commits (${(items / Math.max(1, commits)).toFixed(1)} SMTP transactions per commit; ${workerBatches ?? 0} committed by the store worker)`);
-  await new Promise<void>((resolve) => bare.close(() => resolve()));
-  await app.stop();
+  console.log(`postern peak RSS ${Math.round(peakRss(pid) / 1048576)} MiB`);
+  await postern.stop();
+  await bare.stop();
   await dns.close();
+  const db = new Sqlite(path.join(dataDir, 'postern.sqlite'), { readonly: true });
+  const stored = db.prepare('SELECT count(*) AS n FROM received_messages').get() as { n: number };
+  db.close();
+  console.log(`stored by postern: ${stored.n} messages`);
   rmSync(dataDir, { recursive: true, force: true });
 }

@@ -1,7 +1,7 @@
 // Shared benchmark plumbing: child processes for the servers under test (so the load generator
 // does not share their event loop), autocannon runs, and figure formatting.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -15,6 +15,27 @@ export interface ChildServer {
   port: number;
   smtp?: number;
   stop(): Promise<void>;
+}
+
+/** Peak RSS in bytes since the process started (VmHWM); NaN once it has gone. */
+export function peakRss(pid: number): number {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU seconds (user + system) the process used so far; NaN once it has gone. */
+export function cpuSeconds(pid: number): number {
+  try {
+    // /proc/PID/stat: fields 14 and 15 are utime and stime in clock ticks (100 per second on Linux).
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return NaN;
+  }
 }
 
 function waitForLine(child: ChildProcess, match: (j: any) => boolean): Promise<any> {
@@ -38,9 +59,12 @@ const stopper = (child: ChildProcess) => () =>
     child.kill('SIGTERM');
   });
 
-/** `postern serve` from the build, on a fresh data dir; resolves at its ready line. */
-export async function startPostern(env: Record<string, string> = {}): Promise<ChildServer & { dataDir: string; env: Record<string, string> }> {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'postern-bench-'));
+/**
+ * `postern serve` from the build, on a fresh data dir (or env's POSTERN_DATA_DIR); resolves at its
+ * ready line. `nodeArgs` go before the script (e.g. `--cpu-prof`).
+ */
+export async function startPostern(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<ChildServer & { dataDir: string; env: Record<string, string> }> {
+  const dataDir = env.POSTERN_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'postern-bench-'));
   const fullEnv = {
     POSTERN_DATA_DIR: dataDir,
     POSTERN_HTTP_PORT: '0',
@@ -51,7 +75,7 @@ export async function startPostern(env: Record<string, string> = {}): Promise<Ch
     POSTERN_RATE_LIMIT_READ: '0',
     ...env,
   };
-  const child = spawn(process.execPath, [path.join(ROOT, 'bin', 'postern.js'), 'serve'], {
+  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin', 'postern.js'), 'serve'], {
     env: { ...process.env, ...fullEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -61,8 +85,12 @@ export async function startPostern(env: Record<string, string> = {}): Promise<Ch
 }
 
 /** The bare Express handler every HTTP figure is compared with. */
-export async function startBareExpress(): Promise<ChildServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'bare-express.ts')], {
+export const startBareExpress = (): Promise<ChildServer> => startScript('bare-express.ts');
+
+/** A bench/ script run under tsx as its own process; resolves at its `{"msg":"ready","port":N}` line. */
+export async function startScript(file: string, env: Record<string, string> = {}): Promise<ChildServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', file)], {
+    env: { ...process.env, ...env },
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
