@@ -39,6 +39,7 @@ import { createTemplateStore, type TemplateStore } from './templates/store.js';
 import { createDomainStore, type DomainStore } from './domains/domains.js';
 import { createCustomDomainPlanCheck } from './domains/sending-plan.js';
 import { createAddressStore, type AddressStore } from './inbound/addresses.js';
+import { createAnalyzer } from './inbound/analysis-pool.js';
 import { createCommitter, type Committer } from './inbound/group-commit.js';
 import { createMessageReader, type MessageReader } from './inbound/messages.js';
 import { createReceiver, type Receiver } from './inbound/receive.js';
@@ -113,7 +114,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   const workspaces = createWorkspaceStore(deps);
   const keys = createKeyStore({ ...deps, cacheTtlMs: config.auth.cacheTtlMs });
   const templates = createTemplateStore(deps);
-  const webhooks = createWebhooks(deps);
+  // message.received events name the stored message; their payload is its detail (inbound).
+  const webhooks = createWebhooks({ ...deps, eventPayload: async (type, data) => (type === 'message.received' ? inboundMessages.eventPayload(data) : data) });
   const outbound = createOutbound({ ...deps, templates: () => templates });
   const connections = createConnectionStore({ ...deps, box: createSecretBox(loadSecretsKey(config)) });
   // Late-bound: the derived public URL needs the port known only after listen().
@@ -137,8 +139,13 @@ export async function createApp(options: AppOptions): Promise<App> {
   const domains = createDomainStore(deps);
   const addresses = createAddressStore({ ...deps, domains });
   const inboundMessages = createMessageReader({ ...deps, publicUrl });
-  const committer = createCommitter(handle.db, handle.dialect, config.inbound.groupCommit);
-  const receiver = createReceiver({ ...deps, committer, publicUrl });
+  // Verification and parsing on `inbound.analysisThreads` worker threads; an injected resolver
+  // (tests) cannot cross into a thread, so then they run on the event loop.
+  const analysisThread = config.inbound.analysisThreads > 0 && !options.dns;
+  const analyzer = createAnalyzer({ threads: config.inbound.analysisThreads, dns, thread: analysisThread ? { dnsServers: config.dns.servers, dnsTimeoutMs: config.dns.timeoutMs } : null });
+  // Lingering for a batch pays only while commits hold up verification on the same loop.
+  const committer = createCommitter(handle.db, handle.dialect, { enabled: config.inbound.groupCommit, maxLingerMs: analysisThread ? 0 : 10 });
+  const receiver = createReceiver({ ...deps, committer, analyzer });
   // inbound.storeWorker (off by default): received mail committed by a worker thread on its own connection.
   if (!options.database && handle.dialect === 'sqlite' && config.inbound.storeWorker) committer.attachWorker((databaseTarget(config) as { file: string }).file, (err) => log.error({ err }, 'inbound store worker failed; storing on the event loop'));
 
@@ -219,7 +226,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         httpServer.closeIdleConnections();
         const grace = setTimeout(() => httpServer.closeAllConnections(), 5_000);
         await Promise.all([httpServer.listening ? httpClosed : Promise.resolve(), smtp.close()]);
-        await committer.close();
+        await Promise.all([committer.close(), analyzer.close()]);
         clearTimeout(grace);
         for (const w of workers) await w.stop();
         await outbound.stop();

@@ -63,6 +63,7 @@ const schema = z.strictObject({
     monthlyQuota: z.record(z.string(), z.number().int().min(0)),
     groupCommit: z.boolean(),
     storeWorker: z.boolean(),
+    analysisThreads: z.number().int().min(0).max(64),
   }),
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),

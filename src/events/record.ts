@@ -25,6 +25,8 @@ export interface NewEvent {
   data: unknown;
   /** For message.received on an address bound to one endpoint. */
   endpointId?: string | null;
+  /** message.received on an address that forwards nowhere: nothing for the forwarder to check. */
+  forwardChecked?: boolean;
 }
 
 /** Inserts the event; returns its evt_ id. Publish `events.recorded` on the bus after commit. */
@@ -44,6 +46,7 @@ export async function recordEvent(
       data: JSON.stringify(event.data),
       endpoint_id: event.endpointId ?? null,
       created_at: deps.clock.now().toISOString(),
+      ...(event.forwardChecked ? { forward_checked: 1 } : {}),
     })
     .execute();
   return id;

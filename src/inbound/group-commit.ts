@@ -4,10 +4,12 @@
 // one fsync instead of N — each still gets its 250 only after its own rows are durable. If a batch
 // fails, its items are retried one transaction each so one bad item cannot sink the others.
 // PostgreSQL has a pool and its own group commit; there each item is its own transaction.
-// Batches form by lingering: a drain waits as long as the previous commit took (capped), because
-// the event loop is blocked that long by a commit anyway; without it, work arriving one session at
-// a time (new connections, staggered parses) commits one item per fsync and the loop spends most
-// of its time in fsync. On an idle disk the wait is a fraction of a millisecond.
+// Batches form by lingering: a drain waits as long as the previous commit took (capped at
+// `maxLingerMs`), because the event loop is blocked that long by a commit anyway; without it, work
+// arriving one session at a time (new connections, staggered parses) commits one item per fsync
+// and the loop spends most of its time in fsync, with verification and parsing waiting behind it.
+// When those run on analysis threads the loop has little else to do, and a commit runs while the
+// threads work: then the cap is 0 and a batch is whatever arrived during the previous commit.
 // With a store worker attached (SQLite opened by the daemon itself), received messages are stored
 // by store-worker.ts on its own connection instead: the fsync leaves the event loop entirely, and
 // batches form from whatever arrives while the previous one commits (one batch in flight). Off by
@@ -15,9 +17,10 @@
 // the main connection's own writers (webhook fan-out, forwarder, API) wait in SQLite's busy handler
 // on the event loop, and cloning each request and building the event payload cost CPU the parser
 // needs; see the README, Receiving mail: Benchmark.
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import type { Transaction } from 'kysely';
 import type { Db, Dialect } from '../db/database.js';
+import { startThread } from '../lib/thread.js';
 import type { Database } from '../db/schema.js';
 import { storeMessage, type StoreRequest, type StoreResult } from './store.js';
 import type { StoreWorkerReply } from './store-worker.js';
@@ -42,12 +45,10 @@ export interface Committer {
   readonly stats: { commits: number; items: number; workerBatches?: number };
 }
 
-const MAX_LINGER_MS = 10;
-
 type RunOnly = Pick<Committer, 'run' | 'stats'>;
 
-export function createCommitter(db: Db, dialect: Dialect, enabled: boolean, maxBatch = 64): Committer {
-  const base = createRunner(db, dialect, enabled, maxBatch);
+export function createCommitter(db: Db, dialect: Dialect, opts: { enabled: boolean; maxLingerMs: number; maxBatch?: number }): Committer {
+  const base = createRunner(db, dialect, opts.enabled, opts.maxBatch ?? 64, opts.maxLingerMs);
   return withStoreWorker(base, dialect);
 }
 
@@ -92,14 +93,7 @@ function withStoreWorker(base: RunOnly, dialect: Dialect): Committer {
     },
     attachWorker(file, onError) {
       if (dialect !== 'sqlite' || worker) return;
-      // Built, the worker is store-worker.js. Under tsx (tests, benchmarks) this module is the .ts
-      // source, and a worker does not always inherit the TypeScript loader: register tsx first.
-      const w = import.meta.url.endsWith('.ts')
-        ? new Worker(
-            `import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(new URL('./store-worker.ts', import.meta.url).href)}); });`,
-            { eval: true, workerData: { file } },
-          )
-        : new Worker(new URL('./store-worker.js', import.meta.url), { workerData: { file } });
+      const w = startThread(import.meta.url, 'store-worker', { file });
       w.unref();
       w.on('message', (replies: StoreWorkerReply[]) => {
         base.stats.commits++;
@@ -145,7 +139,7 @@ function withStoreWorker(base: RunOnly, dialect: Dialect): Committer {
   };
 }
 
-function createRunner(db: Db, dialect: Dialect, enabled: boolean, maxBatch: number): RunOnly {
+function createRunner(db: Db, dialect: Dialect, enabled: boolean, maxBatch: number, maxLingerMs: number): RunOnly {
   const stats: Committer['stats'] = { commits: 0, items: 0 };
   if (!enabled || dialect !== 'sqlite') {
     return {
@@ -204,7 +198,7 @@ function createRunner(db: Db, dialect: Dialect, enabled: boolean, maxBatch: numb
         // Let the sessions that finish within about one commit's time join the batch.
         if (!busy) {
           busy = true;
-          const linger = Math.min(lastCommitMs, MAX_LINGER_MS);
+          const linger = Math.min(lastCommitMs, maxLingerMs);
           if (linger >= 1) setTimeout(() => void drain(), linger);
           else setImmediate(() => void drain());
         }

@@ -1,6 +1,7 @@
-// The read side of received mail: list, detail, raw source and attachments. The detail is also
-// the payload of message.received, so both come from toDetail(). Raw source and attachments are
-// served for `inbound.retentionDays` (30) after receipt, then 410 gone; purge() drops the bytes.
+// The read side of received mail: list, detail, raw source and attachments. The detail is also the
+// payload of message.received (the event stores only the message's id; eventPayload renders it at
+// delivery), so both come from toDetail(). Raw source and attachments are served for
+// `inbound.retentionDays` (30) after receipt, then 410 gone; purge() drops the bytes.
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { ReceivedMessagesTable } from '../db/schema.js';
@@ -26,9 +27,9 @@ export interface ReceivedSummary {
 
 export type MessageRow = ReceivedMessagesTable;
 
-/** The detail of a stored row; `parsed` may be passed when the caller already holds it (no re-parse). */
-export function toDetail(row: MessageRow, publicUrl: string, parsed?: StoredParsed) {
-  const p = parsed ?? (JSON.parse(row.parsed) as StoredParsed);
+/** The detail of a stored row. */
+export function toDetail(row: MessageRow, publicUrl: string) {
+  const p = JSON.parse(row.parsed) as StoredParsed;
   const base = `${publicUrl.replace(/\/$/, '')}/v1/inbound/messages/${row.public_id}`;
   return {
     id: row.public_id,
@@ -73,6 +74,8 @@ export interface MessageReader {
   attachment(workspaceId: string, livemode: boolean, publicId: string, index: number): Promise<{ content: Buffer; contentType: string; filename: string }>;
   /** Drops raw sources older than the retention; returns how many. The daily job calls this. */
   purge(): Promise<number>;
+  /** The webhook payload `data` of a message.received event stored as `{"id":"rcv_…"}`. */
+  eventPayload(data: string): Promise<string>;
 }
 
 export function createMessageReader({ config, db, clock, publicUrl }: { config: Config; db: Db; clock: Clock; publicUrl: () => string }): MessageReader {
@@ -138,6 +141,11 @@ export function createMessageReader({ config, db, clock, publicUrl }: { config: 
       const a = await extractAttachment(raw, index);
       if (!a) throw notFound('attachment');
       return a;
+    },
+    async eventPayload(data) {
+      const id = (JSON.parse(data) as { id?: string }).id;
+      const r = id ? await db.selectFrom('received_messages').selectAll().where('public_id', '=', id).executeTakeFirst() : undefined;
+      return r ? JSON.stringify(toDetail(r, publicUrl())) : data;
     },
     async purge() {
       const r = await db

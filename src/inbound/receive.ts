@@ -1,20 +1,17 @@
-// Receiving one SMTP transaction, as named steps: verify (SPF/DKIM/DMARC/ARC) → parse → route the
-// recipients into one message per (workspace, address) → store raw + parsed + outbox event in one
-// transaction → announce after commit. The listener replies 250 only when this resolves, so a 250
+// Receiving one SMTP transaction, as named steps: analyze (verify SPF/DKIM/DMARC/ARC and parse, on
+// an analysis thread when there is one) → route the recipients into one message per (workspace,
+// address) → store raw + parsed + outbox event in one transaction → announce after commit. The listener replies 250 only when this resolves, so a 250
 // always means the message is durable. The bounce domain is not handled here (see bounces.ts).
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { EventBus } from '../events/bus.js';
 import type { Clock } from '../lib/clock.js';
-import type { DnsResolver } from '../lib/dns.js';
 import type { Ids } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
+import type { Analyzer } from './analysis-pool.js';
 import type { Committer } from './group-commit.js';
-import type { StoredParsed } from './messages.js';
-import { parseMessage } from './parse.js';
 import type { Route } from './routing.js';
 import type { StoredMessage, StoreRequest } from './store.js';
-import { cachedLookup, verifyMessage } from './verify.js';
 
 export type MailboxRoute = Extract<Route, { kind: 'mailbox' }>;
 
@@ -30,6 +27,8 @@ export type { StoredMessage } from './store.js';
 
 export interface Receiver {
   receive(mail: IncomingMail): Promise<StoredMessage[]>;
+  /** A client connected: get ready to receive (starts the analysis threads). */
+  warm(): void;
 }
 
 export interface ReceiverDeps {
@@ -37,38 +36,20 @@ export interface ReceiverDeps {
   db: Db;
   clock: Clock;
   ids: Ids;
-  dns: DnsResolver;
   log: Logger;
   bus: EventBus;
   committer: Committer;
-  publicUrl: () => string;
+  analyzer: Analyzer;
 }
 
-
 export function createReceiver(deps: ReceiverDeps): Receiver {
-  const { config, clock, ids, dns, log, bus, committer, publicUrl } = deps;
-  const lookup = cachedLookup(dns);
+  const { config, clock, ids, log, bus, committer, analyzer } = deps;
 
   return {
+    warm: () => analyzer.warm(),
     async receive(mail) {
-      const { verdicts, headers } = await verifyMessage(lookup, { raw: mail.raw, ip: mail.ip, helo: mail.helo, mailFrom: mail.mailFrom, mta: config.hostname });
-      const stored = Buffer.concat([Buffer.from(headers, 'utf8'), mail.raw]);
-      const parsed = await parseMessage(mail.raw, config.inbound.maxBodyBytes);
-      const storedParsed: StoredParsed = {
-        from: parsed.from,
-        to: parsed.to,
-        cc: parsed.cc,
-        messageId: parsed.messageId,
-        inReplyTo: parsed.inReplyTo,
-        text: parsed.text,
-        html: parsed.html,
-        strippedReply: parsed.strippedReply,
-        truncated: parsed.truncated,
-        headers: parsed.headers,
-        attachments: parsed.attachments,
-        verdicts,
-      };
-      const parsedJson = JSON.stringify(storedParsed);
+      const a = await analyzer.analyze({ raw: mail.raw, ip: mail.ip, helo: mail.helo, mailFrom: mail.mailFrom, mta: config.hostname, maxBodyBytes: config.inbound.maxBodyBytes });
+      const stored = Buffer.concat([Buffer.from(a.authHeaders, 'utf8'), mail.raw]);
 
       // One message per (workspace, matched address); unmatched recipients of a workspace share one.
       const groups = new Map<string, MailboxRoute[]>();
@@ -78,7 +59,7 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
       }
 
       const receivedAt = clock.now().toISOString();
-      const req: StoreRequest = { rawId: ids.uuid(), source: stored, receivedAt, publicUrl: publicUrl(), groups: [] };
+      const req: StoreRequest = { rawId: ids.uuid(), source: stored, receivedAt, groups: [] };
       for (const routes of groups.values()) {
         const first = routes[0];
         const address = first.address;
@@ -94,9 +75,9 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
             plus_tag: first.plusTag,
             raw_id: req.rawId,
             envelope: JSON.stringify({ from: mail.mailFrom, to: routes.map((r) => r.rcpt) }),
-            from_email: parsed.from.email,
-            parsed: parsedJson,
-            subject: parsed.subject,
+            from_email: a.fromEmail,
+            parsed: a.parsedJson,
+            subject: a.subject,
             size_bytes: stored.length,
             received_at: receivedAt,
           },

@@ -7,7 +7,7 @@ import type { Kysely, Transaction } from 'kysely';
 import type { Database } from '../db/schema.js';
 import { recordEvent } from '../events/record.js';
 import type { Ids } from '../lib/ids.js';
-import { toDetail, type MessageRow } from './messages.js';
+import type { MessageRow } from './messages.js';
 
 export interface StoreGroup {
   /** The row as routed: status `received` (may become `quota_exceeded` here) or `dropped`. */
@@ -24,7 +24,6 @@ export interface StoreRequest {
   rawId: string;
   source: Uint8Array;
   receivedAt: string;
-  publicUrl: string;
   groups: StoreGroup[];
 }
 
@@ -62,16 +61,18 @@ export async function storeMessage(trx: Kysely<Database> | Transaction<Database>
     await trx.insertInto('received_messages').values(row).execute();
     if (row.status === 'received') {
       const ids = { uuid: () => g.eventId, publicId: () => g.eventId } as Ids;
+      // The event names the message; the webhook payload is its detail, rendered when delivered
+      // from the one stored copy (messages.ts eventPayload), so the body is not written twice.
+      // An address that forwards nowhere has nothing for the forwarder: marked checked here, so
+      // the forwarder spends no transaction (one fsync) per received message on it.
       const eventId = await recordEvent(trx, { clock: { now: () => new Date(req.receivedAt) }, ids }, {
         workspaceId: row.workspace_id,
         livemode: row.livemode === 1,
         type: 'message.received',
-        data: toDetail(row, req.publicUrl),
+        data: { id: row.public_id },
         endpointId: g.endpointId,
+        forwardChecked: !g.forwards,
       });
-      // Nothing to forward: mark the event checked in this same commit, so the forwarder does
-      // not spend a transaction (one WAL fsync on the event loop) per received message on it.
-      if (!g.forwards) await trx.updateTable('events').set({ forward_checked: 1 }).where('id', '=', eventId).execute();
       events.push(eventId);
     }
     out.push({ id: row.public_id, workspaceId: row.workspace_id, status: row.status as StoredMessage['status'] });

@@ -34,7 +34,7 @@ interface AuthOutput {
   headers: string;
 }
 
-type Lookup = (name: string, rrtype: string) => Promise<unknown>;
+export type Lookup = (name: string, rrtype: string) => Promise<unknown>;
 
 /**
  * A small positive/negative cache in front of the resolver for mailauth's lookups (SPF, DKIM keys,

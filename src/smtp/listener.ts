@@ -141,6 +141,7 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
       server.on('error', (err) => log.warn({ err }, 'smtp error'));
       // A hard cap on a connection's lifetime, whatever it is doing.
       server.server.on('connection', (socket: Socket) => {
+        deps.receiver?.warm();
         sockets.add(socket);
         const timer = setTimeout(() => socket.destroy(), opts.maxConnectionMs);
         timer.unref();

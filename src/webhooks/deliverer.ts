@@ -31,6 +31,11 @@ export interface DelivererDeps {
   ids: Ids;
   dns: DnsResolver;
   log: Logger;
+  /**
+   * The payload `data` of a stored event. Events store what they are about; an event that stores a
+   * reference (message.received stores the message's id) is rendered here, at delivery.
+   */
+  eventPayload?: (type: string, data: string) => Promise<string>;
 }
 
 export interface Deliverer {
@@ -165,7 +170,8 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
       .executeTakeFirstOrThrow();
 
     const startedAt = clock.now();
-    const body = payloadOf({ id: d.event_id, type: d.type, created_at: d.created_at, data: d.data });
+    const data = deps.eventPayload ? await deps.eventPayload(d.type, d.data) : d.data;
+    const body = payloadOf({ id: d.event_id, type: d.type, created_at: d.created_at, data });
     const secrets = [d.secret];
     if (d.previous_secret && d.previous_secret_expires_at && d.previous_secret_expires_at > startedAt.toISOString()) secrets.push(d.previous_secret);
     const headers = signatureHeaders(secrets, d.event_id, Math.floor(startedAt.getTime() / 1000), body);

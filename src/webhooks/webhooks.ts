@@ -2,7 +2,7 @@
 // the deliverer worker, woken when a producer publishes `events.recorded` after its commit.
 import type { Deps } from '../app.js';
 import type { Worker } from '../lib/worker.js';
-import { createDeliverer, type Deliverer } from './deliverer.js';
+import { createDeliverer, type Deliverer, type DelivererDeps } from './deliverer.js';
 import { createEndpointStore, type EndpointStore } from './endpoints.js';
 
 export interface Webhooks {
@@ -13,7 +13,7 @@ export interface Webhooks {
   close(): Promise<void>;
 }
 
-export function createWebhooks(deps: Deps): Webhooks {
+export function createWebhooks(deps: Deps & Pick<DelivererDeps, 'eventPayload'>): Webhooks {
   let worker: Worker | undefined;
   const deliverer = createDeliverer(deps);
   const wake = () => {

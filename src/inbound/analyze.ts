@@ -1,0 +1,35 @@
+// What Postern learns from one received message before storing it: the SPF/DKIM/DMARC/ARC verdicts
+// (with the Authentication-Results lines to prepend to the stored source) and the parsed fields,
+// already serialized for the `parsed` column. A pure function of the bytes and the envelope plus
+// DNS, so it can run on the event loop or in an analysis thread (analysis-pool.ts) with the same
+// result.
+import type { StoredParsed } from './messages.js';
+import { parseMessage } from './parse.js';
+import { verifyMessage, type Lookup } from './verify.js';
+
+export interface AnalyzeInput {
+  raw: Uint8Array;
+  ip: string;
+  helo: string;
+  mailFrom: string;
+  /** Our own hostname, the authserv-id of Authentication-Results. */
+  mta: string;
+  maxBodyBytes: number;
+}
+
+export interface Analysis {
+  /** Header lines (CRLF-terminated) to prepend to the raw source. */
+  authHeaders: string;
+  subject: string;
+  fromEmail: string;
+  /** JSON of StoredParsed: the `parsed` column. */
+  parsedJson: string;
+}
+
+export async function analyze(lookup: Lookup, input: AnalyzeInput): Promise<Analysis> {
+  const raw = Buffer.isBuffer(input.raw) ? input.raw : Buffer.from(input.raw.buffer, input.raw.byteOffset, input.raw.byteLength);
+  const { verdicts, headers } = await verifyMessage(lookup, { raw, ip: input.ip, helo: input.helo, mailFrom: input.mailFrom, mta: input.mta });
+  const { subject, ...fields } = await parseMessage(raw, input.maxBodyBytes);
+  const stored: StoredParsed = { ...fields, verdicts };
+  return { authHeaders: headers, subject, fromEmail: fields.from.email, parsedJson: JSON.stringify(stored) };
+}
