@@ -90,11 +90,11 @@ interface Result {
   errors: number;
 }
 
-async function scenario(port: number, to: string, size: number, sessions: number, reuse: boolean): Promise<Result> {
+async function scenario(port: number, to: string, size: number, sessions: number, reuse: boolean, seconds = SECONDS): Promise<Result> {
   const body = message(size, to);
   const latencies: number[] = [];
   let errors = 0;
-  const deadline = performance.now() + SECONDS * 1000;
+  const deadline = performance.now() + seconds * 1000;
   const start = performance.now();
   const worker = async () => {
     let client: Client | null = null;
@@ -154,6 +154,10 @@ export async function run(): Promise<void> {
   const delay = GREETING_DELAY_MS ?? loadConfig({ env }).smtp.greetingDelayMs;
   const bare = await startScript('bare-smtp.ts', { BENCH_GREETING_DELAY_MS: String(delay) });
   const pid = postern.child.pid!;
+
+  // Warm-up, not reported: the first connection starts Postern's analysis threads and JIT warms both.
+  await scenario(postern.smtp!, address, 5 * 1024, 20, true, 1);
+  await scenario(bare.port, address, 5 * 1024, 20, true, 1);
 
   console.log(`${SECONDS}s per scenario; greeting delay ${delay} ms (both servers); each server is its own process; latency = connect (new connection) or MAIL FROM (reused) to 250; CPU = Postern's own per message`);
   console.log('size    sessions connection | postern msg/s  p99 ms  CPU ms | bare smtp-server msg/s  p99 ms');

@@ -1,7 +1,7 @@
 // Every webhook-worthy event is a row in `events`, written by the code that caused it, inside the
 // same transaction, so a crash can never commit the change and lose the announcement.
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../db/schema.js';
+import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { Database, EventsTable } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import type { Ids } from '../lib/ids.js';
 
@@ -29,25 +29,23 @@ export interface NewEvent {
   forwardChecked?: boolean;
 }
 
+/** The `events` row of a new event (its evt_ id from `deps.ids`), for callers that insert many at once. */
+export function eventRow(deps: { clock: Pick<Clock, 'now'>; ids: Pick<Ids, 'publicId'> }, event: NewEvent): Insertable<EventsTable> {
+  return {
+    id: deps.ids.publicId('evt'),
+    workspace_id: event.workspaceId,
+    livemode: event.livemode ? 1 : 0,
+    type: event.type,
+    data: JSON.stringify(event.data),
+    endpoint_id: event.endpointId ?? null,
+    created_at: deps.clock.now().toISOString(),
+    ...(event.forwardChecked ? { forward_checked: 1 } : {}),
+  };
+}
+
 /** Inserts the event; returns its evt_ id. Publish `events.recorded` on the bus after commit. */
-export async function recordEvent(
-  db: Kysely<Database> | Transaction<Database>,
-  deps: { clock: Clock; ids: Ids },
-  event: NewEvent,
-): Promise<string> {
-  const id = deps.ids.publicId('evt');
-  await db
-    .insertInto('events')
-    .values({
-      id,
-      workspace_id: event.workspaceId,
-      livemode: event.livemode ? 1 : 0,
-      type: event.type,
-      data: JSON.stringify(event.data),
-      endpoint_id: event.endpointId ?? null,
-      created_at: deps.clock.now().toISOString(),
-      ...(event.forwardChecked ? { forward_checked: 1 } : {}),
-    })
-    .execute();
-  return id;
+export async function recordEvent(db: Kysely<Database> | Transaction<Database>, deps: { clock: Clock; ids: Ids }, event: NewEvent): Promise<string> {
+  const row = eventRow(deps, event);
+  await db.insertInto('events').values(row).execute();
+  return row.id;
 }

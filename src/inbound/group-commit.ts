@@ -2,7 +2,8 @@
 // better-sqlite3 blocks the event loop for it. Work that arrives while a commit is in flight is
 // queued and committed together in the next transaction, so N concurrent SMTP transactions cost
 // one fsync instead of N — each still gets its 250 only after its own rows are durable. If a batch
-// fails, its items are retried one transaction each so one bad item cannot sink the others.
+// fails, its items are retried one transaction each so one bad item cannot sink the others. A batch
+// is stored with a few multi-row statements (store.ts storeMessages), not a few per message.
 // PostgreSQL has a pool and its own group commit; there each item is its own transaction.
 // Batches form by lingering: a drain waits as long as the previous commit took (capped at
 // `maxLingerMs`), because the event loop is blocked that long by a commit anyway; without it, work
@@ -18,24 +19,19 @@
 // on the event loop, and cloning each request and building the event payload cost CPU the parser
 // needs; see the README, Receiving mail: Benchmark.
 import type { Worker } from 'node:worker_threads';
-import type { Transaction } from 'kysely';
 import type { Db, Dialect } from '../db/database.js';
 import { startThread } from '../lib/thread.js';
-import type { Database } from '../db/schema.js';
-import { storeMessage, type StoreRequest, type StoreResult } from './store.js';
+import { storeMessages, type StoreRequest, type StoreResult } from './store.js';
 import type { StoreWorkerReply } from './store-worker.js';
 
-type Work<T> = (trx: Transaction<Database>) => Promise<T>;
-
 interface Item {
-  work: Work<unknown>;
-  resolve(v: unknown): void;
+  req: StoreRequest;
+  resolve(v: StoreResult): void;
   reject(err: unknown): void;
 }
 
 export interface Committer {
-  run<T>(work: Work<T>): Promise<T>;
-  /** Stores one received message: in the store worker when attached, else through run(). */
+  /** Stores one received message (with others in one transaction): in the store worker when attached. */
   store(req: StoreRequest): Promise<StoreResult>;
   /** Moves store() to a worker thread with its own connection to this SQLite file. */
   attachWorker(file: string, onError?: (err: unknown) => void): void;
@@ -45,7 +41,7 @@ export interface Committer {
   readonly stats: { commits: number; items: number; workerBatches?: number };
 }
 
-type RunOnly = Pick<Committer, 'run' | 'stats'>;
+type RunOnly = Pick<Committer, 'store' | 'stats'>;
 
 export function createCommitter(db: Db, dialect: Dialect, opts: { enabled: boolean; maxLingerMs: number; maxBatch?: number }): Committer {
   const base = createRunner(db, dialect, opts.enabled, opts.maxBatch ?? 64, opts.maxLingerMs);
@@ -67,7 +63,7 @@ function withStoreWorker(base: RunOnly, dialect: Dialect): Committer {
   let queue: Pending[] = [];
   let inFlight = new Map<number, Pending>();
   let idle: (() => void) | null = null;
-  const viaRunner = (p: Pending) => base.run((trx) => storeMessage(trx, p.req)).then(p.resolve, p.reject);
+  const viaRunner = (p: Pending) => base.store(p.req).then(p.resolve, p.reject);
 
   const send = () => {
     if (!worker || inFlight.size > 0 || queue.length === 0) return;
@@ -82,7 +78,6 @@ function withStoreWorker(base: RunOnly, dialect: Dialect): Committer {
 
   return {
     stats: base.stats,
-    run: base.run,
     store(req) {
       return new Promise<StoreResult>((resolve, reject) => {
         const p: Pending = { id: nextId++, req, resolve, reject };
@@ -141,11 +136,12 @@ function withStoreWorker(base: RunOnly, dialect: Dialect): Committer {
 
 function createRunner(db: Db, dialect: Dialect, enabled: boolean, maxBatch: number, maxLingerMs: number): RunOnly {
   const stats: Committer['stats'] = { commits: 0, items: 0 };
+  const inTransaction = (reqs: StoreRequest[]) => db.transaction().execute((trx) => storeMessages(trx, reqs));
   if (!enabled || dialect !== 'sqlite') {
     return {
       stats,
-      run: async (work) => {
-        const out = await db.transaction().execute(work);
+      store: async (req) => {
+        const [out] = await inTransaction([req]);
         stats.commits++;
         stats.items++;
         return out;
@@ -161,14 +157,10 @@ function createRunner(db: Db, dialect: Dialect, enabled: boolean, maxBatch: numb
     while (queue.length > 0) {
       const batch = queue.slice(0, maxBatch);
       queue = queue.slice(batch.length);
-      let results: unknown[] | null = null;
+      let results: StoreResult[] | null = null;
       const t0 = performance.now();
       try {
-        results = await db.transaction().execute(async (trx) => {
-          const out: unknown[] = [];
-          for (const item of batch) out.push(await item.work(trx));
-          return out;
-        });
+        results = await inTransaction(batch.map((item) => item.req));
       } catch {
         results = null;
       }
@@ -181,7 +173,7 @@ function createRunner(db: Db, dialect: Dialect, enabled: boolean, maxBatch: numb
       }
       for (const item of batch) {
         try {
-          item.resolve(await db.transaction().execute(item.work));
+          item.resolve((await inTransaction([item.req]))[0]);
         } catch (err) {
           item.reject(err);
         }
@@ -192,9 +184,9 @@ function createRunner(db: Db, dialect: Dialect, enabled: boolean, maxBatch: numb
 
   return {
     stats,
-    run<T>(work: Work<T>): Promise<T> {
-      return new Promise<T>((resolve, reject) => {
-        queue.push({ work, resolve: resolve as (v: unknown) => void, reject });
+    store(req) {
+      return new Promise<StoreResult>((resolve, reject) => {
+        queue.push({ req, resolve, reject });
         // Let the sessions that finish within about one commit's time join the batch.
         if (!busy) {
           busy = true;

@@ -1,12 +1,12 @@
 // The store worker thread: its own connection to the SQLite file (same pragmas: WAL,
-// synchronous=FULL), running batches of storeMessage() requests, each batch one BEGIN IMMEDIATE …
+// synchronous=FULL), running batches of storeMessages() requests, each batch one BEGIN IMMEDIATE …
 // COMMIT. The commit's fsync blocks this thread, not the daemon's event loop, which goes on
 // reading, verifying and parsing; what arrives meanwhile forms the next batch. A batch that fails
 // is retried one request per transaction so one bad request cannot sink the others.
 import { parentPort, workerData } from 'node:worker_threads';
 import { sql } from 'kysely';
 import { openSqliteConnection } from '../db/database.js';
-import { storeMessage, type StoreRequest, type StoreResult } from './store.js';
+import { storeMessages, type StoreRequest, type StoreResult } from './store.js';
 
 export type StoreWorkerReply = { id: number; ok: true; value: StoreResult } | { id: number; ok: false; error: string };
 
@@ -36,17 +36,13 @@ parentPort!.on('message', (msg: { batch?: { id: number; req: StoreRequest }[]; c
   void (async () => {
     let replies: StoreWorkerReply[];
     try {
-      const values = await inTransaction(async (trx) => {
-        const out: StoreResult[] = [];
-        for (const item of batch) out.push(await storeMessage(trx, item.req));
-        return out;
-      });
+      const values = await inTransaction((trx) => storeMessages(trx, batch.map((item) => item.req)));
       replies = batch.map((item, i) => ({ id: item.id, ok: true, value: values[i] }));
     } catch {
       replies = [];
       for (const item of batch) {
         try {
-          replies.push({ id: item.id, ok: true, value: await inTransaction((trx) => storeMessage(trx, item.req)) });
+          replies.push({ id: item.id, ok: true, value: (await inTransaction((trx) => storeMessages(trx, [item.req])))[0] });
         } catch (err) {
           replies.push({ id: item.id, ok: false, error: err instanceof Error ? err.message : String(err) });
         }

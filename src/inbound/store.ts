@@ -1,12 +1,11 @@
-// The storing step of one received SMTP transaction, as plain data in and out: the raw source, one
-// message row per (workspace, address) group, the quota check, the usage counter and the
-// message.received event, all inside the caller's transaction. Every id and timestamp is decided
+// The storing step of received SMTP transactions, as plain data in and out: per transaction the
+// raw source, one message row per (workspace, address) group, the quota check, the usage counter
+// and the message.received event, all inside the caller's transaction. Every id and timestamp is decided
 // by the caller beforehand, so the same request can run on the main thread (PostgreSQL, or SQLite
 // without the store worker) or in the store worker thread (store-worker.ts) with identical rows.
-import type { Kysely, Transaction } from 'kysely';
-import type { Database } from '../db/schema.js';
-import { recordEvent } from '../events/record.js';
-import type { Ids } from '../lib/ids.js';
+import type { Insertable, Kysely, Transaction } from 'kysely';
+import type { Database, EventsTable } from '../db/schema.js';
+import { eventRow } from '../events/record.js';
 import type { MessageRow } from './messages.js';
 
 export interface StoreGroup {
@@ -39,43 +38,82 @@ export interface StoreResult {
   events: string[];
 }
 
-export async function storeMessage(trx: Kysely<Database> | Transaction<Database>, req: StoreRequest): Promise<StoreResult> {
-  const source = Buffer.isBuffer(req.source) ? req.source : Buffer.from(req.source.buffer, req.source.byteOffset, req.source.byteLength);
-  const month = req.receivedAt.slice(0, 7);
-  await trx.insertInto('inbound_raw').values({ id: req.rawId, source, received_at: req.receivedAt, purged_at: null }).execute();
-  const out: StoredMessage[] = [];
-  const events: string[] = [];
-  for (const g of req.groups) {
-    const row: MessageRow = { ...g.row };
-    if (row.status === 'received' && g.quota > 0) {
-      const usage = await trx.selectFrom('inbound_usage').select('received').where('workspace_id', '=', row.workspace_id).where('month', '=', month).executeTakeFirst();
-      if (Number(usage?.received ?? 0) >= g.quota) row.status = 'quota_exceeded';
+/**
+ * Stores a batch of received transactions in the caller's transaction with a handful of
+ * statements whatever the batch size (one multi-row insert per table, one usage upsert per
+ * workspace and month): per-statement overhead is most of what storing costs the event loop. The
+ * quota is applied in order, so the batch decides exactly as one transaction per request would.
+ */
+export async function storeMessages(trx: Kysely<Database> | Transaction<Database>, reqs: StoreRequest[]): Promise<StoreResult[]> {
+  if (reqs.length === 0) return [];
+  await trx
+    .insertInto('inbound_raw')
+    .values(reqs.map((req) => ({ id: req.rawId, source: asBuffer(req.source), received_at: req.receivedAt, purged_at: null })))
+    .execute();
+
+  // Usage per (workspace, month): what is stored (read once, for workspaces with a quota) and what
+  // this batch adds.
+  const usage = new Map<string, { workspaceId: string; month: string; stored: number | null; added: number }>();
+  const usageOf = async (workspaceId: string, month: string, needStored: boolean) => {
+    const key = `${workspaceId}:${month}`;
+    let u = usage.get(key);
+    if (!u) usage.set(key, (u = { workspaceId, month, stored: null, added: 0 }));
+    if (needStored && u.stored === null) {
+      const r = await trx.selectFrom('inbound_usage').select('received').where('workspace_id', '=', workspaceId).where('month', '=', month).executeTakeFirst();
+      u.stored = Number(r?.received ?? 0);
     }
-    if (row.status === 'received') {
-      await trx
-        .insertInto('inbound_usage')
-        .values({ workspace_id: row.workspace_id, month, received: 1 })
-        .onConflict((oc) => oc.columns(['workspace_id', 'month']).doUpdateSet((eb) => ({ received: eb('inbound_usage.received', '+', 1) })))
-        .execute();
+    return u;
+  };
+
+  const rows: MessageRow[] = [];
+  const events: Insertable<EventsTable>[] = [];
+  const results: StoreResult[] = [];
+  for (const req of reqs) {
+    const month = req.receivedAt.slice(0, 7);
+    const result: StoreResult = { out: [], events: [] };
+    for (const g of req.groups) {
+      const row: MessageRow = { ...g.row };
+      if (row.status === 'received') {
+        const u = await usageOf(row.workspace_id, month, g.quota > 0);
+        if (g.quota > 0 && (u.stored ?? 0) + u.added >= g.quota) row.status = 'quota_exceeded';
+        else u.added++;
+      }
+      rows.push(row);
+      if (row.status === 'received') {
+        // The event names the message; the webhook payload is its detail, rendered when delivered
+        // from the one stored copy (messages.ts eventPayload), so the body is not written twice.
+        // An address that forwards nowhere has nothing for the forwarder: marked checked here, so
+        // the forwarder spends no transaction (one fsync) per received message on it.
+        events.push(
+          eventRow({ clock: { now: () => new Date(req.receivedAt) }, ids: { publicId: () => g.eventId } }, {
+            workspaceId: row.workspace_id,
+            livemode: row.livemode === 1,
+            type: 'message.received',
+            data: { id: row.public_id },
+            endpointId: g.endpointId,
+            forwardChecked: !g.forwards,
+          }),
+        );
+        result.events.push(g.eventId);
+      }
+      result.out.push({ id: row.public_id, workspaceId: row.workspace_id, status: row.status as StoredMessage['status'] });
     }
-    await trx.insertInto('received_messages').values(row).execute();
-    if (row.status === 'received') {
-      const ids = { uuid: () => g.eventId, publicId: () => g.eventId } as Ids;
-      // The event names the message; the webhook payload is its detail, rendered when delivered
-      // from the one stored copy (messages.ts eventPayload), so the body is not written twice.
-      // An address that forwards nowhere has nothing for the forwarder: marked checked here, so
-      // the forwarder spends no transaction (one fsync) per received message on it.
-      const eventId = await recordEvent(trx, { clock: { now: () => new Date(req.receivedAt) }, ids }, {
-        workspaceId: row.workspace_id,
-        livemode: row.livemode === 1,
-        type: 'message.received',
-        data: { id: row.public_id },
-        endpointId: g.endpointId,
-        forwardChecked: !g.forwards,
-      });
-      events.push(eventId);
-    }
-    out.push({ id: row.public_id, workspaceId: row.workspace_id, status: row.status as StoredMessage['status'] });
+    results.push(result);
   }
-  return { out, events };
+
+  for (const u of usage.values()) {
+    if (u.added === 0) continue;
+    await trx
+      .insertInto('inbound_usage')
+      .values({ workspace_id: u.workspaceId, month: u.month, received: u.added })
+      .onConflict((oc) => oc.columns(['workspace_id', 'month']).doUpdateSet((eb) => ({ received: eb('inbound_usage.received', '+', u.added) })))
+      .execute();
+  }
+  if (rows.length > 0) await trx.insertInto('received_messages').values(rows).execute();
+  if (events.length > 0) await trx.insertInto('events').values(events).execute();
+  return results;
+}
+
+function asBuffer(source: Uint8Array): Buffer {
+  return Buffer.isBuffer(source) ? source : Buffer.from(source.buffer, source.byteOffset, source.byteLength);
 }

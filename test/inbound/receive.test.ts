@@ -139,4 +139,19 @@ for (const db of testDatabases()) {
     t.same(testList.map((m: any) => m.subject), ['Sandbox']);
     t.notOk((await env.d.request('GET', '/v1/inbound/messages', { key: env.ws.live })).body.messages.some((m: any) => m.subject === 'Sandbox'));
   });
+
+  t.test(`the quota holds for messages committed together (${db})`, async (t) => {
+    const env = await setup(t, { db, env: { POSTERN_INBOUND_MONTHLY_QUOTA: '{"free":3,"starter":10,"pro":100,"custom":0}' } });
+    const a = await createAddress(env, { localPart: 'burst' });
+    // Eight sessions at once: on SQLite they share commits (one batch, a few statements).
+    const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => sendRaw(env.d.smtpPort, { from: 'x@example.org', to: [a.address] }, simpleMail({ to: a.address, subject: `Burst ${i}` }))));
+    t.ok(replies.every((r) => /^250 /.test(r)), 'every message got its 250');
+    const list = (await env.d.request('GET', '/v1/inbound/messages', { key: env.ws.live })).body.messages;
+    t.equal(list.length, 8, 'every message is stored');
+    t.equal(list.filter((m: any) => m.status === 'received').length, 3, 'exactly the quota is received');
+    t.equal(list.filter((m: any) => m.status === 'quota_exceeded').length, 5);
+    const usage = await env.d.app.db.selectFrom('inbound_usage').select('received').where('workspace_id', '=', env.ws.id).executeTakeFirstOrThrow();
+    t.equal(Number(usage.received), 3, 'the usage counter counts what was received');
+    t.equal((await env.d.app.db.selectFrom('events').selectAll().where('type', '=', 'message.received').execute()).length, 3, 'one event per received message');
+  });
 }
