@@ -29,7 +29,7 @@ export interface Analysis {
 export async function analyze(lookup: Lookup, input: AnalyzeInput): Promise<Analysis> {
   const raw = Buffer.isBuffer(input.raw) ? input.raw : Buffer.from(input.raw.buffer, input.raw.byteOffset, input.raw.byteLength);
   const { verdicts, headers } = await verifyMessage(lookup, { raw, ip: input.ip, helo: input.helo, mailFrom: input.mailFrom, mta: input.mta });
-  const { subject, ...fields } = await parseMessage(raw, input.maxBodyBytes);
-  const stored: StoredParsed = { ...fields, verdicts };
+  const { subject, strippedReply, ...fields } = await parseMessage(raw, input.maxBodyBytes);
+  const stored: StoredParsed = { ...fields, ...(strippedReply === fields.text ? {} : { strippedReply }), verdicts };
   return { authHeaders: headers, subject, fromEmail: fields.from.email, parsedJson: JSON.stringify(stored) };
 }

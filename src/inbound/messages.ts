@@ -10,8 +10,13 @@ import { AppError, invalidRequest, notFound } from '../lib/errors.js';
 import { extractAttachment, type AttachmentInfo, type Mailbox, type ParsedFields } from './parse.js';
 import type { Verdicts } from './verify.js';
 
-/** The `parsed` JSON column: the parsed fields (the subject has its own column) and the verdicts. */
-export interface StoredParsed extends Omit<ParsedFields, 'subject'> {
+/**
+ * The `parsed` JSON column: the parsed fields (the subject has its own column) and the verdicts.
+ * `strippedReply` is left out when it is the whole text (mail that quotes nothing), so the body is
+ * not stored twice.
+ */
+export interface StoredParsed extends Omit<ParsedFields, 'subject' | 'strippedReply'> {
+  strippedReply?: string;
   verdicts: Verdicts;
 }
 
@@ -46,7 +51,7 @@ export function toDetail(row: MessageRow, publicUrl: string) {
     inReplyTo: p.inReplyTo,
     text: p.text,
     html: p.html,
-    strippedReply: p.strippedReply,
+    strippedReply: p.strippedReply ?? p.text,
     truncated: p.truncated,
     headers: p.headers,
     attachments: p.attachments.map((a) => ({ ...a, url: `${base}/attachments/${a.index}` })),
