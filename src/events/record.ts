@@ -27,6 +27,8 @@ export interface NewEvent {
   endpointId?: string | null;
   /** message.received on an address that forwards nowhere: nothing for the forwarder to check. */
   forwardChecked?: boolean;
+  /** No endpoint can receive it (webhooks/fanout.ts workspacesWithEndpoints): nothing to fan out. */
+  fannedOut?: boolean;
 }
 
 /** The `events` row of a new event (its evt_ id from `deps.ids`), for callers that insert many at once. */
@@ -40,6 +42,7 @@ export function eventRow(deps: { clock: Pick<Clock, 'now'>; ids: Pick<Ids, 'publ
     endpoint_id: event.endpointId ?? null,
     created_at: deps.clock.now().toISOString(),
     ...(event.forwardChecked ? { forward_checked: 1 } : {}),
+    ...(event.fannedOut ? { fanned_out: 1 } : {}),
   };
 }
 

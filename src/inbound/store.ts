@@ -6,6 +6,7 @@
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Database, EventsTable } from '../db/schema.js';
 import { eventRow } from '../events/record.js';
+import { workspacesWithEndpoints } from '../webhooks/fanout.js';
 import type { MessageRow } from './messages.js';
 
 export interface StoreGroup {
@@ -34,7 +35,7 @@ export interface StoredMessage {
 
 export interface StoreResult {
   out: StoredMessage[];
-  /** evt_ ids recorded (publish `events.recorded` after commit). */
+  /** evt_ ids recorded that still have a consumer (publish `events.recorded` after commit). */
   events: string[];
 }
 
@@ -68,6 +69,7 @@ export async function storeMessages(trx: Kysely<Database> | Transaction<Database
   const rows: MessageRow[] = [];
   const events: Insertable<EventsTable>[] = [];
   const results: StoreResult[] = [];
+  const withEndpoints = await workspacesWithEndpoints(trx, [...new Set(reqs.flatMap((req) => req.groups.map((g) => g.row.workspace_id)))]);
   for (const req of reqs) {
     const month = req.receivedAt.slice(0, 7);
     const result: StoreResult = { out: [], events: [] };
@@ -82,8 +84,10 @@ export async function storeMessages(trx: Kysely<Database> | Transaction<Database
       if (row.status === 'received') {
         // The event names the message; the webhook payload is its detail, rendered when delivered
         // from the one stored copy (messages.ts eventPayload), so the body is not written twice.
-        // An address that forwards nowhere has nothing for the forwarder: marked checked here, so
-        // the forwarder spends no transaction (one fsync) per received message on it.
+        // What the event needs no one for is marked done here, in this commit: the forwarder when
+        // the address forwards nowhere, the fan-out when no endpoint can receive it. Each would
+        // otherwise spend a transaction (an fsync on the event loop) per batch on nothing.
+        const fannedOut = !g.endpointId && !withEndpoints.has(row.workspace_id);
         events.push(
           eventRow({ clock: { now: () => new Date(req.receivedAt) }, ids: { publicId: () => g.eventId } }, {
             workspaceId: row.workspace_id,
@@ -92,9 +96,10 @@ export async function storeMessages(trx: Kysely<Database> | Transaction<Database
             data: { id: row.public_id },
             endpointId: g.endpointId,
             forwardChecked: !g.forwards,
+            fannedOut,
           }),
         );
-        result.events.push(g.eventId);
+        if (!fannedOut || g.forwards) result.events.push(g.eventId);
       }
       result.out.push({ id: row.public_id, workspaceId: row.workspace_id, status: row.status as StoredMessage['status'] });
     }

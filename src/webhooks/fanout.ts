@@ -3,9 +3,9 @@
 // other event goes to each enabled endpoint of the event's workspace and environment subscribed to
 // its type. The delivery rows and the `fanned_out` mark commit together, and (event, endpoint) is
 // unique, so two nodes fanning out the same event at once still produce one delivery each.
-import type { Insertable } from 'kysely';
+import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
-import type { WebhookDeliveriesTable } from '../db/schema.js';
+import type { Database, WebhookDeliveriesTable } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import type { Ids } from '../lib/ids.js';
 
@@ -21,6 +21,25 @@ const subscribed = (ep: EndpointRow, type: string): boolean => {
   const events = JSON.parse(ep.events) as string[];
   return events.includes('*') || events.includes(type);
 };
+
+/**
+ * The workspaces among `workspaceIds` with at least one enabled endpoint. An event of any other
+ * workspace (and not bound to an endpoint) can be recorded already fanned out: there is no one to
+ * deliver it to, and fanning it out later would cost a transaction for nothing. An endpoint
+ * created after such an event does not receive it, as with every event older than the endpoint.
+ */
+export async function workspacesWithEndpoints(db: Kysely<Database> | Transaction<Database>, workspaceIds: string[]): Promise<Set<string>> {
+  if (workspaceIds.length === 0) return new Set();
+  const rows = await db
+    .selectFrom('webhook_endpoints')
+    .select('workspace_id')
+    .distinct()
+    .where('workspace_id', 'in', workspaceIds)
+    .where('enabled', '=', 1)
+    .where('deleted_at', 'is', null)
+    .execute();
+  return new Set(rows.map((r) => r.workspace_id));
+}
 
 /** Fans out up to `batch` events; returns how many events it handled. */
 export async function fanOut(db: Db, deps: { clock: Clock; ids: Ids }, batch = 200): Promise<number> {

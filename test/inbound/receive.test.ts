@@ -152,6 +152,8 @@ for (const db of testDatabases()) {
     t.equal(list.filter((m: any) => m.status === 'quota_exceeded').length, 5);
     const usage = await env.d.app.db.selectFrom('inbound_usage').select('received').where('workspace_id', '=', env.ws.id).executeTakeFirstOrThrow();
     t.equal(Number(usage.received), 3, 'the usage counter counts what was received');
-    t.equal((await env.d.app.db.selectFrom('events').selectAll().where('type', '=', 'message.received').execute()).length, 3, 'one event per received message');
+    const events = await env.d.app.db.selectFrom('events').selectAll().where('type', '=', 'message.received').execute();
+    t.equal(events.length, 3, 'one event per received message');
+    t.ok(events.every((e) => Number(e.fanned_out) === 1 && Number(e.forward_checked) === 1), 'no endpoint and no forward: recorded with nothing left to do');
   });
 }
