@@ -19,11 +19,12 @@ import { recordEvent, type EventType } from '../events/record.js';
 import type { Clock } from '../lib/clock.js';
 import type { Ids } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
-import { contentAsOutput, renderContent, type ChannelContent, type ChannelOutput } from '../templates/render.js';
+import type { ChannelOutput } from '../templates/render.js';
 import type { DeliveryOutcome, OutboundMessage } from './channels/channel.js';
 import { simulationFor } from './channels/test-recipients.js';
 import { BLOCKED_NOTICE, rowToMessage, rowToOutbound, type Message, type MessageRow, type TimelineEntry } from './message.js';
 import { claimDue, releaseLeases, updateIfHeld, type RowPatch } from './queue.js';
+import type { Renderer } from './render-threads.js';
 import { nextAttempt } from './retry.js';
 import { createScanner } from './scanner.js';
 import type { TransportRegistry } from './transports.js';
@@ -56,6 +57,8 @@ export interface DispatcherDeps {
   holds: HoldCheck[];
   suppressHooks: SuppressHook[];
   writes: WriteBatcher;
+  /** Where rendering runs (render threads, or the event loop). */
+  renderer: Pick<Renderer, 'render'>;
 }
 
 export interface Dispatcher {
@@ -99,12 +102,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     return next;
   }
 
-  function render(row: MessageRow): ChannelOutput {
-    const channel = row.channel as Message['channel'];
-    const content = JSON.parse(row.content) as ChannelContent;
+  function render(row: MessageRow): Promise<ChannelOutput> {
     // Template sends always render; raw sends only when `interpolate` was asked for.
-    if (row.template_slug !== null || Number(row.interpolate) === 1) return renderContent(channel, content, JSON.parse(row.vars)).output;
-    return contentAsOutput(channel, content);
+    const templated = row.template_slug !== null || Number(row.interpolate) === 1;
+    return deps.renderer.render({ channel: row.channel as Message['channel'], content: row.content, vars: templated ? row.vars : null });
   }
 
   const terminal = (status: string, timeline: TimelineEntry[], error: string | null): RowPatch => ({
@@ -124,7 +125,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     // Step: render.
     let output: ChannelOutput;
     try {
-      output = render(row);
+      output = await render(row);
     } catch (err) {
       log.error({ err, message: row.public_id }, 'render failed');
       timeline.push({ t: stamp(), e: 'failed' });

@@ -8,6 +8,7 @@ import type { DnsResolver } from '../../../lib/dns.js';
 import type { Logger } from '../../../lib/logger.js';
 import type { SuppressionStore } from '../../../suppressions/store.js';
 import { createTokenSigner, loadSecret, type TokenSigner } from '../../../tracking/tokens.js';
+import type { Renderer } from '../../render-threads.js';
 import type { ChannelTransport } from '../channel.js';
 import { createDirectTransport } from './direct.js';
 import { createDomainRateLimiter } from './rates.js';
@@ -22,6 +23,8 @@ export interface EmailChannelDeps {
   log: Logger;
   suppressions: SuppressionStore;
   publicUrl(): string;
+  /** The dispatcher's render threads, which build and sign the MIME message (else the event loop). */
+  renderer?: Pick<Renderer, 'compose'>;
 }
 
 /** A stable UUID-shaped id of the configured connection (providerConnectionId). */
