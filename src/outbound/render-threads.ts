@@ -41,6 +41,8 @@ interface Pending {
 interface Thread {
   worker: Worker;
   pending: Map<number, Pending>;
+  /** Jobs not yet posted: a turn's jobs go in one message (a post wakes the thread, which costs more than the copy). */
+  outbox: { id: number; job: RenderJob }[];
 }
 
 // Starts (or deaths) of threads tolerated before every job stays on the event loop.
@@ -77,14 +79,16 @@ export function createRenderer(opts: RendererOptions): Renderer {
   const spawn = (slot: number): Thread => {
     const worker = start();
     worker.unref();
-    const t: Thread = { worker, pending: new Map() };
-    worker.on('message', (reply: RenderReply) => {
-      const p = t.pending.get(reply.id);
-      if (!p) return;
-      t.pending.delete(reply.id);
+    const t: Thread = { worker, pending: new Map(), outbox: [] };
+    worker.on('message', (replies: RenderReply[]) => {
+      for (const reply of replies) {
+        const p = t.pending.get(reply.id);
+        if (!p) continue;
+        t.pending.delete(reply.id);
+        if (reply.ok) p.resolve(reply.value);
+        else p.reject(new Error(reply.error));
+      }
       if (t.pending.size === 0) worker.unref();
-      if (reply.ok) p.resolve(reply.value);
-      else p.reject(new Error(reply.error));
     });
     let failure: unknown = null;
     worker.on('error', (err) => (failure = err));
@@ -97,8 +101,15 @@ export function createRenderer(opts: RendererOptions): Renderer {
       // The jobs are pure: running them again here cannot duplicate anything.
       for (const p of t.pending.values()) runRenderJob(p.job).then(p.resolve, p.reject);
       t.pending.clear();
+      t.outbox = [];
     });
     return t;
+  };
+
+  const post = (t: Thread) => {
+    const jobs = t.outbox;
+    t.outbox = [];
+    if (jobs.length && threads.includes(t)) t.worker.postMessage(jobs);
   };
 
   // The thread with the fewest jobs waiting; null when rendering stays on the event loop.
@@ -119,7 +130,7 @@ export function createRenderer(opts: RendererOptions): Renderer {
       const id = nextId++;
       if (t.pending.size === 0) t.worker.ref();
       t.pending.set(id, { job, resolve, reject });
-      t.worker.postMessage({ id, job });
+      if (t.outbox.push({ id, job }) === 1) setImmediate(post, t);
     });
   };
 

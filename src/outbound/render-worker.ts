@@ -1,6 +1,6 @@
-// A render thread (see render-threads.ts): runs render jobs as they arrive and answers each with
-// its result or its error's message. A built message goes back by transfer, not by copy, when it
-// owns its memory.
+// A render thread (see render-threads.ts): runs each batch of render jobs it is sent and answers
+// the batch in one message, each job with its result or its error's message. Built messages go
+// back by transfer, not by copy, when they own their memory.
 import { parentPort } from 'node:worker_threads';
 import type { ChannelOutput } from '../templates/render.js';
 import { runRenderJob, type RenderJob } from './render-jobs.js';
@@ -9,12 +9,18 @@ export type RenderReply = { id: number; ok: true; value: ChannelOutput | Uint8Ar
 
 const port = parentPort!;
 
-port.on('message', (msg: { id: number; job: RenderJob }) => {
-  runRenderJob(msg.job).then(
-    (value) => {
-      const owned = value instanceof Uint8Array && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength;
-      port.postMessage({ id: msg.id, ok: true, value } satisfies RenderReply, owned ? [value.buffer as ArrayBuffer] : []);
-    },
-    (err: unknown) => port.postMessage({ id: msg.id, ok: false, error: err instanceof Error ? err.message : String(err) } satisfies RenderReply),
+port.on('message', async (jobs: { id: number; job: RenderJob }[]) => {
+  const transfer: ArrayBuffer[] = [];
+  const replies = await Promise.all(
+    jobs.map(({ id, job }) =>
+      runRenderJob(job).then(
+        (value): RenderReply => {
+          if (value instanceof Uint8Array && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength) transfer.push(value.buffer as ArrayBuffer);
+          return { id, ok: true, value };
+        },
+        (err: unknown): RenderReply => ({ id, ok: false, error: err instanceof Error ? err.message : String(err) }),
+      ),
+    ),
   );
+  port.postMessage(replies, transfer);
 });
