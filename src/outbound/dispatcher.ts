@@ -86,8 +86,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     const next: MessageRow = { ...row, ...patch } as MessageRow;
     const changed = patch.status !== undefined && patch.status !== expectStatus;
     const type = changed ? EVENT_OF[patch.status!] : undefined;
-    // The Message view of a status change serves both the event and the live tail.
-    const view: Message | null = changed ? rowToMessage(next) : null;
+    // The Message view of a status change serves both the event and the live tail (when one listens).
+    const view: Message | null = type || (changed && bus.listening('message.changed')) ? rowToMessage(next) : null;
     const ok = await deps.writes.run(async (trx) => {
       const held = await updateIfHeld(trx, row.id, { status: expectStatus, token }, patch);
       if (held && type) await recordEvent(trx, deps, { workspaceId: row.workspace_id, livemode: Number(row.livemode) === 1, type, data: view });

@@ -52,7 +52,7 @@ export function createOutbound(deps: Deps & { templates: () => TemplateResolver 
     writes,
     checks,
     accepted(row) {
-      deps.bus.publish('message.changed', rowToMessage(row));
+      if (deps.bus.listening('message.changed')) deps.bus.publish('message.changed', rowToMessage(row));
       if (row.due_at !== null && row.due_at <= now()) worker?.wake();
     },
   });
