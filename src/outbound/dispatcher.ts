@@ -23,6 +23,7 @@ import type { ChannelOutput } from '../templates/render.js';
 import type { DeliveryOutcome, OutboundMessage } from './channels/channel.js';
 import { simulationFor } from './channels/test-recipients.js';
 import { BLOCKED_NOTICE, rowToMessage, rowToOutbound, type Message, type MessageRow, type TimelineEntry } from './message.js';
+import { queriesFor } from './compiled-queries.js';
 import { claimDue, releaseLeases, updateIfHeld, type RowPatch } from './queue.js';
 import type { Renderer } from './render-threads.js';
 import { nextAttempt } from './retry.js';
@@ -73,6 +74,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const cfg = deps.config.dispatcher;
   const scan = createScanner(deps.config.scanner);
   const token = deps.ids.uuid(); // this node's lease owner id
+  const queries = queriesFor(db);
   const inFlight = new Set<Promise<void>>();
   // Resolved (and replaced) whenever a slot frees: cheaper than Promise.race over every slot.
   let freed!: () => void;
@@ -89,7 +91,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     // The Message view of a status change serves both the event and the live tail (when one listens).
     const view: Message | null = type || (changed && bus.listening('message.changed')) ? rowToMessage(next) : null;
     const ok = await deps.writes.run(async (trx) => {
-      const held = await updateIfHeld(trx, row.id, { status: expectStatus, token }, patch);
+      const held = await updateIfHeld(trx, row.id, { status: expectStatus, token }, patch, queries);
       if (held && type) await recordEvent(trx, deps, { workspaceId: row.workspace_id, livemode: Number(row.livemode) === 1, type, data: view });
       return held;
     });
