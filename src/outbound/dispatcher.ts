@@ -7,10 +7,15 @@
 // lease (at least once). `deferred` keeps the status dispatched and sets the next `due_at` per the
 // retry policy; past `retry.maxAgeHours` the message fails.
 //
-// Concurrency: up to `dispatcher.concurrency` messages are in flight at once; a pass claims only
-// free slots, so a slow transport ties up its slots and nothing else (the API never waits on it).
-// While messages are in flight, a pass waits until a quarter of the slots are free and claims
-// them together: one claim query per message finished cost more than the delivery bookkeeping.
+// Concurrency: up to `dispatcher.concurrency` messages are in flight at once, so a slow transport
+// ties up its slots and nothing else (the API never waits on it). Claims come in chunks of a
+// quarter of the slots (one claim query per message finished cost more than the delivery
+// bookkeeping), and ahead of need: up to two chunks of claimed messages wait, leased, for a slot,
+// and a finishing message hands its slot straight to the next. A claim is a commit (a commit
+// window and an fsync); claimed only once slots were free, every slot sat idle that long each
+// round, which made a busy dispatcher latency-bound well below what the event loop could do.
+// Claimed-but-waiting messages were never handed over, so a crash can duplicate no more than the
+// `dispatcher.concurrency` in flight, as before; their leases run out and they are retaken.
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../config.js';
 import type { Db, Dialect } from '../db/database.js';
@@ -76,10 +81,16 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const token = deps.ids.uuid(); // this node's lease owner id
   const queries = queriesFor(db);
   const inFlight = new Set<Promise<void>>();
+  // Claimed, leased, waiting for a slot (oldest first).
+  const ready: MessageRow[] = [];
+  let draining = false;
   // Resolved (and replaced) whenever a slot frees: cheaper than Promise.race over every slot.
   let freed!: () => void;
   let slotFreed = new Promise<void>((r) => (freed = r));
-  const refill = Math.min(cfg.batchSize, Math.max(1, Math.floor(cfg.concurrency / 4)));
+  const chunk = Math.min(cfg.batchSize, Math.max(1, Math.floor(cfg.concurrency / 4)));
+  // Messages held at most: every slot busy and two chunks waiting.
+  const held = () => inFlight.size + ready.length;
+  const maxHeld = cfg.concurrency + 2 * chunk;
 
   const stamp = () => clock.now().toISOString();
 
@@ -228,6 +239,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       .catch((err) => log.error({ err, message: row.public_id }, 'dispatch failed; the lease will expire and it is retried'))
       .finally(() => {
         inFlight.delete(p);
+        fill();
         const wake = freed;
         slotFreed = new Promise<void>((r) => (freed = r));
         wake();
@@ -235,12 +247,17 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     inFlight.add(p);
   }
 
+  // Starts waiting messages while slots are free.
+  function fill(): void {
+    while (!draining && ready.length > 0 && inFlight.size < cfg.concurrency) launch(ready.shift()!);
+  }
+
   return {
     async run() {
-      const free = cfg.concurrency - inFlight.size;
-      if (inFlight.size > 0 && free < refill) {
-        // Each wait ends with a slot freed, so this loop ends after at most `refill` turns.
-        while (inFlight.size > 0 && cfg.concurrency - inFlight.size < refill) await slotFreed;
+      if (held() > 0 && maxHeld - held() < chunk) {
+        // Each wait ends with a slot freed (and a waiting message started in it), so this loop
+        // ends after at most a chunk of turns.
+        while (held() > 0 && maxHeld - held() < chunk) await slotFreed;
         return true;
       }
       const now = clock.now();
@@ -248,19 +265,23 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         now: now.toISOString(),
         leaseUntil: new Date(now.getTime() + cfg.leaseSeconds * 1000).toISOString(),
         token,
-        limit: Math.min(free, cfg.batchSize),
+        limit: Math.min(maxHeld - held(), cfg.batchSize),
       }));
-      for (const row of rows) launch(row);
+      ready.push(...rows);
+      fill();
       if (rows.length === 0) {
-        // Nothing new is due: let what is in flight finish, so a pass (tick) ends with the work done.
-        await Promise.all(inFlight);
+        // Nothing new is due: let what is in flight (and waiting) finish, so a pass (tick) ends
+        // with the work done.
+        while (inFlight.size > 0) await Promise.all(inFlight);
         return false;
       }
       await slotFreed;
       return true;
     },
     async drain() {
+      draining = true;
       await Promise.all(inFlight);
+      // Releases the waiting messages' leases too: they were never handed over.
       await releaseLeases(db, token);
     },
   };
