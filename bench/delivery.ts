@@ -165,6 +165,7 @@ export async function run(): Promise<void> {
   const acceptedAt = performance.now();
   const deliveredDuringAccept = delivered;
   const cpuAtAccepted = daemon.cpuSeconds();
+  const loopCpuAtAccepted = daemon.loopCpuSeconds();
   const timeout = setTimeout(() => done(), 300_000);
   await allDone;
   clearTimeout(timeout);
@@ -189,6 +190,7 @@ export async function run(): Promise<void> {
     // After the last 202 the daemon only delivers: its rate and CPU per message there.
     deliveryOnlyPerSecond: Math.round((delivered - deliveredDuringAccept) / ((lastAt - acceptedAt) / 1000)),
     deliveryOnlyCpuMsPerMessage: Number((((daemon.cpuSeconds() - cpuAtAccepted) * 1000) / Math.max(1, delivered - deliveredDuringAccept)).toFixed(2)),
+    deliveryOnlyLoopCpuMsPerMessage: inproc ? undefined : Number((((daemon.loopCpuSeconds() - loopCpuAtAccepted) * 1000) / Math.max(1, delivered - deliveredDuringAccept)).toFixed(2)),
     peakRssMiB: Math.round(peakRss / 1048576),
     // CPU the daemon spent per message (accept + delivery): steadier than rates on a shared machine.
     daemonCpuMsPerMessage: Number(((cpuSeconds * 1000) / N).toFixed(2)),
