@@ -1,26 +1,45 @@
-// A render thread (see render-threads.ts): runs each batch of render jobs it is sent and answers
-// the batch in one message, each job with its result or its error's message. Built messages go
-// back by transfer, not by copy, when they own their memory.
+// A render thread (see render-threads.ts): runs the render jobs it is sent and the calls of the
+// SMTP pools it hosts (pool-wire.ts), and answers each with its result or its error. Answers
+// ready in the same turn go back in one message, and built messages go by transfer, not by copy,
+// when they own their memory.
 import { parentPort } from 'node:worker_threads';
 import type { ChannelOutput } from '../templates/render.js';
+import { createPoolHost, errorToWire, type PoolCall, type PoolLogLine, type WireError, type WireSendResult } from './channels/email/pool-wire.js';
 import { runRenderJob, type RenderJob } from './render-jobs.js';
 
-export type RenderReply = { id: number; ok: true; value: ChannelOutput | Uint8Array } | { id: number; ok: false; error: string };
+export type ThreadRequest = { id: number; job: RenderJob } | { id: number; pool: PoolCall };
+
+export type ThreadValue = ChannelOutput | Uint8Array | WireSendResult | null;
+
+export type ThreadReply = { id: number; ok: true; value: ThreadValue } | { id: number; ok: false; error: WireError };
+
+/** What the thread sends: answers, or a log line of a hosted pool. */
+export type ThreadMessage = { replies: ThreadReply[] } | { log: PoolLogLine };
 
 const port = parentPort!;
+const host = createPoolHost((log) => port.postMessage({ log } satisfies ThreadMessage));
 
-port.on('message', async (jobs: { id: number; job: RenderJob }[]) => {
-  const transfer: ArrayBuffer[] = [];
-  const replies = await Promise.all(
-    jobs.map(({ id, job }) =>
-      runRenderJob(job).then(
-        (value): RenderReply => {
-          if (value instanceof Uint8Array && value.byteOffset === 0 && value.byteLength === value.buffer.byteLength) transfer.push(value.buffer as ArrayBuffer);
-          return { id, ok: true, value };
-        },
-        (err: unknown): RenderReply => ({ id, ok: false, error: err instanceof Error ? err.message : String(err) }),
-      ),
-    ),
-  );
-  port.postMessage(replies, transfer);
+let replies: ThreadReply[] = [];
+let transfer: ArrayBuffer[] = [];
+
+function flush(): void {
+  port.postMessage({ replies } satisfies ThreadMessage, transfer);
+  replies = [];
+  transfer = [];
+}
+
+function answer(reply: ThreadReply): void {
+  const v = 'value' in reply ? reply.value : null;
+  if (v instanceof Uint8Array && v.byteOffset === 0 && v.byteLength === v.buffer.byteLength) transfer.push(v.buffer as ArrayBuffer);
+  if (replies.push(reply) === 1) setImmediate(flush);
+}
+
+port.on('message', (requests: ThreadRequest[]) => {
+  for (const r of requests) {
+    const work: Promise<ThreadValue> = 'job' in r ? runRenderJob(r.job) : host.call(r.pool);
+    work.then(
+      (value) => answer({ id: r.id, ok: true, value }),
+      (err: unknown) => answer({ id: r.id, ok: false, error: errorToWire(err) }),
+    );
+  }
 });

@@ -1,11 +1,13 @@
 // Render threads give exactly what rendering on the event loop gives (content, MIME bytes, DKIM
-// signature), report a render error as the same error, and lose no job when a thread dies.
+// signature), report a render error as the same error, and lose no job when a thread dies; an SMTP
+// pool hosted on one answers with the same results and error fields as one on the event loop.
 import { Worker } from 'node:worker_threads';
 import { generateKeyPairSync } from 'node:crypto';
 import t from 'tap';
 import { createLogger } from '../../src/lib/logger.js';
 import { createRenderer, inlineRenderer } from '../../src/outbound/render-threads.js';
 import type { ComposeRequest, RenderRequest } from '../../src/outbound/render-jobs.js';
+import { startSink } from '../email/helpers.js';
 
 const log = createLogger('silent');
 const html = `<html><body><h1>Hello {{name}}</h1><p>${'Lorem ipsum dolor sit amet, '.repeat(40)}</p><a href="https://example.com/x">link</a></body></html>`;
@@ -70,4 +72,44 @@ t.test('after close, jobs run on the event loop', async (t) => {
   await threads.render(renders[3][1]);
   await threads.close();
   t.same(await threads.render(renders[3][1]), { body: 'Code 42' });
+});
+
+t.test('an SMTP pool hosted on a render thread answers as the in-process pool does', async (t) => {
+  const sink = await startSink(t, {
+    rcpt: (a) => (a.startsWith('nobody@') ? { code: 550, message: '5.1.1 no such user' } : a.startsWith('later@') ? { code: 451, message: '4.3.0 try later' } : undefined),
+  });
+  const threads = createRenderer({ threads: 1, log });
+  t.teardown(() => threads.close());
+  const poolOpts = { name: 'mx.postern.test', port: sink.port, tls: 'none' as const, maxConnections: 10, maxConnectionsPerHost: 2, messagesPerConnection: 100, idleTimeoutMs: 1000, timeoutMs: 5000, log };
+  const hosted = threads.smtpPool(poolOpts);
+  const local = inlineRenderer.smtpPool(poolOpts);
+  t.teardown(() => local.close());
+  const target = { host: 'mx.example.net', address: '127.0.0.1' };
+  const raw = await threads.compose(compose(false));
+
+  const ok = await hosted.send(target, { from: 'bounces+msg_1@b.test', to: ['ann@example.net', 'nobody@example.net'] }, raw);
+  t.same(ok.accepted, ['ann@example.net']);
+  t.equal(ok.rejected.length, 1);
+  t.ok(ok.rejected[0].error instanceof Error, 'a rejection is an Error again');
+  t.match(ok.rejected[0], { address: 'nobody@example.net', error: { responseCode: 550, command: 'RCPT TO', response: /5\.1\.1/ } });
+  t.match(ok.response, /^250/);
+  t.equal(sink.received.at(-1)!.raw.toString(), raw.toString(), 'the message arrives byte for byte');
+
+  const errorOf = async (pool: typeof hosted) => pool.send(target, { from: 'b@b.test', to: ['later@example.net'] }, raw).then(() => null, (e) => e);
+  const [viaThread, inProcess] = [await errorOf(hosted), await errorOf(local)];
+  t.ok(viaThread instanceof Error);
+  for (const k of ['message', 'code', 'responseCode', 'response', 'command']) t.same(viaThread[k], inProcess[k], `same ${k}`);
+  t.same(viaThread.rejectedErrors.map((e: any) => [e.recipient, e.responseCode]), inProcess.rejectedErrors.map((e: any) => [e.recipient, e.responseCode]));
+  await hosted.close();
+});
+
+t.test('an SMTP transaction on a thread that dies fails as a dropped connection', async (t) => {
+  const threads = createRenderer({
+    threads: 1,
+    log,
+    start: () => new Worker(`require('node:worker_threads').parentPort.on('message', () => process.exit(3))`, { eval: true }),
+  });
+  t.teardown(() => threads.close());
+  const pool = threads.smtpPool({ name: 'x', port: 1, tls: 'none', maxConnections: 1, maxConnectionsPerHost: 1, messagesPerConnection: 1, idleTimeoutMs: 10, timeoutMs: 1000, log });
+  await t.rejects(pool.send({ host: 'h', address: '127.0.0.1' }, { from: 'a@b', to: ['c@d'] }, Buffer.from('x')), { code: 'ECONNECTION' });
 });
