@@ -67,6 +67,12 @@ export interface DispatcherDeps {
   renderer: Pick<Renderer, 'render'>;
 }
 
+interface Claimed {
+  row: MessageRow;
+  /** Its rendered output, under way since the claim. */
+  output: Promise<ChannelOutput>;
+}
+
 export interface Dispatcher {
   /** One worker pass: claims free slots' worth of due messages; see the header for its waiting rule. */
   run(): Promise<boolean>;
@@ -81,8 +87,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const token = deps.ids.uuid(); // this node's lease owner id
   const queries = queriesFor(db);
   const inFlight = new Set<Promise<void>>();
-  // Claimed, leased, waiting for a slot (oldest first).
-  const ready: MessageRow[] = [];
+  // Claimed, leased, waiting for a slot (oldest first), each already being rendered: rendering
+  // is pure and off the event loop, so it may as well happen while the message waits.
+  const ready: Claimed[] = [];
   let draining = false;
   // Resolved (and replaced) whenever a slot frees: cheaper than Promise.race over every slot.
   let freed!: () => void;
@@ -125,7 +132,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     status, timeline: JSON.stringify(timeline), error, due_at: null, locked_until: null, locked_by: null, updated_at: stamp(),
   });
 
-  async function process(claimed: MessageRow): Promise<void> {
+  async function process({ row: claimed, output: rendering }: Claimed): Promise<void> {
     let row = claimed;
     const timeline: TimelineEntry[] = JSON.parse(row.timeline);
     const livemode = Number(row.livemode) === 1;
@@ -135,10 +142,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     // Step: due. A scheduled message whose time came is queued (in memory; committed with dispatch).
     if (row.status === 'scheduled') timeline.push({ t: stamp(), e: 'queued' });
 
-    // Step: render.
+    // Step: render (started on a render thread when the message was claimed).
     let output: ChannelOutput;
     try {
-      output = await render(row);
+      output = await rendering;
     } catch (err) {
       log.error({ err, message: row.public_id }, 'render failed');
       timeline.push({ t: stamp(), e: 'failed' });
@@ -234,9 +241,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     }
   }
 
-  function launch(row: MessageRow): void {
-    const p: Promise<void> = process(row)
-      .catch((err) => log.error({ err, message: row.public_id }, 'dispatch failed; the lease will expire and it is retried'))
+  function launch(claimed: Claimed): void {
+    const p: Promise<void> = process(claimed)
+      .catch((err) => log.error({ err, message: claimed.row.public_id }, 'dispatch failed; the lease will expire and it is retried'))
       .finally(() => {
         inFlight.delete(p);
         fill();
@@ -267,7 +274,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         token,
         limit: Math.min(maxHeld - held(), cfg.batchSize),
       }));
-      ready.push(...rows);
+      for (const row of rows) {
+        const output = render(row);
+        output.catch(() => {}); // handled when the message is processed
+        ready.push({ row, output });
+      }
       fill();
       if (rows.length === 0) {
         // Nothing new is due: let what is in flight (and waiting) finish, so a pass (tick) ends
