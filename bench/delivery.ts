@@ -13,7 +13,7 @@
 // sink, 20), BENCH_DELIVERY_DISPATCH (dispatcher concurrency; the config default when unset).
 // Any POSTERN_* variable is passed to the daemon. Besides the rate it prints the daemon's CPU per
 // message and the rate once accepting is over, which vary less on a shared machine. SQLite in a temp dir, loopback only, bounded in time.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -32,6 +32,8 @@ interface Daemon {
   peakRss(): number;
   /** CPU seconds (user + system) the daemon used so far; NaN when unknown. */
   cpuSeconds(): number;
+  /** CPU seconds of the daemon's main thread (its event loop) alone; NaN when unknown. */
+  loopCpuSeconds(): number;
   stop(): Promise<void>;
 }
 
@@ -39,7 +41,17 @@ async function spawnDaemon(env: Record<string, string>): Promise<Daemon> {
   const prof = process.env.BENCH_DELIVERY_PROFILE;
   const d = await startPostern(env, prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []);
   const pid = d.child.pid!;
-  return { httpPort: d.port, peakRss: () => peakRss(pid), cpuSeconds: () => cpuSeconds(pid), stop: d.stop };
+  return { httpPort: d.port, peakRss: () => peakRss(pid), cpuSeconds: () => cpuSeconds(pid), loopCpuSeconds: () => threadCpuSeconds(pid, pid), stop: d.stop };
+}
+
+/** CPU seconds (user + system) of one thread of a process (the main thread's id is the pid). */
+function threadCpuSeconds(pid: number, tid: number): number {
+  try {
+    const f = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(f[11]) + Number(f[12])) / 100;
+  } catch {
+    return NaN;
+  }
 }
 
 async function inProcess(env: Record<string, string>): Promise<Daemon> {
@@ -55,6 +67,7 @@ async function inProcess(env: Record<string, string>): Promise<Daemon> {
       const u = process.cpuUsage();
       return (u.user + u.system) / 1e6;
     },
+    loopCpuSeconds: () => NaN,
     async stop() {
       clearInterval(sampler);
       await app.stop();
@@ -133,6 +146,7 @@ export async function run(): Promise<void> {
     });
 
   const cpuBefore = daemon.cpuSeconds();
+  const loopCpuBefore = daemon.loopCpuSeconds();
   const benchCpuBefore = process.cpuUsage();
   let next = 0;
   let firstAccept = 0;
@@ -151,11 +165,13 @@ export async function run(): Promise<void> {
   const acceptedAt = performance.now();
   const deliveredDuringAccept = delivered;
   const cpuAtAccepted = daemon.cpuSeconds();
+  const loopCpuAtAccepted = daemon.loopCpuSeconds();
   const timeout = setTimeout(() => done(), 300_000);
   await allDone;
   clearTimeout(timeout);
   const peakRss = daemon.peakRss();
   const cpuSeconds = daemon.cpuSeconds() - cpuBefore;
+  const loopCpuSeconds = daemon.loopCpuSeconds() - loopCpuBefore;
   const benchCpu = process.cpuUsage(benchCpuBefore);
 
   const seconds = (lastAt - firstAccept) / 1000;
@@ -174,9 +190,12 @@ export async function run(): Promise<void> {
     // After the last 202 the daemon only delivers: its rate and CPU per message there.
     deliveryOnlyPerSecond: Math.round((delivered - deliveredDuringAccept) / ((lastAt - acceptedAt) / 1000)),
     deliveryOnlyCpuMsPerMessage: Number((((daemon.cpuSeconds() - cpuAtAccepted) * 1000) / Math.max(1, delivered - deliveredDuringAccept)).toFixed(2)),
+    deliveryOnlyLoopCpuMsPerMessage: inproc ? undefined : Number((((daemon.loopCpuSeconds() - loopCpuAtAccepted) * 1000) / Math.max(1, delivered - deliveredDuringAccept)).toFixed(2)),
     peakRssMiB: Math.round(peakRss / 1048576),
     // CPU the daemon spent per message (accept + delivery): steadier than rates on a shared machine.
     daemonCpuMsPerMessage: Number(((cpuSeconds * 1000) / N).toFixed(2)),
+    // Of which the main thread's (the event loop's): the resource the end-to-end rate is bound by.
+    loopCpuMsPerMessage: inproc ? undefined : Number(((loopCpuSeconds * 1000) / N).toFixed(2)),
     // The load generator and sink's own CPU (this process; 0 extra when in process).
     benchCpuMsPerMessage: inproc ? undefined : Number(((benchCpu.user + benchCpu.system) / 1000 / N).toFixed(2)),
   }));

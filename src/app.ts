@@ -130,7 +130,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   if (config.delivery.mode === 'relay' && !config.delivery.relayUrl) throw new ConfigError('invalid setting delivery.relayUrl (POSTERN_DELIVERY_RELAY_URL): required when delivery.mode is relay');
   // Forwarding wraps the live email transport (messages tagged forwardOf send the original source).
   const forwarding = createForwarding(deps, outbound);
-  outbound.registerTransport('email', forwarding.wrap(createEmailTransport({ ...deps, suppressions, publicUrl }, emailTokens)));
+  outbound.registerTransport('email', forwarding.wrap(createEmailTransport({ ...deps, suppressions, publicUrl, renderer: outbound.renderer }, emailTokens)));
   outbound.addHoldCheck(createSuppressionCheck(suppressions));
   outbound.addSuppressHook(createSuppressHook(suppressions));
   outbound.addAcceptCheck(createSenderCapsCheck(deps));

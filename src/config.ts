@@ -99,6 +99,7 @@ const schema = z.strictObject({
     leaseSeconds: z.number().int().min(5).max(86400),
     intervalMs: z.number().int().min(10).max(600000),
     commitWindowMs: z.number().int().min(0).max(100),
+    renderThreads: z.number().int().min(0).max(64),
   }),
   retry: z.strictObject({
     schedule: z.array(z.coerce.number().int().min(1)).min(1),

@@ -7,6 +7,8 @@ export interface EventBus {
   publish(topic: string, payload: unknown): void;
   /** Returns the function that unsubscribes. */
   subscribe(topic: string, listener: (payload: unknown) => void): () => void;
+  /** True when a listener is subscribed: a publisher may skip building a payload nobody reads. */
+  listening(topic: string): boolean;
 }
 
 export function createEventBus(): EventBus {
@@ -20,5 +22,6 @@ export function createEventBus(): EventBus {
       emitter.on(topic, listener);
       return () => emitter.off(topic, listener);
     },
+    listening: (topic) => emitter.listenerCount(topic) > 0,
   };
 }

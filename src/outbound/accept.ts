@@ -16,6 +16,7 @@ import { AppError, invalidBody, isAppError, type Issue } from '../lib/errors.js'
 import type { Ids } from '../lib/ids.js';
 import { checkTemplates, type Channel, type ChannelContent } from '../templates/render.js';
 import type { OutboundMessage } from './channels/channel.js';
+import { queriesFor } from './compiled-queries.js';
 import { metadataText, rowToOutbound, searchText, type MessageRow, type TimelineEntry } from './message.js';
 import { channelIssues, sendBody, shapeIssues, type SendBody } from './send-input.js';
 import type { WriteBatcher } from './write-batcher.js';
@@ -71,6 +72,7 @@ function monthOf(d: Date): string {
 
 export function createAccept(deps: AcceptDeps) {
   const { db, clock, ids } = deps;
+  const queries = queriesFor(db);
 
   async function findRepeat(sender: Sender, key: string): Promise<AcceptResponse | null> {
     const row = await db
@@ -192,6 +194,9 @@ export function createAccept(deps: AcceptDeps) {
     const quota = (deps.config.plans as Record<string, { messagesPerMonth: number }>)[plan]?.messagesPerMonth ?? 0;
     const now = clock.now();
     const { seq: _seq, ...values } = row;
+    // Every column has a value (null at most), so the insert has one shape: compiled once.
+    const columns = (Object.keys(values) as (keyof typeof values)[]).filter((c) => values[c] !== undefined);
+    const params = columns.map((c) => values[c]);
 
     const expiresAt = new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString();
     const earlierIn = async (trx: Transaction<Database>) => {
@@ -246,7 +251,7 @@ export function createAccept(deps: AcceptDeps) {
               .execute();
           }
         }
-        await trx.insertInto('messages').values(values).execute();
+        await trx.executeQuery(queries.compiled(`messages.insert:${columns.join(',')}`, params, () => trx.insertInto('messages').values(values)));
       });
     } catch (err) {
       if (err instanceof Repeat) return err.response;

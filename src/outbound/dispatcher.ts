@@ -7,10 +7,15 @@
 // lease (at least once). `deferred` keeps the status dispatched and sets the next `due_at` per the
 // retry policy; past `retry.maxAgeHours` the message fails.
 //
-// Concurrency: up to `dispatcher.concurrency` messages are in flight at once; a pass claims only
-// free slots, so a slow transport ties up its slots and nothing else (the API never waits on it).
-// While messages are in flight, a pass waits until a quarter of the slots are free and claims
-// them together: one claim query per message finished cost more than the delivery bookkeeping.
+// Concurrency: up to `dispatcher.concurrency` messages are in flight at once, so a slow transport
+// ties up its slots and nothing else (the API never waits on it). Claims come in chunks of a
+// quarter of the slots (one claim query per message finished cost more than the delivery
+// bookkeeping), and ahead of need: up to two chunks of claimed messages wait, leased, for a slot,
+// and a finishing message hands its slot straight to the next. A claim is a commit (a commit
+// window and an fsync); claimed only once slots were free, every slot sat idle that long each
+// round, which made a busy dispatcher latency-bound well below what the event loop could do.
+// Claimed-but-waiting messages were never handed over, so a crash can duplicate no more than the
+// `dispatcher.concurrency` in flight, as before; their leases run out and they are retaken.
 import { performance } from 'node:perf_hooks';
 import type { Config } from '../config.js';
 import type { Db, Dialect } from '../db/database.js';
@@ -19,11 +24,13 @@ import { recordEvent, type EventType } from '../events/record.js';
 import type { Clock } from '../lib/clock.js';
 import type { Ids } from '../lib/ids.js';
 import type { Logger } from '../lib/logger.js';
-import { contentAsOutput, renderContent, type ChannelContent, type ChannelOutput } from '../templates/render.js';
+import type { ChannelOutput } from '../templates/render.js';
 import type { DeliveryOutcome, OutboundMessage } from './channels/channel.js';
 import { simulationFor } from './channels/test-recipients.js';
 import { BLOCKED_NOTICE, rowToMessage, rowToOutbound, type Message, type MessageRow, type TimelineEntry } from './message.js';
+import { queriesFor } from './compiled-queries.js';
 import { claimDue, releaseLeases, updateIfHeld, type RowPatch } from './queue.js';
+import type { Renderer } from './render-threads.js';
 import { nextAttempt } from './retry.js';
 import { createScanner } from './scanner.js';
 import type { TransportRegistry } from './transports.js';
@@ -56,6 +63,14 @@ export interface DispatcherDeps {
   holds: HoldCheck[];
   suppressHooks: SuppressHook[];
   writes: WriteBatcher;
+  /** Where rendering runs (render threads, or the event loop). */
+  renderer: Pick<Renderer, 'render'>;
+}
+
+interface Claimed {
+  row: MessageRow;
+  /** Its rendered output, under way since the claim. */
+  output: Promise<ChannelOutput>;
 }
 
 export interface Dispatcher {
@@ -70,11 +85,19 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const cfg = deps.config.dispatcher;
   const scan = createScanner(deps.config.scanner);
   const token = deps.ids.uuid(); // this node's lease owner id
+  const queries = queriesFor(db);
   const inFlight = new Set<Promise<void>>();
+  // Claimed, leased, waiting for a slot (oldest first), each already being rendered: rendering
+  // is pure and off the event loop, so it may as well happen while the message waits.
+  const ready: Claimed[] = [];
+  let draining = false;
   // Resolved (and replaced) whenever a slot frees: cheaper than Promise.race over every slot.
   let freed!: () => void;
   let slotFreed = new Promise<void>((r) => (freed = r));
-  const refill = Math.min(cfg.batchSize, Math.max(1, Math.floor(cfg.concurrency / 4)));
+  const chunk = Math.min(cfg.batchSize, Math.max(1, Math.floor(cfg.concurrency / 4)));
+  // Messages held at most: every slot busy and two chunks waiting.
+  const held = () => inFlight.size + ready.length;
+  const maxHeld = cfg.concurrency + 2 * chunk;
 
   const stamp = () => clock.now().toISOString();
 
@@ -83,10 +106,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     const next: MessageRow = { ...row, ...patch } as MessageRow;
     const changed = patch.status !== undefined && patch.status !== expectStatus;
     const type = changed ? EVENT_OF[patch.status!] : undefined;
-    // The Message view of a status change serves both the event and the live tail.
-    const view: Message | null = changed ? rowToMessage(next) : null;
+    // The Message view of a status change serves both the event and the live tail (when one listens).
+    const view: Message | null = type || (changed && bus.listening('message.changed')) ? rowToMessage(next) : null;
     const ok = await deps.writes.run(async (trx) => {
-      const held = await updateIfHeld(trx, row.id, { status: expectStatus, token }, patch);
+      const held = await updateIfHeld(trx, row.id, { status: expectStatus, token }, patch, queries);
       if (held && type) await recordEvent(trx, deps, { workspaceId: row.workspace_id, livemode: Number(row.livemode) === 1, type, data: view });
       return held;
     });
@@ -99,19 +122,17 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     return next;
   }
 
-  function render(row: MessageRow): ChannelOutput {
-    const channel = row.channel as Message['channel'];
-    const content = JSON.parse(row.content) as ChannelContent;
+  function render(row: MessageRow): Promise<ChannelOutput> {
     // Template sends always render; raw sends only when `interpolate` was asked for.
-    if (row.template_slug !== null || Number(row.interpolate) === 1) return renderContent(channel, content, JSON.parse(row.vars)).output;
-    return contentAsOutput(channel, content);
+    const templated = row.template_slug !== null || Number(row.interpolate) === 1;
+    return deps.renderer.render({ channel: row.channel as Message['channel'], content: row.content, vars: templated ? row.vars : null });
   }
 
   const terminal = (status: string, timeline: TimelineEntry[], error: string | null): RowPatch => ({
     status, timeline: JSON.stringify(timeline), error, due_at: null, locked_until: null, locked_by: null, updated_at: stamp(),
   });
 
-  async function process(claimed: MessageRow): Promise<void> {
+  async function process({ row: claimed, output: rendering }: Claimed): Promise<void> {
     let row = claimed;
     const timeline: TimelineEntry[] = JSON.parse(row.timeline);
     const livemode = Number(row.livemode) === 1;
@@ -121,10 +142,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     // Step: due. A scheduled message whose time came is queued (in memory; committed with dispatch).
     if (row.status === 'scheduled') timeline.push({ t: stamp(), e: 'queued' });
 
-    // Step: render.
+    // Step: render (started on a render thread when the message was claimed).
     let output: ChannelOutput;
     try {
-      output = render(row);
+      output = await rendering;
     } catch (err) {
       log.error({ err, message: row.public_id }, 'render failed');
       timeline.push({ t: stamp(), e: 'failed' });
@@ -220,11 +241,12 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     }
   }
 
-  function launch(row: MessageRow): void {
-    const p: Promise<void> = process(row)
-      .catch((err) => log.error({ err, message: row.public_id }, 'dispatch failed; the lease will expire and it is retried'))
+  function launch(claimed: Claimed): void {
+    const p: Promise<void> = process(claimed)
+      .catch((err) => log.error({ err, message: claimed.row.public_id }, 'dispatch failed; the lease will expire and it is retried'))
       .finally(() => {
         inFlight.delete(p);
+        fill();
         const wake = freed;
         slotFreed = new Promise<void>((r) => (freed = r));
         wake();
@@ -232,12 +254,17 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     inFlight.add(p);
   }
 
+  // Starts waiting messages while slots are free.
+  function fill(): void {
+    while (!draining && ready.length > 0 && inFlight.size < cfg.concurrency) launch(ready.shift()!);
+  }
+
   return {
     async run() {
-      const free = cfg.concurrency - inFlight.size;
-      if (inFlight.size > 0 && free < refill) {
-        // Each wait ends with a slot freed, so this loop ends after at most `refill` turns.
-        while (inFlight.size > 0 && cfg.concurrency - inFlight.size < refill) await slotFreed;
+      if (held() > 0 && maxHeld - held() < chunk) {
+        // Each wait ends with a slot freed (and a waiting message started in it), so this loop
+        // ends after at most a chunk of turns.
+        while (held() > 0 && maxHeld - held() < chunk) await slotFreed;
         return true;
       }
       const now = clock.now();
@@ -245,19 +272,27 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         now: now.toISOString(),
         leaseUntil: new Date(now.getTime() + cfg.leaseSeconds * 1000).toISOString(),
         token,
-        limit: Math.min(free, cfg.batchSize),
+        limit: Math.min(maxHeld - held(), cfg.batchSize),
       }));
-      for (const row of rows) launch(row);
+      for (const row of rows) {
+        const output = render(row);
+        output.catch(() => {}); // handled when the message is processed
+        ready.push({ row, output });
+      }
+      fill();
       if (rows.length === 0) {
-        // Nothing new is due: let what is in flight finish, so a pass (tick) ends with the work done.
-        await Promise.all(inFlight);
+        // Nothing new is due: let what is in flight (and waiting) finish, so a pass (tick) ends
+        // with the work done.
+        while (inFlight.size > 0) await Promise.all(inFlight);
         return false;
       }
       await slotFreed;
       return true;
     },
     async drain() {
+      draining = true;
       await Promise.all(inFlight);
+      // Releases the waiting messages' leases too: they were never handed over.
       await releaseLeases(db, token);
     },
   };

@@ -10,6 +10,7 @@ import type { ChannelTransport } from './channels/channel.js';
 import { createDispatcher, type HoldCheck, type SuppressHook } from './dispatcher.js';
 import { rowToMessage, type Message } from './message.js';
 import { createReader, type ListFilters, type Page, type Scope } from './read.js';
+import { createRenderer, type Renderer } from './render-threads.js';
 import { createTransportRegistry } from './transports.js';
 import { createWriteBatcher } from './write-batcher.js';
 
@@ -31,6 +32,8 @@ export interface Outbound {
   workerSpec: WorkerSpec;
   /** Lets accept wake the dispatcher as soon as a message is committed. */
   attachWorker(worker: Worker | undefined): void;
+  /** Render threads, shared with the email transport for MIME composition and DKIM. */
+  renderer: Renderer;
   /** Waits for deliveries in flight and releases leases (graceful stop). */
   stop(): Promise<void>;
 }
@@ -49,12 +52,13 @@ export function createOutbound(deps: Deps & { templates: () => TemplateResolver 
     writes,
     checks,
     accepted(row) {
-      deps.bus.publish('message.changed', rowToMessage(row));
+      if (deps.bus.listening('message.changed')) deps.bus.publish('message.changed', rowToMessage(row));
       if (row.due_at !== null && row.due_at <= now()) worker?.wake();
     },
   });
   const reader = createReader(deps);
-  const dispatcher = createDispatcher({ ...deps, transports, holds, suppressHooks, writes });
+  const renderer = createRenderer({ threads: deps.config.dispatcher.renderThreads, log: deps.log });
+  const dispatcher = createDispatcher({ ...deps, transports, holds, suppressHooks, writes, renderer });
 
   return {
     accept,
@@ -71,9 +75,11 @@ export function createOutbound(deps: Deps & { templates: () => TemplateResolver 
     addSuppressHook: (h) => void suppressHooks.push(h),
     workerSpec: { name: DISPATCHER_WORKER, intervalMs: deps.config.dispatcher.intervalMs, run: () => dispatcher.run() },
     attachWorker: (w) => void (worker = w),
+    renderer,
     async stop() {
       await dispatcher.drain();
       await transports.closeAll();
+      await renderer.close();
     },
   };
 }

@@ -8,6 +8,7 @@ import { sql, type Transaction } from 'kysely';
 import type { Db, Dialect } from '../db/database.js';
 import type { Updateable } from 'kysely';
 import type { Database, MessagesTable } from '../db/schema.js';
+import type { QueryCache } from './compiled-queries.js';
 import type { MessageRow } from './message.js';
 
 export type RowPatch = Omit<Updateable<MessagesTable>, 'seq' | 'id'>;
@@ -36,9 +37,15 @@ export async function updateIfHeld(
   id: string,
   expect: { status: string; token: string },
   patch: RowPatch,
+  queries?: QueryCache,
 ): Promise<boolean> {
-  const r = await db.updateTable('messages').set(patch).where('id', '=', id).where('status', '=', expect.status).where('locked_by', '=', expect.token).executeTakeFirst();
-  return Number(r.numUpdatedRows) === 1;
+  const build = () => db.updateTable('messages').set(patch).where('id', '=', id).where('status', '=', expect.status).where('locked_by', '=', expect.token);
+  if (!queries) return Number((await build().executeTakeFirst()).numUpdatedRows) === 1;
+  // One shape per set of patched columns (a handful: the dispatcher's steps).
+  const columns = (Object.keys(patch) as (keyof RowPatch)[]).filter((k) => patch[k] !== undefined);
+  const params = [...columns.map((k) => patch[k]), id, expect.status, expect.token];
+  const r = await db.executeQuery(queries.compiled(`messages.updateIfHeld:${columns.join(',')}`, params, build));
+  return Number(r.numAffectedRows) === 1;
 }
 
 /** Releases leases held by `token` (graceful stop), so another worker need not wait for expiry. */

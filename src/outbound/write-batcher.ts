@@ -12,7 +12,7 @@
 // once per window: a write that arrives when the last commit is older than the window is flushed
 // on the next turn (no added latency when idle); under load the writes of one window share one
 // fsync. Nothing is acknowledged before its COMMIT, so a 202 still means committed.
-import { sql, type Transaction } from 'kysely';
+import { CompiledQuery, type Transaction } from 'kysely';
 import type { Db, Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 
@@ -29,6 +29,12 @@ interface Pending {
 }
 
 const MAX_BATCH = 256;
+
+// Compiled once: three of these run per write, and building a sql`` query each time cost more
+// than SQLite running it.
+const SAVEPOINT = CompiledQuery.raw('SAVEPOINT w');
+const RELEASE = CompiledQuery.raw('RELEASE w');
+const ROLLBACK_TO = CompiledQuery.raw('ROLLBACK TO w');
 
 export function createWriteBatcher(db: Db, dialect: Dialect, opts: { windowMs?: number } = {}): WriteBatcher {
   if (dialect === 'postgres') return { run: (write) => db.transaction().execute(write) };
@@ -49,13 +55,13 @@ export function createWriteBatcher(db: Db, dialect: Dialect, opts: { windowMs?: 
       try {
         await db.transaction().execute(async (trx) => {
           for (const p of batch) {
-            await sql`SAVEPOINT w`.execute(trx);
+            await trx.executeQuery(SAVEPOINT);
             try {
               outcomes.push({ ok: true, value: await p.write(trx) });
-              await sql`RELEASE w`.execute(trx);
+              await trx.executeQuery(RELEASE);
             } catch (error) {
-              await sql`ROLLBACK TO w`.execute(trx);
-              await sql`RELEASE w`.execute(trx);
+              await trx.executeQuery(ROLLBACK_TO);
+              await trx.executeQuery(RELEASE);
               outcomes.push({ ok: false, error });
             }
           }

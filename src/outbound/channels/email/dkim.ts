@@ -5,6 +5,7 @@
 // delivery does not depend on the domains module (which owns creating and verifying the keys).
 import DKIM from 'nodemailer/lib/dkim/index.js';
 import type { Db } from '../../../db/database.js';
+import { queriesFor } from '../../compiled-queries.js';
 
 export interface SigningKey {
   domain: string;
@@ -19,14 +20,18 @@ const SIGNED_HEADERS =
 
 /** The verified domain row of the workspace for `domain`, with its key; null when there is none. */
 export async function findSigningKey(db: Db, workspaceId: string, domain: string, defaultSelector: string): Promise<SigningKey | null> {
-  const row = await db
-    .selectFrom('domains')
-    .select(['domain', 'dkim_selector', 'dkim_private_key'])
-    .where('workspace_id', '=', workspaceId)
-    .where('domain', '=', domain.toLowerCase())
-    .where('status', '=', 'verified')
-    .where('deleted_at', 'is', null)
-    .executeTakeFirst();
+  const name = domain.toLowerCase();
+  // Runs for every message sent: compiled once (compiled-queries.ts).
+  const query = queriesFor(db).compiled('domains.signingKey', [workspaceId, name, 'verified'], () =>
+    db
+      .selectFrom('domains')
+      .select(['domain', 'dkim_selector', 'dkim_private_key'])
+      .where('workspace_id', '=', workspaceId)
+      .where('domain', '=', name)
+      .where('status', '=', 'verified')
+      .where('deleted_at', 'is', null),
+  );
+  const row = (await db.executeQuery(query)).rows[0];
   if (!row || !row.dkim_private_key) return null;
   return { domain: row.domain, selector: row.dkim_selector ?? defaultSelector, privateKey: row.dkim_private_key };
 }

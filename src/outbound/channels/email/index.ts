@@ -8,11 +8,12 @@ import type { DnsResolver } from '../../../lib/dns.js';
 import type { Logger } from '../../../lib/logger.js';
 import type { SuppressionStore } from '../../../suppressions/store.js';
 import { createTokenSigner, loadSecret, type TokenSigner } from '../../../tracking/tokens.js';
+import type { Renderer } from '../../render-threads.js';
 import type { ChannelTransport } from '../channel.js';
 import { createDirectTransport } from './direct.js';
 import { createDomainRateLimiter } from './rates.js';
 import { createRelayTransport } from './relay.js';
-import { createSmtpPool } from './smtp-pool.js';
+import { createSmtpPool, type PoolOptions } from './smtp-pool.js';
 
 export interface EmailChannelDeps {
   config: Config;
@@ -22,6 +23,8 @@ export interface EmailChannelDeps {
   log: Logger;
   suppressions: SuppressionStore;
   publicUrl(): string;
+  /** The dispatcher's render threads: they build and sign the MIME message and hold the SMTP connections (else the event loop). */
+  renderer?: Pick<Renderer, 'compose' | 'smtpPool'>;
 }
 
 /** A stable UUID-shaped id of the configured connection (providerConnectionId). */
@@ -78,8 +81,13 @@ export function createTokenSource(deps: { config: Config; db: Db; clock: Clock }
 
 /** The direct-delivery connection pool the `delivery.*` settings describe. */
 export function createDeliveryPool(config: Config, log: Logger) {
+  return createSmtpPool(deliveryPoolOptions(config, log));
+}
+
+/** The settings of the direct-delivery connection pool (`delivery.*`). */
+export function deliveryPoolOptions(config: Config, log: Logger): PoolOptions {
   const d = config.delivery;
-  return createSmtpPool({
+  return {
     name: config.hostname,
     port: d.port,
     tls: d.tls,
@@ -89,7 +97,7 @@ export function createDeliveryPool(config: Config, log: Logger) {
     idleTimeoutMs: d.idleTimeoutMs,
     timeoutMs: d.timeoutMs,
     log,
-  });
+  };
 }
 
 /** The live email transport for `delivery.mode`. */
@@ -97,6 +105,7 @@ export function createEmailTransport(deps: EmailChannelDeps, tokens: () => Promi
   const { config } = deps;
   const base = { ...deps, tokens, connectionId: connectionIdOf(config) };
   if (config.delivery.mode === 'relay') return createRelayTransport(base);
-  const pool = createDeliveryPool(config, deps.log);
+  // On a render thread when the dispatcher has one: SMTP then costs the event loop nothing.
+  const pool = deps.renderer ? deps.renderer.smtpPool(deliveryPoolOptions(config, deps.log)) : createDeliveryPool(config, deps.log);
   return createDirectTransport({ ...base, pool, rates: createDomainRateLimiter(config.delivery.domainRates, deps.clock) });
 }

@@ -10,9 +10,10 @@ import type { SuppressionStore } from '../../../suppressions/store.js';
 import { addTracking } from '../../../tracking/rewrite.js';
 import { isTrackingEnabled } from '../../../tracking/settings.js';
 import type { TokenSigner } from '../../../tracking/tokens.js';
+import { inlineRenderer, type Renderer } from '../../render-threads.js';
 import type { Delivery } from '../channel.js';
-import { composeMessage, messageIdFor, verpAddress } from './compose.js';
-import { findSigningKey, signMessage } from './dkim.js';
+import { messageIdFor, verpAddress } from './compose.js';
+import { findSigningKey } from './dkim.js';
 import { domainOf, loadRecipients, type RecipientKind, type RecipientState } from './recipients.js';
 
 export interface EmailDeps {
@@ -23,6 +24,8 @@ export interface EmailDeps {
   /** Where recipients reach the tracking and unsubscribe routes. */
   publicUrl(): string;
   tokens(): Promise<TokenSigner>;
+  /** Where the MIME message is built and signed (the dispatcher's render threads); else the event loop. */
+  renderer?: Pick<Renderer, 'compose'>;
 }
 
 export interface Prepared {
@@ -105,7 +108,7 @@ export async function prepareEmail(deps: EmailDeps, delivery: Delivery): Promise
   }
 
   const messageId = messageIdFor(m.publicId, config.hostname);
-  let raw = await composeMessage({
+  const input = {
     from,
     to: m.recipient,
     cc: m.cc,
@@ -117,7 +120,7 @@ export async function prepareEmail(deps: EmailDeps, delivery: Delivery): Promise
     messageId,
     date: deps.clock.now(),
     unsubscribeUrl,
-  });
-  if (key) raw = await signMessage(raw, key);
+  };
+  const raw = await (deps.renderer ?? inlineRenderer).compose({ input, key });
   return { raw, messageId, envelopeFrom: verpAddress(m.publicId, bounceDomainOf(config)), recipients, notes };
 }
