@@ -13,7 +13,8 @@
 // thread is started for the next call; after a few deaths every job and pool stays on the event
 // loop, with an error in the log. Threads start on first use (a daemon that never sends email
 // never starts one) and keep the process alive only while they have work.
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { startThread } from '../lib/thread.js';
 import type { Logger } from '../lib/logger.js';
 import type { ChannelOutput } from '../templates/render.js';
 import { errorFromWire, resultFromWire, type PoolCall, type PoolSpec, type WireSendResult } from './channels/email/pool-wire.js';
@@ -62,15 +63,7 @@ interface Thread {
 const MAX_STARTS_LOST = 3;
 
 /** Starts one render thread (render-worker). */
-export function startRenderWorker(): Worker {
-  // Built, the thread runs render-worker.js. Under tsx (tests) this module is the .ts source and a
-  // worker does not always inherit the TypeScript loader: register tsx in the thread first.
-  if (import.meta.url.endsWith('.ts')) {
-    const entry = JSON.stringify(new URL('./render-worker.ts', import.meta.url).href);
-    return new Worker(`import('tsx/esm/api').then((m) => { m.register(); return import(${entry}); });`, { eval: true });
-  }
-  return new Worker(new URL('./render-worker.js', import.meta.url));
-}
+export const startRenderWorker = (): Worker => startThread(import.meta.url, 'render-worker', undefined);
 
 export interface RendererOptions {
   /** `dispatcher.renderThreads`: 0 keeps everything on the event loop. */
