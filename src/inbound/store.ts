@@ -42,8 +42,9 @@ export interface StoreResult {
 /**
  * Stores a batch of received transactions in the caller's transaction with a handful of
  * statements whatever the batch size (one multi-row insert per table, one usage upsert per
- * workspace and month): per-statement overhead is most of what storing costs the event loop. The
- * quota is applied in order, so the batch decides exactly as one transaction per request would.
+ * workspace and month, one per message where a quota applies): per-statement overhead is most of
+ * what storing costs the event loop. The quota is applied in order, so the batch decides exactly
+ * as one transaction per request would.
  */
 export async function storeMessages(trx: Kysely<Database> | Transaction<Database>, reqs: StoreRequest[]): Promise<StoreResult[]> {
   if (reqs.length === 0) return [];
@@ -52,18 +53,24 @@ export async function storeMessages(trx: Kysely<Database> | Transaction<Database
     .values(reqs.map((req) => ({ id: req.rawId, source: asBuffer(req.source), received_at: req.receivedAt, purged_at: null })))
     .execute();
 
-  // Usage per (workspace, month): what is stored (read once, for workspaces with a quota) and what
-  // this batch adds.
-  const usage = new Map<string, { workspaceId: string; month: string; stored: number | null; added: number }>();
-  const usageOf = async (workspaceId: string, month: string, needStored: boolean) => {
-    const key = `${workspaceId}:${month}`;
-    let u = usage.get(key);
-    if (!u) usage.set(key, (u = { workspaceId, month, stored: null, added: 0 }));
-    if (needStored && u.stored === null) {
-      const r = await trx.selectFrom('inbound_usage').select('received').where('workspace_id', '=', workspaceId).where('month', '=', month).executeTakeFirst();
-      u.stored = Number(r?.received ?? 0);
-    }
-    return u;
+  // A workspace with a quota counts each message with one conditional upsert that increments only
+  // below the quota: atomic on both dialects (PostgreSQL's ON CONFLICT locks the row, so concurrent
+  // transactions on separate connections cannot all read the same count), and in order within the
+  // batch. Unlimited workspaces are counted once per batch.
+  const unlimited = new Map<string, { workspaceId: string; month: string; added: number }>();
+  const countWithin = async (workspaceId: string, month: string, quota: number): Promise<boolean> => {
+    const r = await trx
+      .insertInto('inbound_usage')
+      .values({ workspace_id: workspaceId, month, received: 1 })
+      .onConflict((oc) =>
+        oc
+          .columns(['workspace_id', 'month'])
+          .doUpdateSet((eb) => ({ received: eb('inbound_usage.received', '+', 1) }))
+          .where('inbound_usage.received', '<', quota),
+      )
+      .returning('received')
+      .executeTakeFirst();
+    return r !== undefined;
   };
 
   const rows: MessageRow[] = [];
@@ -76,9 +83,14 @@ export async function storeMessages(trx: Kysely<Database> | Transaction<Database
     for (const g of req.groups) {
       const row: MessageRow = { ...g.row };
       if (row.status === 'received') {
-        const u = await usageOf(row.workspace_id, month, g.quota > 0);
-        if (g.quota > 0 && (u.stored ?? 0) + u.added >= g.quota) row.status = 'quota_exceeded';
-        else u.added++;
+        if (g.quota > 0) {
+          if (!(await countWithin(row.workspace_id, month, g.quota))) row.status = 'quota_exceeded';
+        } else {
+          const key = `${row.workspace_id}:${month}`;
+          const u = unlimited.get(key) ?? { workspaceId: row.workspace_id, month, added: 0 };
+          u.added++;
+          unlimited.set(key, u);
+        }
       }
       rows.push(row);
       if (row.status === 'received') {
@@ -106,8 +118,7 @@ export async function storeMessages(trx: Kysely<Database> | Transaction<Database
     results.push(result);
   }
 
-  for (const u of usage.values()) {
-    if (u.added === 0) continue;
+  for (const u of unlimited.values()) {
     await trx
       .insertInto('inbound_usage')
       .values({ workspace_id: u.workspaceId, month: u.month, received: u.added })
