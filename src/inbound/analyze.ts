@@ -3,6 +3,7 @@
 // already serialized for the `parsed` column. A pure function of the bytes and the envelope plus
 // DNS, so it can run on the event loop or in an analysis thread (analysis-pool.ts) with the same
 // result.
+import { asBuffer } from '../lib/thread.js';
 import type { StoredParsed } from './messages.js';
 import { parseMessage } from './parse.js';
 import { verifyMessage, type Lookup } from './verify.js';
@@ -27,7 +28,7 @@ export interface Analysis {
 }
 
 export async function analyze(lookup: Lookup, input: AnalyzeInput): Promise<Analysis> {
-  const raw = Buffer.isBuffer(input.raw) ? input.raw : Buffer.from(input.raw.buffer, input.raw.byteOffset, input.raw.byteLength);
+  const raw = asBuffer(input.raw);
   const { verdicts, headers } = await verifyMessage(lookup, { raw, ip: input.ip, helo: input.helo, mailFrom: input.mailFrom, mta: input.mta });
   const { subject, strippedReply, ...fields } = await parseMessage(raw, input.maxBodyBytes);
   const stored: StoredParsed = { ...fields, ...(strippedReply === fields.text ? {} : { strippedReply }), verdicts };

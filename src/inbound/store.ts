@@ -6,6 +6,7 @@
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Database, EventsTable } from '../db/schema.js';
 import { eventRow } from '../events/record.js';
+import { asBuffer } from '../lib/thread.js';
 import { workspacesWithEndpoints } from '../webhooks/fanout.js';
 import type { MessageRow } from './messages.js';
 
@@ -128,8 +129,4 @@ export async function storeMessages(trx: Kysely<Database> | Transaction<Database
   if (rows.length > 0) await trx.insertInto('received_messages').values(rows).execute();
   if (events.length > 0) await trx.insertInto('events').values(events).execute();
   return results;
-}
-
-function asBuffer(source: Uint8Array): Buffer {
-  return Buffer.isBuffer(source) ? source : Buffer.from(source.buffer, source.byteOffset, source.byteLength);
 }

@@ -10,3 +10,8 @@ export function startThread(callerUrl: string, name: string, workerData: unknown
   }
   return new Worker(new URL(`./${name}.js`, callerUrl), { workerData });
 }
+
+/** Bytes that crossed a thread: a posted Buffer arrives as a plain Uint8Array; viewed as a Buffer, not copied. */
+export function asBuffer(bytes: Uint8Array): Buffer {
+  return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}

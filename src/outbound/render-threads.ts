@@ -14,7 +14,7 @@
 // loop, with an error in the log. Threads start on first use (a daemon that never sends email
 // never starts one) and keep the process alive only while they have work.
 import type { Worker } from 'node:worker_threads';
-import { startThread } from '../lib/thread.js';
+import { asBuffer, startThread } from '../lib/thread.js';
 import type { Logger } from '../lib/logger.js';
 import type { ChannelOutput } from '../templates/render.js';
 import { errorFromWire, resultFromWire, type PoolCall, type PoolSpec, type WireSendResult } from './channels/email/pool-wire.js';
@@ -148,8 +148,7 @@ export function createRenderer(opts: RendererOptions): Renderer {
   return {
     render: (req) => run({ kind: 'render', req }) as Promise<ChannelOutput>,
     async compose(req) {
-      const bytes = (await run({ kind: 'compose', req })) as Uint8Array;
-      return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      return asBuffer((await run({ kind: 'compose', req })) as Uint8Array);
     },
     smtpPool(poolOpts) {
       // A pool lives on one thread (its connections are there); pools are spread over the threads.
