@@ -141,10 +141,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   const inboundMessages = createMessageReader({ ...deps, publicUrl });
   // Verification and parsing on `inbound.analysisThreads` worker threads; an injected resolver
   // (tests) cannot cross into a thread, so then they run on the event loop.
-  const analysisThread = config.inbound.analysisThreads > 0 && !options.dns;
-  const analyzer = createAnalyzer({ threads: config.inbound.analysisThreads, dns, thread: analysisThread ? { dnsServers: config.dns.servers, dnsTimeoutMs: config.dns.timeoutMs } : null });
+  const analyzer = createAnalyzer({ threads: config.inbound.analysisThreads, dns, thread: options.dns ? null : { dnsServers: config.dns.servers, dnsTimeoutMs: config.dns.timeoutMs } });
   // Lingering for a batch pays only while commits hold up verification on the same loop.
-  const committer = createCommitter(handle.db, handle.dialect, { enabled: config.inbound.groupCommit, maxLingerMs: analysisThread ? 0 : 10 });
+  const committer = createCommitter(handle.db, handle.dialect, { enabled: config.inbound.groupCommit, maxLingerMs: analyzer.threaded ? 0 : 10 });
   const receiver = createReceiver({ ...deps, committer, analyzer });
   // inbound.storeWorker (off by default): received mail committed by a worker thread on its own connection.
   if (!options.database && handle.dialect === 'sqlite' && config.inbound.storeWorker) committer.attachWorker((databaseTarget(config) as { file: string }).file, (err) => log.error({ err }, 'inbound store worker failed; storing on the event loop'));

@@ -15,6 +15,8 @@ import type { AnalysisReply, AnalysisThreadData } from './analysis-worker.js';
 import { cachedLookup } from './verify.js';
 
 export interface Analyzer {
+  /** True when analyses run on threads, not on the event loop. */
+  readonly threaded: boolean;
   analyze(input: AnalyzeInput): Promise<Analysis>;
   /** Starts the threads that are not running, so the first message does not wait for one. */
   warm(): void;
@@ -35,7 +37,7 @@ interface Thread {
 export function createAnalyzer(opts: { threads: number; dns: DnsResolver; thread: AnalysisThreadData | null }): Analyzer {
   const lookup = cachedLookup(opts.dns);
   if (opts.threads <= 0 || !opts.thread) {
-    return { analyze: (input) => analyze(lookup, input), warm: () => {}, close: async () => {} };
+    return { threaded: false, analyze: (input) => analyze(lookup, input), warm: () => {}, close: async () => {} };
   }
   const data = opts.thread;
   const threads: (Thread | null)[] = Array.from({ length: opts.threads }, () => null);
@@ -75,6 +77,7 @@ export function createAnalyzer(opts: { threads: number; dns: DnsResolver; thread
   };
 
   return {
+    threaded: true,
     analyze(input) {
       if (closed) return Promise.reject(new Error('analysis threads stopped'));
       const t = pick();

@@ -1,9 +1,9 @@
 // Receiving one SMTP transaction, as named steps: analyze (verify SPF/DKIM/DMARC/ARC and parse, on
 // an analysis thread when there is one) → route the recipients into one message per (workspace,
-// address) → store raw + parsed + outbox event in one transaction → announce after commit. The listener replies 250 only when this resolves, so a 250
-// always means the message is durable. The bounce domain is not handled here (see bounces.ts).
+// address) → store raw + parsed + outbox event in one transaction → announce after commit. The
+// listener replies 250 only when this resolves, so a 250 always means the message is durable. The
+// bounce domain is not handled here (see bounces.ts).
 import type { Config } from '../config.js';
-import type { Db } from '../db/database.js';
 import type { EventBus } from '../events/bus.js';
 import type { Clock } from '../lib/clock.js';
 import type { Ids } from '../lib/ids.js';
@@ -33,7 +33,6 @@ export interface Receiver {
 
 export interface ReceiverDeps {
   config: Config;
-  db: Db;
   clock: Clock;
   ids: Ids;
   log: Logger;
