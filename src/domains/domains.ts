@@ -2,16 +2,11 @@
 // lazily and needs no DNS; a custom domain is claimed with a fresh DKIM key and becomes verified
 // when a live DNS lookup finds both published records (checked on every read while pending).
 // A claim still pending 7 days after creation becomes failed and no longer blocks other claims.
-import type { Config } from '../config.js';
-import type { Db } from '../db/database.js';
+import type { Deps } from '../app.js';
 import { isUniqueViolation } from '../db/database.js';
 import type { DomainsTable } from '../db/schema.js';
 import type { EventBus } from '../events/bus.js';
-import type { Clock } from '../lib/clock.js';
-import type { DnsResolver } from '../lib/dns.js';
 import { AppError, notFound } from '../lib/errors.js';
-import type { Ids } from '../lib/ids.js';
-import type { Logger } from '../lib/logger.js';
 import { dkimRecordMatches, dkimRecordValue, generateDkimKey } from './dkim-keys.js';
 import { bounceDomainOf, isDomainName, normalizeDomain, sharedDomainOf, slugOfSharedDomain } from './names.js';
 
@@ -54,15 +49,9 @@ export interface DomainStore {
   isServedDomain(domain: string): Promise<boolean>;
 }
 
-export interface DomainDeps {
+export interface DomainDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'ids' | 'dns' | 'log'> {
   /** `inbound.routing.changed` is published when a domain starts or stops receiving. */
   bus?: EventBus;
-  config: Config;
-  db: Db;
-  clock: Clock;
-  ids: Ids;
-  dns: DnsResolver;
-  log: Logger;
 }
 
 const sameHost = (a: string, b: string) => normalizeDomain(a) === normalizeDomain(b);

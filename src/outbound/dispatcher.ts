@@ -17,13 +17,8 @@
 // Claimed-but-waiting messages were never handed over, so a crash can duplicate no more than the
 // `dispatcher.concurrency` in flight, as before; their leases run out and they are retaken.
 import { performance } from 'node:perf_hooks';
-import type { Config } from '../config.js';
-import type { Db, Dialect } from '../db/database.js';
-import type { EventBus } from '../events/bus.js';
+import type { Deps } from '../app.js';
 import { recordEvent, type EventType } from '../events/record.js';
-import type { Clock } from '../lib/clock.js';
-import type { Ids } from '../lib/ids.js';
-import type { Logger } from '../lib/logger.js';
 import type { ChannelOutput } from '../templates/render.js';
 import type { DeliveryOutcome, OutboundMessage } from './channels/channel.js';
 import { simulationFor } from './channels/test-recipients.js';
@@ -51,14 +46,7 @@ const EVENT_OF: Record<string, EventType | undefined> = {
   opted_out: 'message.opted_out',
 };
 
-export interface DispatcherDeps {
-  config: Config;
-  db: Db;
-  dialect: Dialect;
-  clock: Clock;
-  ids: Ids;
-  log: Logger;
-  bus: EventBus;
+export interface DispatcherDeps extends Pick<Deps, 'config' | 'db' | 'dialect' | 'clock' | 'ids' | 'log' | 'bus'> {
   transports: TransportRegistry;
   holds: HoldCheck[];
   suppressHooks: SuppressHook[];

@@ -10,27 +10,16 @@
 import { performance } from 'node:perf_hooks';
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
-import type { Config } from '../config.js';
+import type { Deps } from '../app.js';
 import type { Transaction } from 'kysely';
-import type { Db } from '../db/database.js';
 import type { Database } from '../db/schema.js';
-import type { Clock } from '../lib/clock.js';
-import type { DnsResolver } from '../lib/dns.js';
-import type { Ids } from '../lib/ids.js';
-import type { Logger } from '../lib/logger.js';
 import type { WorkerSpec } from '../lib/worker.js';
 import { parseDuration } from './duration.js';
 import { fanOut } from './fanout.js';
 import { signatureHeaders } from './signing.js';
 import { addressAllowed, BlockedDestinationError, guardedLookup } from './ssrf.js';
 
-export interface DelivererDeps {
-  config: Config;
-  db: Db;
-  clock: Clock;
-  ids: Ids;
-  dns: DnsResolver;
-  log: Logger;
+export interface DelivererDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'ids' | 'dns' | 'log'> {
   /**
    * The payload `data` of a stored event. Events store what they are about; an event that stores a
    * reference (message.received stores the message's id) is rendered here, at delivery.

@@ -2,14 +2,9 @@
 // secret is shown once, at creation or rotation; a rotation keeps the previous secret signing for
 // `webhooks.rotationOverlap` (24 h) so receivers can roll over without losing deliveries.
 import type { Selectable } from 'kysely';
-import type { Config } from '../config.js';
-import type { Db } from '../db/database.js';
+import type { Deps } from '../app.js';
 import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../db/schema.js';
-import type { Clock } from '../lib/clock.js';
-import type { DnsResolver } from '../lib/dns.js';
 import { invalidBody, invalidRequest, notFound } from '../lib/errors.js';
-import type { Ids } from '../lib/ids.js';
-import type { Logger } from '../lib/logger.js';
 import { parseDuration } from './duration.js';
 import type { CreateEndpointInput, ListDeliveriesInput, UpdateEndpointInput } from './schemas.js';
 import { generateSecret } from './signing.js';
@@ -105,13 +100,7 @@ export interface EndpointStore {
   retry(owner: Owner, id: string, deliveryId: string): Promise<Delivery>;
 }
 
-export interface EndpointDeps {
-  config: Config;
-  db: Db;
-  clock: Clock;
-  ids: Ids;
-  dns: DnsResolver;
-  log: Logger;
+export interface EndpointDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'ids' | 'dns' | 'log'> {
   /** Called after a change that may make work due (a retry, a re-enabled endpoint). */
   onWork?: () => void;
 }
