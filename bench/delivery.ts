@@ -13,7 +13,7 @@
 // sink, 20), BENCH_DELIVERY_DISPATCH (dispatcher concurrency; the config default when unset).
 // Any POSTERN_* variable is passed to the daemon. Besides the rate it prints the daemon's CPU per
 // message and the rate once accepting is over, which vary less on a shared machine. SQLite in a temp dir, loopback only, bounded in time.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -41,17 +41,7 @@ async function spawnDaemon(env: Record<string, string>): Promise<Daemon> {
   const prof = process.env.BENCH_DELIVERY_PROFILE;
   const d = await startPostern(env, prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []);
   const pid = d.child.pid!;
-  return { httpPort: d.port, peakRss: () => peakRss(pid), cpuSeconds: () => cpuSeconds(pid), loopCpuSeconds: () => threadCpuSeconds(pid, pid), stop: d.stop };
-}
-
-/** CPU seconds (user + system) of one thread of a process (the main thread's id is the pid). */
-function threadCpuSeconds(pid: number, tid: number): number {
-  try {
-    const f = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return (Number(f[11]) + Number(f[12])) / 100;
-  } catch {
-    return NaN;
-  }
+  return { httpPort: d.port, peakRss: () => peakRss(pid), cpuSeconds: () => cpuSeconds(pid), loopCpuSeconds: () => cpuSeconds(pid, pid), stop: d.stop };
 }
 
 async function inProcess(env: Record<string, string>): Promise<Daemon> {

@@ -27,11 +27,14 @@ export function peakRss(pid: number): number {
   }
 }
 
-/** CPU seconds (user + system) the process used so far; NaN once it has gone. */
-export function cpuSeconds(pid: number): number {
+/**
+ * CPU seconds (user + system) the process used so far, or only its thread `tid` (the main thread's
+ * id is the pid); NaN once it has gone.
+ */
+export function cpuSeconds(pid: number, tid?: number): number {
   try {
     // /proc/PID/stat: fields 14 and 15 are utime and stime in clock ticks (100 per second on Linux).
-    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const f = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
     return (Number(f[11]) + Number(f[12])) / 100;
   } catch {
     return NaN;
