@@ -20,7 +20,11 @@ export async function run(): Promise<void> {
   // Rate limits high enough not to bind, but on: the limiter's cost is part of the figure.
   const postern = await startPostern({ POSTERN_RATE_LIMIT_READ: '1000000', POSTERN_LOG_LEVEL: 'warn' });
   const cli = (...args: string[]) =>
-    JSON.parse(execFileSync(process.execPath, [path.join(ROOT, 'bin', 'postern.js'), ...args], { env: { ...process.env, ...postern.env } }).toString());
+    JSON.parse(
+      execFileSync(process.execPath, [path.join(ROOT, 'bin', 'postern.js'), ...args], {
+        env: { ...process.env, ...postern.env },
+      }).toString(),
+    );
   cli('workspace', 'create', '--slug', 'bench', '--name', 'Bench');
   const key = cli('key', 'create', '--workspace', 'bench', '--env', 'live').secret as string;
   const result = await load({ url: `http://127.0.0.1:${postern.port}/v1/context`, headers: { authorization: `Bearer ${key}` } });

@@ -28,17 +28,59 @@ function httpFake(answer: (url: string) => { status: number; body: string }) {
     });
   });
   return new Promise<{ url: string; close(): void }>((resolve) =>
-    server.listen(0, '127.0.0.1', () => resolve({ url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => { server.closeAllConnections(); server.close(); } })),
+    server.listen(0, '127.0.0.1', () =>
+      resolve({
+        url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+        close: () => {
+          server.closeAllConnections();
+          server.close();
+        },
+      }),
+    ),
   );
 }
 
-function conn(channel: Channel, provider: string, settings: Record<string, string>, credentials: Record<string, string>): ResolvedConnection {
-  return { id: '0190aaaa-bbbb-7ccc-8ddd-eeeeffff0000', workspaceId: 'ws', env: 'live', channel, provider, name: provider, settings, secrets: [], credentials, createdAt: '', removedAt: null };
+function conn(
+  channel: Channel,
+  provider: string,
+  settings: Record<string, string>,
+  credentials: Record<string, string>,
+): ResolvedConnection {
+  return {
+    id: '0190aaaa-bbbb-7ccc-8ddd-eeeeffff0000',
+    workspaceId: 'ws',
+    env: 'live',
+    channel,
+    provider,
+    name: provider,
+    settings,
+    secrets: [],
+    credentials,
+    createdAt: '',
+    removedAt: null,
+  };
 }
 
 function delivery(channel: Channel, recipient: string, content: Delivery['content']): Delivery {
   return {
-    message: { id: 'm', publicId: 'msg_bench', workspaceId: 'ws', livemode: true, channel, recipient, templateSlug: null, metadata: {}, fromOverride: null, fromNameOverride: null, cc: [], bcc: [], replyTo: null, attachments: [], attempt: 1, createdAt: '' },
+    message: {
+      id: 'm',
+      publicId: 'msg_bench',
+      workspaceId: 'ws',
+      livemode: true,
+      channel,
+      recipient,
+      templateSlug: null,
+      metadata: {},
+      fromOverride: null,
+      fromNameOverride: null,
+      cc: [],
+      bcc: [],
+      replyTo: null,
+      attachments: [],
+      attempt: 1,
+      createdAt: '',
+    },
     content,
   };
 }
@@ -58,7 +100,9 @@ async function measure(label: string, transport: ChannelTransport, d: Delivery):
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  console.log(`${label.padEnd(22)} ${String(Math.round(ok / seconds)).padStart(6)} sends/s  (${ok}/${SENDS} accepted, concurrency ${CONCURRENCY})`);
+  console.log(
+    `${label.padEnd(22)} ${String(Math.round(ok / seconds)).padStart(6)} sends/s  (${ok}/${SENDS} accepted, concurrency ${CONCURRENCY})`,
+  );
   await transport.close?.();
 }
 
@@ -68,11 +112,19 @@ export async function run(): Promise<void> {
 
   const twilio = await httpFake(() => ({ status: 201, body: JSON.stringify({ sid: 'SM1', status: 'queued' }) }));
   closers.push(twilio.close);
-  await measure('sms (twilio)', transportFor(conn('sms', 'twilio', { accountSid: 'AC1', from: '+15005550006', baseUrl: twilio.url }, { authToken: 't' }), deps), delivery('sms', '+14155550100', { body: 'Your code is 123456' }));
+  await measure(
+    'sms (twilio)',
+    transportFor(conn('sms', 'twilio', { accountSid: 'AC1', from: '+15005550006', baseUrl: twilio.url }, { authToken: 't' }), deps),
+    delivery('sms', '+14155550100', { body: 'Your code is 123456' }),
+  );
 
   const gw = await httpFake(() => ({ status: 200, body: JSON.stringify({ id: 'g1', status: 'sent' }) }));
   closers.push(gw.close);
-  await measure('sms (http gateway)', transportFor(conn('sms', 'http', { url: gw.url }, { secret: 's' }), deps), delivery('sms', '+14155550100', { body: 'Your code is 123456' }));
+  await measure(
+    'sms (http gateway)',
+    transportFor(conn('sms', 'http', { url: gw.url }, { secret: 's' }), deps),
+    delivery('sms', '+14155550100', { body: 'Your code is 123456' }),
+  );
 
   const { key, cert } = selfSignedCert();
   const h2 = http2.createSecureServer({ key, cert });
@@ -92,20 +144,58 @@ export async function run(): Promise<void> {
   });
   const p8 = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
   const push = { title: 'Order shipped', body: 'Arrives Tuesday', data: { orderId: 'o_1' }, badge: 1, sound: 'default' };
-  await measure('push (apns, http/2)', transportFor(conn('push', 'apns', { teamId: 'T', keyId: 'K', topic: 'com.example', baseUrl: `https://127.0.0.1:${(h2.address() as AddressInfo).port}`, ca: cert }, { key: p8 }), deps), delivery('push', 'ab'.repeat(32), push));
+  await measure(
+    'push (apns, http/2)',
+    transportFor(
+      conn(
+        'push',
+        'apns',
+        { teamId: 'T', keyId: 'K', topic: 'com.example', baseUrl: `https://127.0.0.1:${(h2.address() as AddressInfo).port}`, ca: cert },
+        { key: p8 },
+      ),
+      deps,
+    ),
+    delivery('push', 'ab'.repeat(32), push),
+  );
 
-  const fcm = await httpFake((url) => (url === '/token' ? { status: 200, body: JSON.stringify({ access_token: 'ya29', expires_in: 3600 }) } : { status: 200, body: JSON.stringify({ name: 'projects/p/messages/1' }) }));
+  const fcm = await httpFake((url) =>
+    url === '/token'
+      ? { status: 200, body: JSON.stringify({ access_token: 'ya29', expires_in: 3600 }) }
+      : { status: 200, body: JSON.stringify({ name: 'projects/p/messages/1' }) },
+  );
   closers.push(fcm.close);
   const rsa = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-  await measure('push (fcm)', transportFor(conn('push', 'fcm', { projectId: 'p', clientEmail: 'sa@p.iam', tokenUrl: `${fcm.url}/token`, baseUrl: fcm.url }, { privateKey: rsa }), deps), delivery('push', 'fcm-token-' + 'x'.repeat(100), push));
+  await measure(
+    'push (fcm)',
+    transportFor(
+      conn('push', 'fcm', { projectId: 'p', clientEmail: 'sa@p.iam', tokenUrl: `${fcm.url}/token`, baseUrl: fcm.url }, { privateKey: rsa }),
+      deps,
+    ),
+    delivery('push', 'fcm-token-' + 'x'.repeat(100), push),
+  );
 
   const wp = await httpFake(() => ({ status: 201, body: '' }));
   closers.push(wp.close);
   const vapid = webpush.generateVAPIDKeys();
   const ua = createECDH('prime256v1');
   ua.generateKeys();
-  const sub = JSON.stringify({ endpoint: `${wp.url}/push/1`, keys: { p256dh: ua.getPublicKey().toString('base64url'), auth: randomBytes(16).toString('base64url') } });
-  await measure('web-push (vapid)', transportFor(conn('web-push', 'vapid', { publicKey: vapid.publicKey, subject: 'mailto:ops@example.com', ttl: '60', urgency: 'normal' }, { privateKey: vapid.privateKey }), deps), delivery('web-push', sub, { title: 'Hi', body: 'There', icon: null, clickUrl: null, data: {}, badge: null }));
+  const sub = JSON.stringify({
+    endpoint: `${wp.url}/push/1`,
+    keys: { p256dh: ua.getPublicKey().toString('base64url'), auth: randomBytes(16).toString('base64url') },
+  });
+  await measure(
+    'web-push (vapid)',
+    transportFor(
+      conn(
+        'web-push',
+        'vapid',
+        { publicKey: vapid.publicKey, subject: 'mailto:ops@example.com', ttl: '60', urgency: 'normal' },
+        { privateKey: vapid.privateKey },
+      ),
+      deps,
+    ),
+    delivery('web-push', sub, { title: 'Hi', body: 'There', icon: null, clickUrl: null, data: {}, badge: null }),
+  );
 
   for (const c of closers) c();
 }

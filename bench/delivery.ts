@@ -41,7 +41,13 @@ async function spawnDaemon(env: Record<string, string>): Promise<Daemon> {
   const prof = process.env.BENCH_DELIVERY_PROFILE;
   const d = await startPostern(env, prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []);
   const pid = d.child.pid!;
-  return { httpPort: d.port, peakRss: () => peakRss(pid), cpuSeconds: () => cpuSeconds(pid), loopCpuSeconds: () => cpuSeconds(pid, pid), stop: d.stop };
+  return {
+    httpPort: d.port,
+    peakRss: () => peakRss(pid),
+    cpuSeconds: () => cpuSeconds(pid),
+    loopCpuSeconds: () => cpuSeconds(pid, pid),
+    stop: d.stop,
+  };
 }
 
 async function inProcess(env: Record<string, string>): Promise<Daemon> {
@@ -111,7 +117,7 @@ export async function run(): Promise<void> {
     // Postfix's default_destination_concurrency_limit; Postern's own default is a politer 5.
     POSTERN_DELIVERY_MAX_CONNECTIONS_PER_HOST: process.env.BENCH_DELIVERY_CONNECTIONS ?? '20',
     ...(process.env.BENCH_DELIVERY_DISPATCH ? { POSTERN_DISPATCHER_CONCURRENCY: process.env.BENCH_DELIVERY_DISPATCH } : {}),
-    ...Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('POSTERN_'))) as Record<string, string>,
+    ...(Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('POSTERN_'))) as Record<string, string>),
   };
   const quiet = { out: () => {}, err: () => {} };
   let out = '';
@@ -125,7 +131,14 @@ export async function run(): Promise<void> {
   const post = (body: string) =>
     new Promise<number>((resolve, reject) => {
       const req = http.request(
-        { host: '127.0.0.1', port: daemon.httpPort, path: '/v1/send-raw', method: 'POST', agent, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+        {
+          host: '127.0.0.1',
+          port: daemon.httpPort,
+          path: '/v1/send-raw',
+          method: 'POST',
+          agent,
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+        },
         (res) => {
           res.resume();
           res.on('end', () => resolve(res.statusCode ?? 0));
@@ -146,7 +159,9 @@ export async function run(): Promise<void> {
     for (;;) {
       const i = next++;
       if (i >= N) return;
-      const status = await post(JSON.stringify({ to: `user${i}@bench.example`, channel: 'email', content: { subject: `Bench ${i}`, html } }));
+      const status = await post(
+        JSON.stringify({ to: `user${i}@bench.example`, channel: 'email', content: { subject: `Bench ${i}`, html } }),
+      );
       if (status !== 202) rejected++;
       else if (!firstAccept) firstAccept = performance.now();
     }
@@ -165,30 +180,36 @@ export async function run(): Promise<void> {
   const benchCpu = process.cpuUsage(benchCpuBefore);
 
   const seconds = (lastAt - firstAccept) / 1000;
-  console.log(JSON.stringify({
-    benchmark: 'delivery',
-    daemon: inproc ? 'in-process' : 'own process',
-    messages: N,
-    delivered,
-    rejected,
-    bodyBytes: SIZE,
-    httpClients: CONC,
-    acceptPerSecond: Math.round(N / ((acceptedAt - started) / 1000)),
-    messagesPerSecond: Math.round(delivered / seconds),
-    seconds: Number(seconds.toFixed(2)),
-    deliveredWhileAccepting: deliveredDuringAccept,
-    // After the last 202 the daemon only delivers: its rate and CPU per message there.
-    deliveryOnlyPerSecond: Math.round((delivered - deliveredDuringAccept) / ((lastAt - acceptedAt) / 1000)),
-    deliveryOnlyCpuMsPerMessage: Number((((daemon.cpuSeconds() - cpuAtAccepted) * 1000) / Math.max(1, delivered - deliveredDuringAccept)).toFixed(2)),
-    deliveryOnlyLoopCpuMsPerMessage: inproc ? undefined : Number((((daemon.loopCpuSeconds() - loopCpuAtAccepted) * 1000) / Math.max(1, delivered - deliveredDuringAccept)).toFixed(2)),
-    peakRssMiB: Math.round(peakRss / 1048576),
-    // CPU the daemon spent per message (accept + delivery): steadier than rates on a shared machine.
-    daemonCpuMsPerMessage: Number(((cpuSeconds * 1000) / N).toFixed(2)),
-    // Of which the main thread's (the event loop's): the resource the end-to-end rate is bound by.
-    loopCpuMsPerMessage: inproc ? undefined : Number(((loopCpuSeconds * 1000) / N).toFixed(2)),
-    // The load generator and sink's own CPU (this process; 0 extra when in process).
-    benchCpuMsPerMessage: inproc ? undefined : Number(((benchCpu.user + benchCpu.system) / 1000 / N).toFixed(2)),
-  }));
+  console.log(
+    JSON.stringify({
+      benchmark: 'delivery',
+      daemon: inproc ? 'in-process' : 'own process',
+      messages: N,
+      delivered,
+      rejected,
+      bodyBytes: SIZE,
+      httpClients: CONC,
+      acceptPerSecond: Math.round(N / ((acceptedAt - started) / 1000)),
+      messagesPerSecond: Math.round(delivered / seconds),
+      seconds: Number(seconds.toFixed(2)),
+      deliveredWhileAccepting: deliveredDuringAccept,
+      // After the last 202 the daemon only delivers: its rate and CPU per message there.
+      deliveryOnlyPerSecond: Math.round((delivered - deliveredDuringAccept) / ((lastAt - acceptedAt) / 1000)),
+      deliveryOnlyCpuMsPerMessage: Number(
+        (((daemon.cpuSeconds() - cpuAtAccepted) * 1000) / Math.max(1, delivered - deliveredDuringAccept)).toFixed(2),
+      ),
+      deliveryOnlyLoopCpuMsPerMessage: inproc
+        ? undefined
+        : Number((((daemon.loopCpuSeconds() - loopCpuAtAccepted) * 1000) / Math.max(1, delivered - deliveredDuringAccept)).toFixed(2)),
+      peakRssMiB: Math.round(peakRss / 1048576),
+      // CPU the daemon spent per message (accept + delivery): steadier than rates on a shared machine.
+      daemonCpuMsPerMessage: Number(((cpuSeconds * 1000) / N).toFixed(2)),
+      // Of which the main thread's (the event loop's): the resource the end-to-end rate is bound by.
+      loopCpuMsPerMessage: inproc ? undefined : Number(((loopCpuSeconds * 1000) / N).toFixed(2)),
+      // The load generator and sink's own CPU (this process; 0 extra when in process).
+      benchCpuMsPerMessage: inproc ? undefined : Number(((benchCpu.user + benchCpu.system) / 1000 / N).toFixed(2)),
+    }),
+  );
   agent.destroy();
   await daemon.stop();
   await new Promise<void>((r) => sink.close(() => r()));

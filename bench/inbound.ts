@@ -159,7 +159,9 @@ export async function run(): Promise<void> {
   await scenario(postern.smtp!, address, 5 * 1024, 20, true, 1);
   await scenario(bare.port, address, 5 * 1024, 20, true, 1);
 
-  console.log(`${SECONDS}s per scenario; greeting delay ${delay} ms (both servers); each server is its own process; latency = connect (new connection) or MAIL FROM (reused) to 250; CPU = Postern's own per message`);
+  console.log(
+    `${SECONDS}s per scenario; greeting delay ${delay} ms (both servers); each server is its own process; latency = connect (new connection) or MAIL FROM (reused) to 250; CPU = Postern's own per message`,
+  );
   console.log('size    sessions connection | postern msg/s  p99 ms  CPU ms | bare smtp-server msg/s  p99 ms');
   for (const size of [5 * 1024, 100 * 1024]) {
     for (const sessions of [20, 100]) {
@@ -170,9 +172,14 @@ export async function run(): Promise<void> {
         const cpu0 = cpuSeconds(pid);
         const p = await scenario(postern.smtp!, address, size, sessions, reuse);
         const cpuMs = ((cpuSeconds(pid) - cpu0) * 1000) / Math.max(1, p.count);
-        const b = process.env.BENCH_NO_BARE ? { rate: 0, p99: 0, count: 0, errors: 0 } : await scenario(bare.port, address, size, sessions, reuse);
-        const fmt = (r: Result) => `${r.rate.toFixed(0).padStart(6)} ${r.p99.toFixed(1).padStart(7)}${r.errors ? ` (${r.errors} errors)` : ''}`;
-        console.log(`${String(size / 1024).padStart(3)} KiB ${String(sessions).padStart(8)} ${(reuse ? 'reused' : 'new').padEnd(10)} | ${fmt(p)} ${cpuMs.toFixed(2).padStart(7)} | ${fmt(b)}`);
+        const b = process.env.BENCH_NO_BARE
+          ? { rate: 0, p99: 0, count: 0, errors: 0 }
+          : await scenario(bare.port, address, size, sessions, reuse);
+        const fmt = (r: Result) =>
+          `${r.rate.toFixed(0).padStart(6)} ${r.p99.toFixed(1).padStart(7)}${r.errors ? ` (${r.errors} errors)` : ''}`;
+        console.log(
+          `${String(size / 1024).padStart(3)} KiB ${String(sessions).padStart(8)} ${(reuse ? 'reused' : 'new').padEnd(10)} | ${fmt(p)} ${cpuMs.toFixed(2).padStart(7)} | ${fmt(b)}`,
+        );
       }
     }
   }

@@ -34,7 +34,9 @@ export function peakRss(pid: number): number {
 export function cpuSeconds(pid: number, tid?: number): number {
   try {
     // /proc/PID/stat: fields 14 and 15 are utime and stime in clock ticks (100 per second on Linux).
-    const f = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const f = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8')
+      .split(') ')[1]
+      .split(' ');
     return (Number(f[11]) + Number(f[12])) / 100;
   } catch {
     return NaN;
@@ -66,7 +68,10 @@ const stopper = (child: ChildProcess) => () =>
  * `postern serve` from the build, on a fresh data dir (or env's POSTERN_DATA_DIR); resolves at its
  * ready line. `nodeArgs` go before the script (e.g. `--cpu-prof`).
  */
-export async function startPostern(env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<ChildServer & { dataDir: string; env: Record<string, string> }> {
+export async function startPostern(
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<ChildServer & { dataDir: string; env: Record<string, string> }> {
   const dataDir = env.POSTERN_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'postern-bench-'));
   const fullEnv = {
     POSTERN_DATA_DIR: dataDir,

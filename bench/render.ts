@@ -23,7 +23,11 @@ function measure(label: string, fresh: boolean, ms = 1500, maxIterations = 200_0
     n++;
   }
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  console.log(`${label.padEnd(22)} ${Math.round(n / seconds).toLocaleString('en-US').padStart(9)} renders/s  (${n} renders in ${seconds.toFixed(2)} s, ${((seconds / n) * 1e6).toFixed(1)} µs each)`);
+  console.log(
+    `${label.padEnd(22)} ${Math.round(n / seconds)
+      .toLocaleString('en-US')
+      .padStart(9)} renders/s  (${n} renders in ${seconds.toFixed(2)} s, ${((seconds / n) * 1e6).toFixed(1)} µs each)`,
+  );
 }
 
 export async function run(): Promise<void> {

@@ -23,7 +23,14 @@ interface Figures {
 }
 
 async function measure(url: string, headers: Record<string, string>, body: string): Promise<Figures> {
-  const r = await autocannon({ url, method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body, connections: CONNECTIONS, duration: DURATION_S });
+  const r = await autocannon({
+    url,
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+    connections: CONNECTIONS,
+    duration: DURATION_S,
+  });
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx, total: r.requests.total };
 }
 
@@ -44,17 +51,31 @@ async function bare(body: string): Promise<Figures> {
 
 // Settings under study can be passed through: BENCH_POSTERN_* → POSTERN_* (e.g. BENCH_POSTERN_DISPATCHER_COMMIT_WINDOW_MS).
 function benchOverrides(): Record<string, string> {
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_POSTERN_')).map(([k, v]) => [k.slice('BENCH_'.length), v ?? '']));
+  return Object.fromEntries(
+    Object.entries(process.env)
+      .filter(([k]) => k.startsWith('BENCH_POSTERN_'))
+      .map(([k, v]) => [k.slice('BENCH_'.length), v ?? '']),
+  );
 }
 
 async function postern(body: string, synchronous: string): Promise<Figures & { delivered: number; accepted: number }> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'postern-bench-send-'));
   try {
     const config = loadConfig({
-      env: { POSTERN_DATA_DIR: dataDir, POSTERN_HTTP_PORT: '0', POSTERN_SMTP_PORT: '0', POSTERN_SMTP_HOST: '127.0.0.1', POSTERN_RATE_LIMIT_SEND: '0', POSTERN_RATE_LIMIT_READ: '0', POSTERN_LOG_LEVEL: 'silent', ...benchOverrides() },
+      env: {
+        POSTERN_DATA_DIR: dataDir,
+        POSTERN_HTTP_PORT: '0',
+        POSTERN_SMTP_PORT: '0',
+        POSTERN_SMTP_HOST: '127.0.0.1',
+        POSTERN_RATE_LIMIT_SEND: '0',
+        POSTERN_RATE_LIMIT_READ: '0',
+        POSTERN_LOG_LEVEL: 'silent',
+        ...benchOverrides(),
+      },
     });
     const app = await createApp({ config });
-    if (synchronous !== 'FULL') await app.db.executeQuery({ sql: `PRAGMA synchronous = ${synchronous}`, parameters: [], query: { kind: 'RawNode' } } as never);
+    if (synchronous !== 'FULL')
+      await app.db.executeQuery({ sql: `PRAGMA synchronous = ${synchronous}`, parameters: [], query: { kind: 'RawNode' } } as never);
     const ws = await app.workspaces.create({ slug: 'bench', name: 'Bench', plan: 'custom' });
     const { secret } = await app.keys.create(ws, { env: 'test' });
     const ports = await app.start();
@@ -77,7 +98,12 @@ async function postern(body: string, synchronous: string): Promise<Figures & { d
 }
 
 export async function run(): Promise<void> {
-  const body = JSON.stringify({ to: 'bench@example.com', channel: 'email', metadata: { run: 'bench' }, content: { subject: 'Hello', text: 'Hello from the benchmark' } });
+  const body = JSON.stringify({
+    to: 'bench@example.com',
+    channel: 'email',
+    metadata: { run: 'bench' },
+    content: { subject: 'Hello', text: 'Hello from the benchmark' },
+  });
   const b = await bare(body);
   const full = await postern(body, 'FULL');
   const fmt = (f: Figures) => `${Math.round(f.rps)} req/s, p50 ${f.p50} ms, p99 ${f.p99} ms, non-2xx ${f.non2xx}`;

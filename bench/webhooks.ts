@@ -45,10 +45,11 @@ async function sink(): Promise<Sink> {
       want = n;
       return arrivals.size >= n ? Promise.resolve() : new Promise((r) => (done = r));
     },
-    close: () => new Promise((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-    }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
   };
 }
 
@@ -89,7 +90,12 @@ async function throughput(endpoints: number, events: number, env: Record<string,
     for (let i = 0; i < events; i += 100) {
       await d.app.db.transaction().execute(async (trx) => {
         for (let j = i; j < Math.min(events, i + 100); j++) {
-          await recordEvent(trx, d.app, { workspaceId: ws.id, livemode: true, type: 'message.delivered', data: { publicId: `msg_${j}`, status: 'delivered' } });
+          await recordEvent(trx, d.app, {
+            workspaceId: ws.id,
+            livemode: true,
+            type: 'message.delivered',
+            data: { publicId: `msg_${j}`, status: 'delivered' },
+          });
         }
       });
       d.app.bus.publish('events.recorded', null);
@@ -97,7 +103,9 @@ async function throughput(endpoints: number, events: number, env: Record<string,
     await Promise.all(sinks.map((s) => s.waitFor(events)));
     const secs = (performance.now() - started) / 1000;
     const total = events * endpoints;
-    console.log(`  ${endpoints} endpoint(s), ${events} events, cap ${d.app.config.webhooks.concurrencyPerEndpoint}/endpoint: ${total} deliveries in ${secs.toFixed(2)} s = ${Math.round(total / secs)} deliveries/s`);
+    console.log(
+      `  ${endpoints} endpoint(s), ${events} events, cap ${d.app.config.webhooks.concurrencyPerEndpoint}/endpoint: ${total} deliveries in ${secs.toFixed(2)} s = ${Math.round(total / secs)} deliveries/s`,
+    );
   } finally {
     await Promise.all(sinks.map((s) => s.close()));
     await d.cleanup();
@@ -114,10 +122,21 @@ async function smtpToWebhook(messages: number): Promise<void> {
     const ws = await d.app.workspaces.create({ slug: 'bench', name: 'Bench', plan: 'custom' });
     const { secret } = await d.app.keys.create(ws, { env: 'live' });
     const api = (p: string, body: unknown) =>
-      fetch(`http://127.0.0.1:${d.http}${p}`, { method: 'POST', headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' }, body: JSON.stringify(body) }).then((r) => r.json() as Promise<any>);
+      fetch(`http://127.0.0.1:${d.http}${p}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      }).then((r) => r.json() as Promise<any>);
     await api('/v1/webhooks', { url: rx.url, events: ['message.received'] });
     const address = (await api('/v1/inbound/addresses', { localPart: 'bench' })).address as string;
-    const transport = nodemailer.createTransport({ host: '127.0.0.1', port: d.smtp, secure: false, pool: true, maxConnections: 1, tls: { rejectUnauthorized: false } } as never);
+    const transport = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: d.smtp,
+      secure: false,
+      pool: true,
+      maxConnections: 1,
+      tls: { rejectUnauthorized: false },
+    } as never);
     const replied = new Map<string, number>();
     for (let i = 0; i < messages; i++) {
       const subject = `bench ${i}`;
@@ -127,7 +146,9 @@ async function smtpToWebhook(messages: number): Promise<void> {
     await rx.waitFor(messages);
     transport.close();
     const delays = [...replied].map(([s, at]) => Math.max(0, rx.arrivals.get(s)! - at)).sort((a, b) => a - b);
-    console.log(`  SMTP 250 → webhook arrival over ${messages} messages (one at a time): p50 ${pct(delays, 50).toFixed(1)} ms, p99 ${pct(delays, 99).toFixed(1)} ms`);
+    console.log(
+      `  SMTP 250 → webhook arrival over ${messages} messages (one at a time): p50 ${pct(delays, 50).toFixed(1)} ms, p99 ${pct(delays, 99).toFixed(1)} ms`,
+    );
   } finally {
     await rx.close();
     await d.cleanup();

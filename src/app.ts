@@ -115,7 +115,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   const keys = createKeyStore({ ...deps, cacheTtlMs: config.auth.cacheTtlMs });
   const templates = createTemplateStore(deps);
   // message.received events name the stored message; their payload is its detail (inbound).
-  const webhooks = createWebhooks({ ...deps, eventPayload: async (type, data) => (type === 'message.received' ? inboundMessages.eventPayload(data) : data) });
+  const webhooks = createWebhooks({
+    ...deps,
+    eventPayload: async (type, data) => (type === 'message.received' ? inboundMessages.eventPayload(data) : data),
+  });
   const outbound = createOutbound({ ...deps, templates: () => templates });
   const connections = createConnectionStore({ ...deps, box: createSecretBox(loadSecretsKey(config)) });
   // Late-bound: the derived public URL needs the port known only after listen().
@@ -127,10 +130,14 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Email: live transport (direct MX or relay), suppression hold, sender caps, bounces, tracking.
   const suppressions = createSuppressionStore(deps);
   const emailTokens = createTokenSource(deps);
-  if (config.delivery.mode === 'relay' && !config.delivery.relayUrl) throw new ConfigError('invalid setting delivery.relayUrl (POSTERN_DELIVERY_RELAY_URL): required when delivery.mode is relay');
+  if (config.delivery.mode === 'relay' && !config.delivery.relayUrl)
+    throw new ConfigError('invalid setting delivery.relayUrl (POSTERN_DELIVERY_RELAY_URL): required when delivery.mode is relay');
   // Forwarding wraps the live email transport (messages tagged forwardOf send the original source).
   const forwarding = createForwarding(deps, outbound);
-  outbound.registerTransport('email', forwarding.wrap(createEmailTransport({ ...deps, suppressions, publicUrl, renderer: outbound.renderer }, emailTokens)));
+  outbound.registerTransport(
+    'email',
+    forwarding.wrap(createEmailTransport({ ...deps, suppressions, publicUrl, renderer: outbound.renderer }, emailTokens)),
+  );
   outbound.addHoldCheck(createSuppressionCheck(suppressions));
   outbound.addSuppressHook(createSuppressHook(suppressions));
   outbound.addAcceptCheck(createSenderCapsCheck(deps));
@@ -141,12 +148,22 @@ export async function createApp(options: AppOptions): Promise<App> {
   const inboundMessages = createMessageReader({ ...deps, publicUrl });
   // Verification and parsing on `inbound.analysisThreads` worker threads; an injected resolver
   // (tests) cannot cross into a thread, so then they run on the event loop.
-  const analyzer = createAnalyzer({ threads: config.inbound.analysisThreads, dns, thread: options.dns ? null : { dnsServers: config.dns.servers, dnsTimeoutMs: config.dns.timeoutMs } });
+  const analyzer = createAnalyzer({
+    threads: config.inbound.analysisThreads,
+    dns,
+    thread: options.dns ? null : { dnsServers: config.dns.servers, dnsTimeoutMs: config.dns.timeoutMs },
+  });
   // Lingering for a batch pays only while commits hold up verification on the same loop.
-  const committer = createCommitter(handle.db, handle.dialect, { enabled: config.inbound.groupCommit, maxLingerMs: analyzer.threaded ? 0 : 10 });
+  const committer = createCommitter(handle.db, handle.dialect, {
+    enabled: config.inbound.groupCommit,
+    maxLingerMs: analyzer.threaded ? 0 : 10,
+  });
   const receiver = createReceiver({ ...deps, committer, analyzer });
   // inbound.storeWorker (off by default): received mail committed by a worker thread on its own connection.
-  if (!options.database && handle.dialect === 'sqlite' && config.inbound.storeWorker) committer.attachWorker((databaseTarget(config) as { file: string }).file, (err) => log.error({ err }, 'inbound store worker failed; storing on the event loop'));
+  if (!options.database && handle.dialect === 'sqlite' && config.inbound.storeWorker)
+    committer.attachWorker((databaseTarget(config) as { file: string }).file, (err) =>
+      log.error({ err }, 'inbound store worker failed; storing on the event loop'),
+    );
 
   // Background workers: an explicit registry.
   const workerSpecs: WorkerSpec[] = [outbound.workerSpec, webhooks.deliverer.spec, forwarding.workerSpec];
@@ -199,7 +216,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     webhooks,
     forwarding,
     workers,
-    publicUrl: () => config.publicUrl.replace(/\/$/, '') || `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${httpPort}`,
+    publicUrl: () =>
+      config.publicUrl.replace(/\/$/, '') ||
+      `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${httpPort}`,
     async start() {
       await new Promise<void>((resolve, reject) => {
         httpServer.once('error', reject);

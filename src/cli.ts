@@ -88,9 +88,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io = stdi
     }
   }
 
-  const command = commands
-    .filter((c) => c.name.split(' ').every((w, i) => rest[i] === w))
-    .sort((a, b) => b.name.length - a.name.length)[0];
+  const command = commands.filter((c) => c.name.split(' ').every((w, i) => rest[i] === w)).sort((a, b) => b.name.length - a.name.length)[0];
   if (!command) {
     io.err(`postern: unknown command ${rest.join(' ')}\n\n${help()}`);
     return 2;

@@ -13,11 +13,9 @@ const duration = /^\d+(ms|s|m|h|d)$/;
 
 const schema = z.strictObject({
   dataDir: z.string().min(1),
-  databaseUrl: z
-    .string()
-    .refine((v) => v === '' || /^(postgres|postgresql|sqlite):/.test(v) || v.startsWith('/') || v.startsWith('.'), {
-      message: 'must be empty (SQLite in the data dir), postgres://…, sqlite:PATH or a file path',
-    }),
+  databaseUrl: z.string().refine((v) => v === '' || /^(postgres|postgresql|sqlite):/.test(v) || v.startsWith('/') || v.startsWith('.'), {
+    message: 'must be empty (SQLite in the data dir), postgres://…, sqlite:PATH or a file path',
+  }),
   hostname: z.string().regex(/^[a-zA-Z0-9.-]+$/, 'must be a host name'),
   publicUrl: z.union([z.literal(''), z.url({ protocol: /^https?$/ })]),
   sharedInboundDomain: z.string().regex(/^[a-z0-9.-]+\.[a-z0-9-]+$|^[a-z0-9-]+$/, 'must be a lowercase domain name'),
@@ -117,14 +115,19 @@ const schema = z.strictObject({
   }),
   scanner: z.strictObject({
     blockedPhrases: z.array(z.string().min(1)),
-    blockedPatterns: z.array(z.string().min(1).refine((p) => {
-      try {
-        new RegExp(p, 'i');
-        return true;
-      } catch {
-        return false;
-      }
-    }, 'must be a valid regular expression')),
+    blockedPatterns: z.array(
+      z
+        .string()
+        .min(1)
+        .refine((p) => {
+          try {
+            new RegExp(p, 'i');
+            return true;
+          } catch {
+            return false;
+          }
+        }, 'must be a valid regular expression'),
+    ),
     blockedDomains: z.array(z.string().min(1)),
   }),
   // Key that encrypts provider credentials at rest: 32 bytes as base64 or hex; empty means
@@ -157,10 +160,13 @@ const schema = z.strictObject({
   }),
   senderCaps: z.strictObject({
     enabled: z.boolean(),
-    plans: z.record(z.string(), z.strictObject({
-      shared: z.strictObject({ day: z.number().int().min(-1), month: z.number().int().min(-1) }),
-      domain: z.strictObject({ day: z.number().int().min(-1), month: z.number().int().min(-1) }),
-    })),
+    plans: z.record(
+      z.string(),
+      z.strictObject({
+        shared: z.strictObject({ day: z.number().int().min(-1), month: z.number().int().min(-1) }),
+        domain: z.strictObject({ day: z.number().int().min(-1), month: z.number().int().min(-1) }),
+      }),
+    ),
   }),
 });
 
@@ -211,7 +217,10 @@ function parseEnvValue(name: string, raw: string, like: Json): Json {
     throw new ConfigError(`invalid setting ${name}=${JSON.stringify(raw)}: must be true or false`);
   }
   if (Array.isArray(like)) {
-    return raw.split(',').map((s) => s.trim()).filter((s) => s !== '');
+    return raw
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
   }
   if (isObject(like)) {
     try {

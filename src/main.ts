@@ -26,7 +26,17 @@ export async function serve(config: Config): Promise<number> {
   await bootstrapDefaultWorkspace(app);
   const ports = await app.start();
   // The ready line is printed whatever the log level: supervisors and tests wait for it.
-  process.stdout.write(JSON.stringify({ level: 30, time: Date.now(), name: 'postern', msg: 'ready', http: ports.http, smtp: ports.smtp, publicUrl: app.publicUrl() }) + '\n');
+  process.stdout.write(
+    JSON.stringify({
+      level: 30,
+      time: Date.now(),
+      name: 'postern',
+      msg: 'ready',
+      http: ports.http,
+      smtp: ports.smtp,
+      publicUrl: app.publicUrl(),
+    }) + '\n',
+  );
 
   return new Promise<number>((resolve) => {
     let signals = 0;

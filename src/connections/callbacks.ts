@@ -54,7 +54,16 @@ export function callbackRoutes(deps: CallbackDeps): Router {
     const conn = await deps.connections.resolve(String(req.params.connectionId));
     if (!conn || conn.provider !== 'http' || conn.channel !== 'sms') throw notFound('connection');
     const raw = typeof req.body === 'string' ? req.body : '';
-    if (!verifyHttpSms(conn.credentials.secret, req.header('x-postern-timestamp'), raw, req.header('x-postern-signature'), deps.clock.now().getTime())) throw forged();
+    if (
+      !verifyHttpSms(
+        conn.credentials.secret,
+        req.header('x-postern-timestamp'),
+        raw,
+        req.header('x-postern-signature'),
+        deps.clock.now().getTime(),
+      )
+    )
+      throw forged();
     let body: any;
     try {
       body = JSON.parse(raw);
@@ -62,14 +71,21 @@ export function callbackRoutes(deps: CallbackDeps): Router {
       throw new AppError('invalid_request', 'request body is not valid JSON');
     }
     if (typeof body?.id !== 'string' || !['sent', 'delivered', 'failed'].includes(body?.status)) {
-      throw new AppError('invalid_body', 'expected {id, status: sent|delivered|failed, error?}', { issues: [{ path: 'status', message: 'must be sent, delivered or failed' }] });
+      throw new AppError('invalid_body', 'expected {id, status: sent|delivered|failed, error?}', {
+        issues: [{ path: 'status', message: 'must be sent, delivered or failed' }],
+      });
     }
     await deps.sink.apply({
       connectionId: conn.id,
       provider: 'http',
       providerMessageId: body.id,
       status: body.status,
-      ...(body.status === 'failed' ? { error: `sms gateway: failed${typeof body.error === 'string' ? `: ${body.error.slice(0, 200)}` : ''}`, suppress: body.suppress === true } : {}),
+      ...(body.status === 'failed'
+        ? {
+            error: `sms gateway: failed${typeof body.error === 'string' ? `: ${body.error.slice(0, 200)}` : ''}`,
+            suppress: body.suppress === true,
+          }
+        : {}),
     });
     res.status(204).end();
   });

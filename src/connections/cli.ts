@@ -62,7 +62,14 @@ export const connectionCommands: Command[] = [
     name: 'connection add',
     usage: '--workspace S --env live|test --channel sms|push|web-push --provider P [--name N] [--<setting> VALUE …]',
     summary: 'connect a provider (settings per provider: see README); secrets are stored encrypted',
-    options: { workspace: { type: 'string' }, env: { type: 'string' }, channel: { type: 'string' }, provider: { type: 'string' }, name: { type: 'string' }, ...settingOptions },
+    options: {
+      workspace: { type: 'string' },
+      env: { type: 'string' },
+      channel: { type: 'string' },
+      provider: { type: 'string' },
+      name: { type: 'string' },
+      ...settingOptions,
+    },
     loose: true,
     run: async (app, { values }) => {
       const ws = await app.workspaces.bySlug(required(values, 'workspace'));
@@ -86,7 +93,7 @@ export const connectionCommands: Command[] = [
       const ws = await app.workspaces.bySlug(required(values, 'workspace'));
       const env = optional(values, 'env');
       if (env !== undefined && env !== 'live' && env !== 'test') throw new UsageError('--env must be live or test');
-      const envs = env ? [env] : ['live', 'test'] as const;
+      const envs = env ? [env] : (['live', 'test'] as const);
       const email = envs.map((e) => emailConnectionView(app.config, e as 'live' | 'test'));
       return [...email, ...(await app.connections.list(ws.id, env ? { env } : {})).map(connectionView)];
     },

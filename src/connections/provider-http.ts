@@ -11,8 +11,17 @@ export interface ProviderResponse {
 }
 
 /** POSTs and reads the whole answer; throws only on network failure or timeout. */
-export async function post(url: string, init: { headers: Record<string, string>; body: string | Uint8Array; timeoutMs: number }): Promise<ProviderResponse> {
-  const res = await fetch(url, { method: 'POST', headers: init.headers, body: init.body, signal: AbortSignal.timeout(init.timeoutMs), redirect: 'manual' });
+export async function post(
+  url: string,
+  init: { headers: Record<string, string>; body: string | Uint8Array; timeoutMs: number },
+): Promise<ProviderResponse> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: init.headers,
+    body: init.body,
+    signal: AbortSignal.timeout(init.timeoutMs),
+    redirect: 'manual',
+  });
   const text = await res.text();
   let json: any = undefined;
   try {

@@ -32,7 +32,13 @@ export function createProviderStatusSink(deps: { db: Db; clock: Clock; ids: Ids;
       const timeline: TimelineEntry[] = JSON.parse(row.timeline);
       timeline.push({ t: now, e: `${update.provider} callback: ${update.status}` });
       timeline.push({ t: now, e: update.status });
-      const next: MessageRow = { ...row, status: update.status, timeline: JSON.stringify(timeline), error: update.error ?? row.error, updated_at: now };
+      const next: MessageRow = {
+        ...row,
+        status: update.status,
+        timeline: JSON.stringify(timeline),
+        error: update.error ?? row.error,
+        updated_at: now,
+      };
       const type = update.status === 'delivered' ? 'message.delivered' : 'message.failed';
       let applied = false;
       await db.transaction().execute(async (trx) => {
@@ -43,7 +49,13 @@ export function createProviderStatusSink(deps: { db: Db; clock: Clock; ids: Ids;
           .where('status', '=', row.status)
           .executeTakeFirst();
         applied = Number(r.numUpdatedRows) === 1;
-        if (applied) await recordEvent(trx, deps, { workspaceId: row.workspace_id, livemode: Number(row.livemode) === 1, type, data: rowToMessage(next) });
+        if (applied)
+          await recordEvent(trx, deps, {
+            workspaceId: row.workspace_id,
+            livemode: Number(row.livemode) === 1,
+            type,
+            data: rowToMessage(next),
+          });
       });
       if (!applied) return false;
       bus.publish('events.recorded', { type, workspaceId: row.workspace_id });

@@ -61,10 +61,18 @@ export const PROVIDERS: ProviderSpec[] = [
       { name: 'key', required: true, secret: true, file: true, describe: 'the .p8 private key (PEM)' },
       { name: 'topic', required: true, describe: 'apns-topic: the app bundle id' },
       { name: 'pushType', default: 'alert', describe: 'apns-push-type when the message has a title or body' },
-      { name: 'baseUrl', kind: 'url', default: 'https://api.push.apple.com', describe: 'https://api.sandbox.push.apple.com for development' },
+      {
+        name: 'baseUrl',
+        kind: 'url',
+        default: 'https://api.push.apple.com',
+        describe: 'https://api.sandbox.push.apple.com for development',
+      },
       { name: 'ca', file: true, describe: 'extra trusted CA certificate (PEM) for a private gateway' },
     ],
-    check: (v) => (v.baseUrl && !v.baseUrl.startsWith('https:') && !v.baseUrl.startsWith('http:') ? [{ path: 'baseUrl', message: 'must be an http(s) URL' }] : []),
+    check: (v) =>
+      v.baseUrl && !v.baseUrl.startsWith('https:') && !v.baseUrl.startsWith('http:')
+        ? [{ path: 'baseUrl', message: 'must be an http(s) URL' }]
+        : [],
   },
   {
     channel: 'push',
@@ -92,8 +100,10 @@ export const PROVIDERS: ProviderSpec[] = [
     ],
     check: (v) => {
       const issues: Issue[] = [];
-      if (v.urgency && !['very-low', 'low', 'normal', 'high'].includes(v.urgency)) issues.push({ path: 'urgency', message: 'urgency must be very-low, low, normal or high' });
-      if (v.subject && !/^(mailto:|https:)/.test(v.subject)) issues.push({ path: 'subject', message: 'subject must start with mailto: or https:' });
+      if (v.urgency && !['very-low', 'low', 'normal', 'high'].includes(v.urgency))
+        issues.push({ path: 'urgency', message: 'urgency must be very-low, low, normal or high' });
+      if (v.subject && !/^(mailto:|https:)/.test(v.subject))
+        issues.push({ path: 'subject', message: 'subject must start with mailto: or https:' });
       return issues;
     },
   },
@@ -116,7 +126,11 @@ export function checkSettings(spec: ProviderSpec, input: Record<string, string>)
   const values: Record<string, string> = {};
   const known = new Set(spec.settings.map((s) => s.name));
   for (const k of Object.keys(input)) {
-    if (!known.has(k)) issues.push({ path: k, message: `${spec.provider} has no setting ${kebab(k)}; settings: ${spec.settings.map((s) => kebab(s.name)).join(', ')}` });
+    if (!known.has(k))
+      issues.push({
+        path: k,
+        message: `${spec.provider} has no setting ${kebab(k)}; settings: ${spec.settings.map((s) => kebab(s.name)).join(', ')}`,
+      });
   }
   for (const s of spec.settings) {
     const v = input[s.name] ?? s.default;
@@ -124,10 +138,14 @@ export function checkSettings(spec: ProviderSpec, input: Record<string, string>)
       if (s.required) issues.push({ path: s.name, message: `${kebab(s.name)} is required for ${spec.provider}` });
       continue;
     }
-    if (s.kind === 'url' && !/^https?:\/\/[^\s/]+/.test(v)) issues.push({ path: s.name, message: `${kebab(s.name)} must be an http(s) URL` });
+    if (s.kind === 'url' && !/^https?:\/\/[^\s/]+/.test(v))
+      issues.push({ path: s.name, message: `${kebab(s.name)} must be an http(s) URL` });
     if (s.kind === 'int' && !/^\d{1,9}$/.test(v)) issues.push({ path: s.name, message: `${kebab(s.name)} must be a whole number` });
     if (s.kind === 'e164-or-sender' && !isE164(v) && !/^\d{4,8}$/.test(v) && !/^(?=.*[A-Za-z])[A-Za-z0-9 ]{1,11}$/.test(v)) {
-      issues.push({ path: s.name, message: `${kebab(s.name)} must be an E.164 number, a short code or an alphanumeric sender id (at most 11 characters, at least one letter)` });
+      issues.push({
+        path: s.name,
+        message: `${kebab(s.name)} must be an E.164 number, a short code or an alphanumeric sender id (at most 11 characters, at least one letter)`,
+      });
     }
     values[s.name] = v;
   }

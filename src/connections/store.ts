@@ -84,13 +84,15 @@ export function createConnectionStore({ db, clock, ids, box }: { db: Db; clock: 
     async add(input) {
       const issues: Issue[] = [];
       if (input.env !== 'live' && input.env !== 'test') issues.push({ path: 'env', message: 'env must be live or test' });
-      if (!CHANNELS.includes(input.channel as Channel)) issues.push({ path: 'channel', message: `channel must be one of ${CHANNELS.join(', ')}` });
+      if (!CHANNELS.includes(input.channel as Channel))
+        issues.push({ path: 'channel', message: `channel must be one of ${CHANNELS.join(', ')}` });
       const spec = providerSpec(input.channel, input.provider);
       if (!spec && CHANNELS.includes(input.channel as Channel)) {
         const known = PROVIDERS.filter((p) => p.channel === input.channel).map((p) => p.provider);
         issues.push({ path: 'provider', message: `provider for ${input.channel} must be one of ${known.join(', ') || '(none)'}` });
       }
-      if (input.name !== undefined && (input.name.length < 1 || input.name.length > 200)) issues.push({ path: 'name', message: 'name must be 1-200 characters' });
+      if (input.name !== undefined && (input.name.length < 1 || input.name.length > 200))
+        issues.push({ path: 'name', message: 'name must be 1-200 characters' });
       if (issues.length || !spec) throw invalidBody(issues);
       const checked = checkSettings(spec, input.values);
       if (checked.issues.length) throw invalidBody(checked.issues);
@@ -134,7 +136,12 @@ export function createConnectionStore({ db, clock, ids, box }: { db: Db; clock: 
 
     async remove(id) {
       if (!UUID.test(id)) throw notFound('connection');
-      const row = await db.selectFrom('provider_connections').selectAll().where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+      const row = await db
+        .selectFrom('provider_connections')
+        .selectAll()
+        .where('id', '=', id)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
       if (!row) throw notFound('connection');
       const now = clock.now().toISOString();
       await db.updateTable('provider_connections').set({ deleted_at: now }).where('id', '=', id).execute();

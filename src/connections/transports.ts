@@ -46,16 +46,27 @@ export function createConnectionTransports(connections: ConnectionStore, deps: T
         async deliver(delivery: Delivery): Promise<DeliveryOutcome> {
           const { message } = delivery;
           // Test mode never reaches a provider; the test channel completes those messages.
-          if (!message.livemode) return { kind: 'failed', provider: 'none', error: 'test messages are never sent through a provider connection' };
+          if (!message.livemode)
+            return { kind: 'failed', provider: 'none', error: 'test messages are never sent through a provider connection' };
           const conn = await connections.active(message.workspaceId, true, channel);
-          if (!conn) return { kind: 'failed', provider: 'none', error: `no transport is configured for the ${channel} channel: the workspace has no live ${channel} provider connection (postern connection add)` };
+          if (!conn)
+            return {
+              kind: 'failed',
+              provider: 'none',
+              error: `no transport is configured for the ${channel} channel: the workspace has no live ${channel} provider connection (postern connection add)`,
+            };
           let transport = cache.get(conn.id);
           if (!transport) {
             try {
               transport = transportFor(conn, deps);
             } catch (err) {
               // A stored key that no longer parses: a configuration error, not worth retrying.
-              return { kind: 'failed', provider: conn.provider, providerConnectionId: conn.id, error: `connection unusable: ${(err as Error).message.slice(0, 200)}` };
+              return {
+                kind: 'failed',
+                provider: conn.provider,
+                providerConnectionId: conn.id,
+                error: `connection unusable: ${(err as Error).message.slice(0, 200)}`,
+              };
             }
             cache.set(conn.id, transport);
           }

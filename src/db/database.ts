@@ -77,9 +77,7 @@ function cachingStatements(sqlite: SQLite.Database): SqliteDatabase {
 /** `LIKE` that is case-insensitive on both dialects, with `\` as the escape character. */
 export function ilike(dialect: Dialect, column: RawBuilder<unknown> | string, pattern: string): RawBuilder<boolean> {
   const col = typeof column === 'string' ? sql.ref(column) : column;
-  return dialect === 'postgres'
-    ? sql<boolean>`${col} ILIKE ${pattern} ESCAPE '\\'`
-    : sql<boolean>`${col} LIKE ${pattern} ESCAPE '\\'`;
+  return dialect === 'postgres' ? sql<boolean>`${col} ILIKE ${pattern} ESCAPE '\\'` : sql<boolean>`${col} LIKE ${pattern} ESCAPE '\\'`;
 }
 
 /** Escapes `%`, `_` and `\` so a user's text matches literally inside a LIKE pattern. */

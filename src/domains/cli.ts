@@ -19,7 +19,10 @@ export const domainCommands: Command[] = [
     options: { workspace: { type: 'string' }, domain: { type: 'string' }, 'acknowledge-existing-mx': { type: 'boolean' } },
     run: async (app, { values }) => {
       const ws = await app.workspaces.bySlug(required(values, 'workspace'));
-      return app.domains.claim(ws.id, { domain: required(values, 'domain'), acknowledgeExistingMx: values['acknowledge-existing-mx'] === true });
+      return app.domains.claim(ws.id, {
+        domain: required(values, 'domain'),
+        acknowledgeExistingMx: values['acknowledge-existing-mx'] === true,
+      });
     },
   },
   {

@@ -119,19 +119,36 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
     const [mx, dkim] = await Promise.all([mxPointsHere(row.domain), dkimPublished(row)]);
     if (!mx || !dkim) return row;
     const verifiedAt = now.toISOString();
-    await db.updateTable('domains').set({ status: 'verified', verified_at: verifiedAt }).where('id', '=', row.id).where('status', '=', 'pending').execute();
+    await db
+      .updateTable('domains')
+      .set({ status: 'verified', verified_at: verifiedAt })
+      .where('id', '=', row.id)
+      .where('status', '=', 'pending')
+      .execute();
     log.info({ domain: row.domain }, 'domain verified');
     changed();
     return { ...row, status: 'verified', verified_at: verifiedAt };
   };
 
   const liveRow = (workspaceId: string, id: string) =>
-    db.selectFrom('domains').selectAll().where('workspace_id', '=', workspaceId).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+    db
+      .selectFrom('domains')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('id', '=', id)
+      .where('deleted_at', 'is', null)
+      .executeTakeFirst();
 
   const store: DomainStore = {
     async ensureShared(workspace) {
       const find = () =>
-        db.selectFrom('domains').selectAll().where('workspace_id', '=', workspace.id).where('kind', '=', 'shared').where('deleted_at', 'is', null).executeTakeFirst();
+        db
+          .selectFrom('domains')
+          .selectAll()
+          .where('workspace_id', '=', workspace.id)
+          .where('kind', '=', 'shared')
+          .where('deleted_at', 'is', null)
+          .executeTakeFirst();
       const existing = await find();
       if (existing) return existing;
       const now = clock.now().toISOString();
@@ -151,7 +168,14 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
       await db.insertInto('domains').values(row).execute();
       changed();
       // Two first address creations at once may both insert; keep the oldest, drop the other.
-      const all = await db.selectFrom('domains').selectAll().where('workspace_id', '=', workspace.id).where('kind', '=', 'shared').where('deleted_at', 'is', null).orderBy('id').execute();
+      const all = await db
+        .selectFrom('domains')
+        .selectAll()
+        .where('workspace_id', '=', workspace.id)
+        .where('kind', '=', 'shared')
+        .where('deleted_at', 'is', null)
+        .orderBy('id')
+        .execute();
       for (const extra of all.slice(1)) {
         const used = await db.selectFrom('inbound_addresses').select('id').where('domain_id', '=', extra.id).executeTakeFirst();
         if (!used) await db.deleteFrom('domains').where('id', '=', extra.id).execute();
@@ -160,7 +184,14 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
     },
 
     async list(workspaceId) {
-      const rows = await db.selectFrom('domains').selectAll().where('workspace_id', '=', workspaceId).where('deleted_at', 'is', null).orderBy('created_at').orderBy('id').execute();
+      const rows = await db
+        .selectFrom('domains')
+        .selectAll()
+        .where('workspace_id', '=', workspaceId)
+        .where('deleted_at', 'is', null)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
       const refreshed = await Promise.all(rows.map(refresh));
       // The shared domain first, then custom domains oldest first.
       return [...refreshed.filter((r) => r.kind === 'shared'), ...refreshed.filter((r) => r.kind !== 'shared')].map(view);
@@ -186,17 +217,24 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
         .where('deleted_at', 'is', null)
         .where('status', '!=', 'failed')
         .execute();
-      if (claims.some((c) => c.workspace_id === workspaceId)) throw new AppError('already_exists', `this workspace already receives on ${domain}`);
+      if (claims.some((c) => c.workspace_id === workspaceId))
+        throw new AppError('already_exists', `this workspace already receives on ${domain}`);
       if (claims.length > 0) throw new AppError('domain_claimed', `${domain} is claimed by another workspace`);
       if (!input.acknowledgeExistingMx) {
         let hosts: string[] = [];
         try {
-          hosts = (await dns.resolveMx(domain)).map((mx) => normalizeDomain(mx.exchange)).filter((h) => h !== '' && !sameHost(h, config.hostname));
+          hosts = (await dns.resolveMx(domain))
+            .map((mx) => normalizeDomain(mx.exchange))
+            .filter((h) => h !== '' && !sameHost(h, config.hostname));
         } catch {
           hosts = []; // no MX (or no answer): nothing to take over
         }
         if (hosts.length > 0) {
-          throw new AppError('existing_mx', `${domain} already receives mail elsewhere; publishing our MX replaces it. Retry with acknowledgeExistingMx: true`, { hosts });
+          throw new AppError(
+            'existing_mx',
+            `${domain} already receives mail elsewhere; publishing our MX replaces it. Retry with acknowledgeExistingMx: true`,
+            { hosts },
+          );
         }
       }
       const key = await generateDkimKey();
@@ -229,14 +267,24 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
       const now = clock.now().toISOString();
       await db.transaction().execute(async (trx) => {
         await trx.updateTable('domains').set({ deleted_at: now }).where('id', '=', id).execute();
-        await trx.updateTable('inbound_addresses').set({ deleted_at: now, active: 0 }).where('domain_id', '=', id).where('deleted_at', 'is', null).execute();
+        await trx
+          .updateTable('inbound_addresses')
+          .set({ deleted_at: now, active: 0 })
+          .where('domain_id', '=', id)
+          .where('deleted_at', 'is', null)
+          .execute();
       });
       changed();
     },
 
     async expireClaims() {
       const cutoff = new Date(clock.now().getTime() - CLAIM_EXPIRY_MS).toISOString();
-      const r = await db.updateTable('domains').set({ status: 'failed' }).where('status', '=', 'pending').where('created_at', '<', cutoff).executeTakeFirst();
+      const r = await db
+        .updateTable('domains')
+        .set({ status: 'failed' })
+        .where('status', '=', 'pending')
+        .where('created_at', '<', cutoff)
+        .executeTakeFirst();
       return Number(r.numUpdatedRows);
     },
 
@@ -251,7 +299,13 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
       const d = normalizeDomain(domain);
       if (d === bounceDomainOf(config) || slugOfSharedDomain(d, config.sharedInboundDomain) !== null) return true;
       if (d === normalizeDomain(config.sharedInboundDomain)) return true;
-      const row = await db.selectFrom('domains').select('id').where('domain', '=', d).where('deleted_at', 'is', null).where('status', '!=', 'failed').executeTakeFirst();
+      const row = await db
+        .selectFrom('domains')
+        .select('id')
+        .where('domain', '=', d)
+        .where('deleted_at', 'is', null)
+        .where('status', '!=', 'failed')
+        .executeTakeFirst();
       return !!row;
     },
   };

@@ -14,7 +14,10 @@ export function createCustomDomainPlanCheck(db: Db) {
     if (message.channel !== 'email' || message.fromOverride === null || !PLANS_WITHOUT_CUSTOM_SENDING.has(plan)) return;
     const domain = domainOf(message.fromOverride);
     if (await isVerifiedDomain(db, message.workspaceId, domain)) {
-      throw new AppError('plan_limit', `custom sending domains require a paid plan: ${domain} is verified, but the ${plan} plan sends from the shared sender only`);
+      throw new AppError(
+        'plan_limit',
+        `custom sending domains require a paid plan: ${domain} is verified, but the ${plan} plan sends from the shared sender only`,
+      );
     }
   };
 }

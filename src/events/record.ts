@@ -47,7 +47,11 @@ export function eventRow(deps: { clock: Pick<Clock, 'now'>; ids: Pick<Ids, 'publ
 }
 
 /** Inserts the event; returns its evt_ id. Publish `events.recorded` on the bus after commit. */
-export async function recordEvent(db: Kysely<Database> | Transaction<Database>, deps: { clock: Clock; ids: Ids }, event: NewEvent): Promise<string> {
+export async function recordEvent(
+  db: Kysely<Database> | Transaction<Database>,
+  deps: { clock: Clock; ids: Ids },
+  event: NewEvent,
+): Promise<string> {
   const row = eventRow(deps, event);
   await db.insertInto('events').values(row).execute();
   return row.id;

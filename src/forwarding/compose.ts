@@ -51,7 +51,9 @@ export async function composeForward(input: ForwardInput): Promise<Buffer> {
   );
   const traced = Buffer.concat([trace, input.raw]);
   // The Authentication-Results the receiving side prepended holds what the seal attests.
-  const ar = headerLines(input.raw).find(([n, v]) => n === 'authentication-results' && v.toLowerCase().startsWith(input.hostname.toLowerCase()));
+  const ar = headerLines(input.raw).find(
+    ([n, v]) => n === 'authentication-results' && v.toLowerCase().startsWith(input.hostname.toLowerCase()),
+  );
   const authResults = ar ? ar[1] : `${input.hostname}; none`;
   const seal = await sealMessage(traced, {
     signingDomain: input.arc.domain,

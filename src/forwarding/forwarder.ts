@@ -16,12 +16,31 @@ export const FORWARDER_WORKER = 'forwarder';
 export function createForwarder(deps: Deps, outbound: Outbound): WorkerSpec {
   const { db, clock, ids, config, log } = deps;
 
-  async function record(ev: { seq: number }, row: { receivedId: string; workspaceId: string; forwardTo: string; messageId: string | null; status: string; reason: string | null } | null) {
+  async function record(
+    ev: { seq: number },
+    row: {
+      receivedId: string;
+      workspaceId: string;
+      forwardTo: string;
+      messageId: string | null;
+      status: string;
+      reason: string | null;
+    } | null,
+  ) {
     await db.transaction().execute(async (trx) => {
       if (row) {
         await trx
           .insertInto('forwards')
-          .values({ id: ids.uuid(), received_id: row.receivedId, workspace_id: row.workspaceId, forward_to: row.forwardTo, message_id: row.messageId, status: row.status, reason: row.reason, created_at: clock.now().toISOString() })
+          .values({
+            id: ids.uuid(),
+            received_id: row.receivedId,
+            workspace_id: row.workspaceId,
+            forward_to: row.forwardTo,
+            message_id: row.messageId,
+            status: row.status,
+            reason: row.reason,
+            created_at: clock.now().toISOString(),
+          })
           .onConflict((oc) => oc.column('received_id').doNothing())
           .execute();
       }
@@ -43,7 +62,9 @@ export function createForwarder(deps: Deps, outbound: Outbound): WorkerSpec {
       : undefined;
     if (!rcv || !rcv.forward_to) return record(ev, null);
     const base = { receivedId: rcv.public_id, workspaceId: rcv.workspace_id, forwardTo: rcv.forward_to };
-    const loop = rcv.source ? loopReason(Buffer.from(rcv.source), config.hostname, config.forwarding.maxHops) : 'the original source is no longer stored';
+    const loop = rcv.source
+      ? loopReason(Buffer.from(rcv.source), config.hostname, config.forwarding.maxHops)
+      : 'the original source is no longer stored';
     if (loop) {
       log.warn({ received: rcv.public_id, reason: loop }, 'not forwarded');
       return record(ev, { ...base, messageId: null, status: 'skipped', reason: loop });

@@ -56,7 +56,11 @@ export function createForwarding(deps: Deps, outbound: Outbound): Forwarding {
     },
     async arcRecord() {
       const key = await arcKey(deps.db, deps.clock);
-      return { name: `${deps.config.forwarding.arcSelector}._domainkey.${arcDomainOf(deps.config)}`, type: 'TXT', value: `v=DKIM1; k=rsa; p=${key.publicKey}` };
+      return {
+        name: `${deps.config.forwarding.arcSelector}._domainkey.${arcDomainOf(deps.config)}`,
+        type: 'TXT',
+        value: `v=DKIM1; k=rsa; p=${key.publicKey}`,
+      };
     },
   };
 }

@@ -70,7 +70,8 @@ export function withForwarding(deps: ForwardTransportDeps, inner: ChannelTranspo
           return { kind: 'delivered', provider, notes: [`forwarded to ${envelope.to} (${host.name}: ${res.response})`] };
         } catch (err) {
           const e = (err as SmtpError).rejectedErrors?.[0] ?? (err as SmtpError);
-          if (classifySmtpError(e) === 'permanent') return { kind: 'failed', provider, error: describeSmtpError(e, host.name), suppress: isHardBounce(e) };
+          if (classifySmtpError(e) === 'permanent')
+            return { kind: 'failed', provider, error: describeSmtpError(e, host.name), suppress: isHardBounce(e) };
           lastTemp = describeSmtpError(e, host.name);
         }
       }

@@ -29,7 +29,12 @@ export function rateLimit(budgets: { send: number; read: number }, clock: Clock)
     b.at = now;
     if (b.tokens < 1) {
       const retryAfter = Math.max(1, Math.ceil((1 - b.tokens) / rate));
-      throw new AppError('rate_limited', `rate limit of ${rate} ${budget} requests per second exceeded`, { limit: Math.ceil(rate) }, retryAfter);
+      throw new AppError(
+        'rate_limited',
+        `rate limit of ${rate} ${budget} requests per second exceeded`,
+        { limit: Math.ceil(rate) },
+        retryAfter,
+      );
     }
     b.tokens -= 1;
     next();

@@ -32,7 +32,10 @@ export function createHttpApp(deps: HttpDeps): express.Express {
     app.use((req, res, next) => {
       const started = process.hrtime.bigint();
       res.on('finish', () => {
-        deps.log.debug({ method: req.method, path: req.path, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 }, 'http');
+        deps.log.debug(
+          { method: req.method, path: req.path, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 },
+          'http',
+        );
       });
       next();
     });

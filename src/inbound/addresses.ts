@@ -11,7 +11,16 @@ import type { Ids } from '../lib/ids.js';
 import { randomBase62 } from '../lib/ids.js';
 
 export const RESERVED_LOCAL_PARTS = new Set([
-  'postmaster', 'abuse', 'mailer-daemon', 'hostmaster', 'webmaster', 'noc', 'security', 'root', 'usenet', 'uucp',
+  'postmaster',
+  'abuse',
+  'mailer-daemon',
+  'hostmaster',
+  'webmaster',
+  'noc',
+  'security',
+  'root',
+  'usenet',
+  'uucp',
 ]);
 
 const LOCAL_PART = /^[a-z0-9]([a-z0-9._-]{0,62}[a-z0-9])?$/;
@@ -71,7 +80,10 @@ export function createAddressStore({ db, clock, ids, domains }: { db: Db; clock:
         localPart = `rcv-${randomBase62(10).toLowerCase()}`;
       } else if (localPart !== '*') {
         if (!LOCAL_PART.test(localPart)) {
-          issues.push({ path: 'localPart', message: 'localPart must be 1-64 of a-z, 0-9, period, underscore, hyphen, starting and ending alphanumeric' });
+          issues.push({
+            path: 'localPart',
+            message: 'localPart must be 1-64 of a-z, 0-9, period, underscore, hyphen, starting and ending alphanumeric',
+          });
         } else if (RESERVED_LOCAL_PARTS.has(localPart)) {
           issues.push({ path: 'localPart', message: `${localPart} is reserved; it reaches the catch-all (*) only` });
         }
@@ -95,9 +107,15 @@ export function createAddressStore({ db, clock, ids, domains }: { db: Db; clock:
           .where('deleted_at', 'is', null)
           .executeTakeFirst();
         if (!endpoint) {
-          issues.push({ path: 'webhookEndpointId', message: 'webhookEndpointId must be the whk_ id of a webhook endpoint of this workspace' });
+          issues.push({
+            path: 'webhookEndpointId',
+            message: 'webhookEndpointId must be the whk_ id of a webhook endpoint of this workspace',
+          });
         } else if (endpoint.livemode !== (input.livemode === false ? 0 : 1)) {
-          issues.push({ path: 'webhookEndpointId', message: "the webhook endpoint belongs to the other environment than the address's livemode" });
+          issues.push({
+            path: 'webhookEndpointId',
+            message: "the webhook endpoint belongs to the other environment than the address's livemode",
+          });
         }
       }
       let domainRow;
@@ -134,8 +152,20 @@ export function createAddressStore({ db, clock, ids, domains }: { db: Db; clock:
 
     async list(workspace, domainId) {
       const domainRow = domainId
-        ? await db.selectFrom('domains').selectAll().where('workspace_id', '=', workspace.id).where('id', '=', domainId).where('deleted_at', 'is', null).executeTakeFirst()
-        : await db.selectFrom('domains').selectAll().where('workspace_id', '=', workspace.id).where('kind', '=', 'shared').where('deleted_at', 'is', null).executeTakeFirst();
+        ? await db
+            .selectFrom('domains')
+            .selectAll()
+            .where('workspace_id', '=', workspace.id)
+            .where('id', '=', domainId)
+            .where('deleted_at', 'is', null)
+            .executeTakeFirst()
+        : await db
+            .selectFrom('domains')
+            .selectAll()
+            .where('workspace_id', '=', workspace.id)
+            .where('kind', '=', 'shared')
+            .where('deleted_at', 'is', null)
+            .executeTakeFirst();
       if (!domainRow) {
         if (domainId) throw notFound('domain');
         return [];
@@ -152,7 +182,12 @@ export function createAddressStore({ db, clock, ids, domains }: { db: Db; clock:
     },
 
     async byPublicId(workspaceId, publicId) {
-      const row = await db.selectFrom('inbound_addresses').selectAll().where('workspace_id', '=', workspaceId).where('public_id', '=', publicId).executeTakeFirst();
+      const row = await db
+        .selectFrom('inbound_addresses')
+        .selectAll()
+        .where('workspace_id', '=', workspaceId)
+        .where('public_id', '=', publicId)
+        .executeTakeFirst();
       if (!row) throw notFound('address');
       return row;
     },

@@ -18,6 +18,7 @@ const lookup = cachedLookup(createResolver(dnsServers, dnsTimeoutMs));
 parentPort!.on('message', ({ id, input }: { id: number; input: AnalyzeInput }) => {
   analyze(lookup, input).then(
     (value) => parentPort!.postMessage({ id, ok: true, value } satisfies AnalysisReply),
-    (err: unknown) => parentPort!.postMessage({ id, ok: false, error: err instanceof Error ? err.message : String(err) } satisfies AnalysisReply),
+    (err: unknown) =>
+      parentPort!.postMessage({ id, ok: false, error: err instanceof Error ? err.message : String(err) } satisfies AnalysisReply),
   );
 });

@@ -29,7 +29,13 @@ export interface Analysis {
 
 export async function analyze(lookup: Lookup, input: AnalyzeInput): Promise<Analysis> {
   const raw = asBuffer(input.raw);
-  const { verdicts, headers } = await verifyMessage(lookup, { raw, ip: input.ip, helo: input.helo, mailFrom: input.mailFrom, mta: input.mta });
+  const { verdicts, headers } = await verifyMessage(lookup, {
+    raw,
+    ip: input.ip,
+    helo: input.helo,
+    mailFrom: input.mailFrom,
+    mta: input.mta,
+  });
   const { subject, strippedReply, ...fields } = await parseMessage(raw, input.maxBodyBytes);
   const stored: StoredParsed = { ...fields, ...(strippedReply === fields.text ? {} : { strippedReply }), verdicts };
   return { authHeaders: headers, subject, fromEmail: fields.from.email, parsedJson: JSON.stringify(stored) };

@@ -76,14 +76,29 @@ export interface MessageReader {
   list(workspaceId: string, livemode: boolean, q: ListQuery): Promise<ReceivedSummary[]>;
   detail(workspaceId: string, livemode: boolean, publicId: string): Promise<ReceivedDetail>;
   raw(workspaceId: string, livemode: boolean, publicId: string): Promise<Buffer>;
-  attachment(workspaceId: string, livemode: boolean, publicId: string, index: number): Promise<{ content: Buffer; contentType: string; filename: string }>;
+  attachment(
+    workspaceId: string,
+    livemode: boolean,
+    publicId: string,
+    index: number,
+  ): Promise<{ content: Buffer; contentType: string; filename: string }>;
   /** Drops raw sources older than the retention; returns how many. The daily job calls this. */
   purge(): Promise<number>;
   /** The webhook payload `data` of a message.received event stored as `{"id":"rcv_…"}`. */
   eventPayload(data: string): Promise<string>;
 }
 
-export function createMessageReader({ config, db, clock, publicUrl }: { config: Config; db: Db; clock: Clock; publicUrl: () => string }): MessageReader {
+export function createMessageReader({
+  config,
+  db,
+  clock,
+  publicUrl,
+}: {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  publicUrl: () => string;
+}): MessageReader {
   const retentionMs = config.inbound.retentionDays * 24 * 3600 * 1000;
   const cutoff = () => new Date(clock.now().getTime() - retentionMs).toISOString();
 
@@ -119,11 +134,20 @@ export function createMessageReader({ config, db, clock, publicUrl }: { config: 
         query = query.where('received_at', '<', new Date(q.before).toISOString());
       }
       if (q.address !== undefined) {
-        const a = await db.selectFrom('inbound_addresses').select('id').where('workspace_id', '=', workspaceId).where('public_id', '=', q.address).executeTakeFirst();
+        const a = await db
+          .selectFrom('inbound_addresses')
+          .select('id')
+          .where('workspace_id', '=', workspaceId)
+          .where('public_id', '=', q.address)
+          .executeTakeFirst();
         if (!a) return [];
         query = query.where('address_id', '=', a.id);
       }
-      const rows = await query.orderBy('received_at', 'desc').orderBy('id', 'desc').limit(q.limit ?? 50).execute();
+      const rows = await query
+        .orderBy('received_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(q.limit ?? 50)
+        .execute();
       return rows.map((r) => ({
         id: r.public_id,
         status: r.status,

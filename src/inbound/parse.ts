@@ -57,9 +57,14 @@ export function truncateUtf8(s: string, max: number): { value: string; truncated
 }
 
 export function safeFilename(name: string | undefined, index: number, contentType: string): string {
-  const cleaned = (name ?? '').replace(/[\u0000-\u001f\u007f"\\/]/g, '_').replace(/^\.+/, '').trim().slice(0, 200);
+  const cleaned = (name ?? '')
+    .replace(/[\u0000-\u001f\u007f"\\/]/g, '_')
+    .replace(/^\.+/, '')
+    .trim()
+    .slice(0, 200);
   if (cleaned) return cleaned;
-  const ext = contentType === 'message/rfc822' ? 'eml' : (contentType.split('/')[1] ?? 'bin').replace(/[^a-z0-9.+-]/gi, '').slice(0, 16) || 'bin';
+  const ext =
+    contentType === 'message/rfc822' ? 'eml' : (contentType.split('/')[1] ?? 'bin').replace(/[^a-z0-9.+-]/gi, '').slice(0, 16) || 'bin';
   return `attachment-${index}.${ext}`;
 }
 
@@ -105,7 +110,10 @@ export async function parseMessage(raw: Buffer, maxBodyBytes: number): Promise<P
 }
 
 /** One attachment's bytes, extracted from the raw source on demand. */
-export async function extractAttachment(raw: Buffer, index: number): Promise<{ content: Buffer; contentType: string; filename: string } | null> {
+export async function extractAttachment(
+  raw: Buffer,
+  index: number,
+): Promise<{ content: Buffer; contentType: string; filename: string } | null> {
   const parsed = await simpleParser(raw, PARSE_OPTIONS);
   const a = parsed.attachments[index];
   if (!a) return null;

@@ -47,7 +47,14 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
   return {
     warm: () => analyzer.warm(),
     async receive(mail) {
-      const a = await analyzer.analyze({ raw: mail.raw, ip: mail.ip, helo: mail.helo, mailFrom: mail.mailFrom, mta: config.hostname, maxBodyBytes: config.inbound.maxBodyBytes });
+      const a = await analyzer.analyze({
+        raw: mail.raw,
+        ip: mail.ip,
+        helo: mail.helo,
+        mailFrom: mail.mailFrom,
+        mta: config.hostname,
+        maxBodyBytes: config.inbound.maxBodyBytes,
+      });
       const stored = Buffer.concat([Buffer.from(a.authHeaders, 'utf8'), mail.raw]);
 
       // One message per (workspace, matched address); unmatched recipients of a workspace share one.

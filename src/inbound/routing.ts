@@ -40,7 +40,13 @@ export function createRouter({ config, db, bus }: { config: Config; db: Db; bus?
     if (slug !== null) {
       const ws = await db.selectFrom('workspaces').select(['id', 'plan']).where('slug', '=', slug).executeTakeFirst();
       if (!ws) return null;
-      const d = await db.selectFrom('domains').select('id').where('workspace_id', '=', ws.id).where('kind', '=', 'shared').where('deleted_at', 'is', null).executeTakeFirst();
+      const d = await db
+        .selectFrom('domains')
+        .select('id')
+        .where('workspace_id', '=', ws.id)
+        .where('kind', '=', 'shared')
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
       return { workspaceId: ws.id, plan: ws.plan, domainId: d?.id ?? null };
     }
     const d = await db

@@ -36,7 +36,12 @@ parentPort!.on('message', (msg: { batch?: { id: number; req: StoreRequest }[]; c
   void (async () => {
     let replies: StoreWorkerReply[];
     try {
-      const values = await inTransaction((trx) => storeMessages(trx, batch.map((item) => item.req)));
+      const values = await inTransaction((trx) =>
+        storeMessages(
+          trx,
+          batch.map((item) => item.req),
+        ),
+      );
       replies = batch.map((item, i) => ({ id: item.id, ok: true, value: values[i] }));
     } catch {
       replies = [];

@@ -102,15 +102,18 @@ export async function storeMessages(trx: Kysely<Database> | Transaction<Database
         // otherwise spend a transaction (an fsync on the event loop) per batch on nothing.
         const fannedOut = !g.endpointId && !withEndpoints.has(row.workspace_id);
         events.push(
-          eventRow({ clock: { now: () => new Date(req.receivedAt) }, ids: { publicId: () => g.eventId } }, {
-            workspaceId: row.workspace_id,
-            livemode: row.livemode === 1,
-            type: 'message.received',
-            data: { id: row.public_id },
-            endpointId: g.endpointId,
-            forwardChecked: !g.forwards,
-            fannedOut,
-          }),
+          eventRow(
+            { clock: { now: () => new Date(req.receivedAt) }, ids: { publicId: () => g.eventId } },
+            {
+              workspaceId: row.workspace_id,
+              livemode: row.livemode === 1,
+              type: 'message.received',
+              data: { id: row.public_id },
+              endpointId: g.endpointId,
+              forwardChecked: !g.forwards,
+              fannedOut,
+            },
+          ),
         );
         if (!fannedOut || g.forwards) result.events.push(g.eventId);
       }
@@ -123,7 +126,9 @@ export async function storeMessages(trx: Kysely<Database> | Transaction<Database
     await trx
       .insertInto('inbound_usage')
       .values({ workspace_id: u.workspaceId, month: u.month, received: u.added })
-      .onConflict((oc) => oc.columns(['workspace_id', 'month']).doUpdateSet((eb) => ({ received: eb('inbound_usage.received', '+', u.added) })))
+      .onConflict((oc) =>
+        oc.columns(['workspace_id', 'month']).doUpdateSet((eb) => ({ received: eb('inbound_usage.received', '+', u.added) })),
+      )
       .execute();
   }
   if (rows.length > 0) await trx.insertInto('received_messages').values(rows).execute();

@@ -34,7 +34,10 @@ const SEPARATORS = [
 function isOutlookHeaderBlock(lines: string[], i: number): boolean {
   if (!/^\*?(from|von|de|da|van)\s*:\*?\s+\S/i.test(lines[i])) return false;
   const next = lines.slice(i + 1, i + 6).join('\n');
-  return /^\*?(sent|date|gesendet|envoyé|enviado|inviato|datum|verzonden)\s*:/im.test(next) && /^\*?(subject|betreff|objet|asunto|oggetto|onderwerp)\s*:/im.test(next);
+  return (
+    /^\*?(sent|date|gesendet|envoyé|enviado|inviato|datum|verzonden)\s*:/im.test(next) &&
+    /^\*?(subject|betreff|objet|asunto|oggetto|onderwerp)\s*:/im.test(next)
+  );
 }
 
 // Cheap tests that rule a line out before the regular expressions above run (long bodies have
@@ -58,7 +61,10 @@ export function stripReply(text: string): string {
       end = i;
       break;
     }
-    if ((MAYBE_SEPARATOR.test(trimmed) && SEPARATORS.some((re) => re.test(trimmed))) || (MAYBE_HEADER.test(trimmed) && isOutlookHeaderBlock(lines, i))) {
+    if (
+      (MAYBE_SEPARATOR.test(trimmed) && SEPARATORS.some((re) => re.test(trimmed))) ||
+      (MAYBE_HEADER.test(trimmed) && isOutlookHeaderBlock(lines, i))
+    ) {
       end = i;
       break;
     }
@@ -67,7 +73,11 @@ export function stripReply(text: string): string {
       break;
     }
     // An attribution may wrap onto a second line ("On Mon, … Name <x@y>\nwrote:").
-    if (/^on\b/i.test(trimmed) && /^wrote:?\s*$/i.test(lines[i + 1]?.trim() ?? '') && ATTRIBUTION[0].test(`${trimmed} ${lines[i + 1].trim()}`)) {
+    if (
+      /^on\b/i.test(trimmed) &&
+      /^wrote:?\s*$/i.test(lines[i + 1]?.trim() ?? '') &&
+      ATTRIBUTION[0].test(`${trimmed} ${lines[i + 1].trim()}`)
+    ) {
       end = i;
       break;
     }

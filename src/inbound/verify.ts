@@ -81,7 +81,11 @@ export async function verifyMessage(dns: DnsResolver | Lookup, input: VerifyInpu
   const arc = out.arc || undefined;
   const verdicts: Verdicts = {
     spf: { result: spf?.status?.result ?? 'none', details: spf?.info ?? '' },
-    dkim: { result: dkimResult, details: sigs.map((s) => s.details).join('; '), signatures: signed.map(({ domain, selector, result }) => ({ domain, selector, result })) },
+    dkim: {
+      result: dkimResult,
+      details: sigs.map((s) => s.details).join('; '),
+      signatures: signed.map(({ domain, selector, result }) => ({ domain, selector, result })),
+    },
     dmarc: { result: dmarc?.status?.result ?? 'none', policy: dmarc?.policy ?? null, details: dmarc?.info ?? '' },
     arc: { result: arc?.status?.result ?? 'none', details: arc?.info ?? '' },
   };

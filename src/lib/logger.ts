@@ -5,8 +5,22 @@ import { pino, type Logger, type DestinationStream } from 'pino';
 export type { Logger };
 
 const redact = [
-  'secret', '*.secret', 'authorization', '*.authorization', 'headers.authorization', 'req.headers.authorization',
-  'password', '*.password', 'credentials', '*.credentials', 'body', '*.body', 'html', '*.html', 'text', '*.text',
+  'secret',
+  '*.secret',
+  'authorization',
+  '*.authorization',
+  'headers.authorization',
+  'req.headers.authorization',
+  'password',
+  '*.password',
+  'credentials',
+  '*.credentials',
+  'body',
+  '*.body',
+  'html',
+  '*.html',
+  'text',
+  '*.text',
 ];
 
 export function createLogger(level: string, destination?: DestinationStream): Logger {

@@ -6,7 +6,10 @@ import { Worker } from 'node:worker_threads';
 export function startThread(callerUrl: string, name: string, workerData: unknown): Worker {
   if (callerUrl.endsWith('.ts')) {
     const url = new URL(`./${name}.ts`, callerUrl).href;
-    return new Worker(`import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(url)}); });`, { eval: true, workerData });
+    return new Worker(`import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(url)}); });`, {
+      eval: true,
+      workerData,
+    });
   }
   return new Worker(new URL(`./${name}.js`, callerUrl), { workerData });
 }

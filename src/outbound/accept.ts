@@ -107,7 +107,10 @@ export function createAccept(deps: AcceptDeps) {
         issues.push({ path: 'template', message: 'templates are not available on this server' });
       } else {
         try {
-          const resolved = await templates.resolveForSend(sender.workspace.id, body.template, { livemode: sender.livemode, version: body.version });
+          const resolved = await templates.resolveForSend(sender.workspace.id, body.template, {
+            livemode: sender.livemode,
+            version: body.version,
+          });
           if (body.channel !== undefined && body.channel !== resolved.channel) {
             issues.push({ path: 'channel', message: `template ${resolved.slug} is a ${resolved.channel} template` });
           }
@@ -124,7 +127,8 @@ export function createAccept(deps: AcceptDeps) {
       }
     }
     if (channel) issues.push(...channelIssues(channel, body));
-    if (channel && content && body.content !== undefined && body.interpolate) issues.push(...checkTemplates(channel, content as unknown as Record<string, unknown>));
+    if (channel && content && body.content !== undefined && body.interpolate)
+      issues.push(...checkTemplates(channel, content as unknown as Record<string, unknown>));
     if (issues.length) throw invalidBody(issues);
 
     const publicId = ids.publicId('msg');
@@ -177,7 +181,11 @@ export function createAccept(deps: AcceptDeps) {
   }
 
   /** Accepts a send: validate, check, commit, and only then answer. */
-  return async function accept(sender: Sender, body: unknown, opts: { raw: boolean; idempotencyKey?: string | null }): Promise<AcceptResponse> {
+  return async function accept(
+    sender: Sender,
+    body: unknown,
+    opts: { raw: boolean; idempotencyKey?: string | null },
+  ): Promise<AcceptResponse> {
     const key = opts.idempotencyKey ?? null;
     if (key !== null) {
       if (key.length === 0 || key.length > 255) throw new AppError('invalid_request', 'Idempotency-Key must be 1-255 characters');
@@ -235,7 +243,14 @@ export function createAccept(deps: AcceptDeps) {
         if (key !== null) {
           const ins = await trx
             .insertInto('message_idempotency')
-            .values({ workspace_id: row.workspace_id, livemode: row.livemode, key, message_id: row.id, response: JSON.stringify(response), expires_at: expiresAt })
+            .values({
+              workspace_id: row.workspace_id,
+              livemode: row.livemode,
+              key,
+              message_id: row.id,
+              response: JSON.stringify(response),
+              expires_at: expiresAt,
+            })
             .onConflict((oc) => oc.columns(['workspace_id', 'livemode', 'key']).doNothing())
             .executeTakeFirst();
           if (Number(ins.numInsertedOrUpdatedRows ?? 0) === 0) {
@@ -251,7 +266,9 @@ export function createAccept(deps: AcceptDeps) {
               .execute();
           }
         }
-        await trx.executeQuery(queries.compiled(`messages.insert:${columns.join(',')}`, params, () => trx.insertInto('messages').values(values)));
+        await trx.executeQuery(
+          queries.compiled(`messages.insert:${columns.join(',')}`, params, () => trx.insertInto('messages').values(values)),
+        );
       });
     } catch (err) {
       if (err instanceof Repeat) return err.response;

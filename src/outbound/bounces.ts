@@ -33,7 +33,10 @@ export interface DsnRecipient {
 /** Parses the per-recipient fields of a message/delivery-status body. */
 export function parseDeliveryStatus(text: string): DsnRecipient[] {
   // Unfold continuation lines, then split into blank-line separated field groups.
-  const groups = text.replace(/\r\n/g, '\n').replace(/\n[ \t]+/g, ' ').split(/\n\s*\n/);
+  const groups = text
+    .replace(/\r\n/g, '\n')
+    .replace(/\n[ \t]+/g, ' ')
+    .split(/\n\s*\n/);
   const out: DsnRecipient[] = [];
   for (const g of groups.slice(1)) {
     const fields = new Map<string, string>();
@@ -77,10 +80,21 @@ export function isHardDsnStatus(status: string): boolean {
   return /^5\.(1\.\d+|2\.1|0\.0)$/.test(status) || /^5$/.test(status);
 }
 
-export function createBounceHandler(deps: { db: Db; clock: Clock; ids: Ids; bus: EventBus; log: Logger; suppressions: SuppressionStore; bounceDomain: string }): BounceHandler {
+export function createBounceHandler(deps: {
+  db: Db;
+  clock: Clock;
+  ids: Ids;
+  bus: EventBus;
+  log: Logger;
+  suppressions: SuppressionStore;
+  bounceDomain: string;
+}): BounceHandler {
   const verp = new RegExp(`^bounces\\+(msg_[0-9A-Za-z]+)@${deps.bounceDomain.replace(/\./g, '\\.')}$`, 'i');
 
-  async function applyToMessage(publicId: string, change: { fail?: string; note: string; recipient?: string }): Promise<{ workspaceId: string; recipient: string } | null> {
+  async function applyToMessage(
+    publicId: string,
+    change: { fail?: string; note: string; recipient?: string },
+  ): Promise<{ workspaceId: string; recipient: string } | null> {
     const now = deps.clock.now().toISOString();
     let published: unknown = null;
     let found: { workspaceId: string; recipient: string } | null = null;
@@ -95,12 +109,25 @@ export function createBounceHandler(deps: { db: Db; clock: Clock; ids: Ids; bus:
       const failNow = change.fail !== undefined && isTo && ['sent', 'delivered', 'dispatched'].includes(row.status);
       if (failNow) timeline.push({ t: now, e: 'failed' });
       const patch = failNow
-        ? { status: 'failed', error: change.fail!, timeline: JSON.stringify(timeline), due_at: null, locked_until: null, locked_by: null, updated_at: now }
+        ? {
+            status: 'failed',
+            error: change.fail!,
+            timeline: JSON.stringify(timeline),
+            due_at: null,
+            locked_until: null,
+            locked_by: null,
+            updated_at: now,
+          }
         : { timeline: JSON.stringify(timeline), updated_at: now };
       await trx.updateTable('messages').set(patch).where('id', '=', row.id).where('status', '=', row.status).execute();
       if (failNow) {
         const message = rowToMessage({ ...row, ...patch } as typeof row);
-        await recordEvent(trx, deps, { workspaceId: row.workspace_id, livemode: Number(row.livemode) === 1, type: 'message.failed', data: message });
+        await recordEvent(trx, deps, {
+          workspaceId: row.workspace_id,
+          livemode: Number(row.livemode) === 1,
+          type: 'message.failed',
+          data: message,
+        });
         published = message;
       }
     });
@@ -124,7 +151,13 @@ export function createBounceHandler(deps: { db: Db; clock: Clock; ids: Ids; bus:
       const reportType = String(type?.params?.['report-type'] ?? '').toLowerCase();
       if (reportType === 'feedback-report') {
         const m = await applyToMessage(publicId, { note: 'complaint: the recipient reported this message as spam' });
-        if (m) await deps.suppressions.add(m.workspaceId, { address: m.recipient, reason: 'complaint', detail: 'feedback report', messageId: publicId });
+        if (m)
+          await deps.suppressions.add(m.workspaceId, {
+            address: m.recipient,
+            reason: 'complaint',
+            detail: 'feedback report',
+            messageId: publicId,
+          });
         return;
       }
       const status = reportPart(raw, type?.params?.boundary, /^message\/(global-)?delivery-status/i);
@@ -136,7 +169,8 @@ export function createBounceHandler(deps: { db: Db; clock: Clock; ids: Ids; bus:
         if (r.action === 'failed') {
           const error = `bounced: ${r.recipient} ${r.status}${r.diagnostic ? ` ${r.diagnostic}` : ''}`.trim();
           const m = await applyToMessage(publicId, { fail: error, note: error, recipient: r.recipient });
-          if (m && isHardDsnStatus(r.status)) await deps.suppressions.add(m.workspaceId, { address: r.recipient, reason: 'bounce', detail: error, messageId: publicId });
+          if (m && isHardDsnStatus(r.status))
+            await deps.suppressions.add(m.workspaceId, { address: r.recipient, reason: 'bounce', detail: error, messageId: publicId });
         } else if (r.action === 'delayed') {
           await applyToMessage(publicId, { note: `delayed: ${r.recipient} ${r.status} ${r.diagnostic}`.trim() });
         }

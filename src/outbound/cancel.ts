@@ -16,7 +16,14 @@ export async function cancelMessage(db: Db, clock: Clock, scope: Scope, publicId
     }
     const now = clock.now().toISOString();
     const timeline: TimelineEntry[] = [...JSON.parse(row.timeline), { t: now, e: 'canceled' }];
-    const patch = { status: 'canceled', timeline: JSON.stringify(timeline), due_at: null, locked_until: null, locked_by: null, updated_at: now };
+    const patch = {
+      status: 'canceled',
+      timeline: JSON.stringify(timeline),
+      due_at: null,
+      locked_until: null,
+      locked_by: null,
+      updated_at: now,
+    };
     const r = await db.updateTable('messages').set(patch).where('id', '=', row.id).where('status', '=', row.status).executeTakeFirst();
     if (Number(r.numUpdatedRows) === 1) return rowToMessage({ ...row, ...patch });
     // Lost the race: look again (the loop reports the status the winner left).

@@ -98,7 +98,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     const view: Message | null = type || (changed && bus.listening('message.changed')) ? rowToMessage(next) : null;
     const ok = await deps.writes.run(async (trx) => {
       const held = await updateIfHeld(trx, row.id, { status: expectStatus, token }, patch, queries);
-      if (held && type) await recordEvent(trx, deps, { workspaceId: row.workspace_id, livemode: Number(row.livemode) === 1, type, data: view });
+      if (held && type)
+        await recordEvent(trx, deps, { workspaceId: row.workspace_id, livemode: Number(row.livemode) === 1, type, data: view });
       return held;
     });
     if (!ok) {
@@ -117,7 +118,13 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   }
 
   const terminal = (status: string, timeline: TimelineEntry[], error: string | null): RowPatch => ({
-    status, timeline: JSON.stringify(timeline), error, due_at: null, locked_until: null, locked_by: null, updated_at: stamp(),
+    status,
+    timeline: JSON.stringify(timeline),
+    error,
+    due_at: null,
+    locked_until: null,
+    locked_by: null,
+    updated_at: stamp(),
   });
 
   async function process({ row: claimed, output: rendering }: Claimed): Promise<void> {
@@ -150,7 +157,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       // Step: scan. The real reason is for the operator only.
       const verdict = simulated === 'blocked' ? { blocked: true as const, reason: 'test recipient simulates a block' } : scan(output);
       if (verdict.blocked) {
-        log.warn({ message: row.public_id, workspaceId: row.workspace_id, reason: verdict.reason }, 'outbound content scanner blocked a message');
+        log.warn(
+          { message: row.public_id, workspaceId: row.workspace_id, reason: verdict.reason },
+          'outbound content scanner blocked a message',
+        );
         timeline.push({ t: stamp(), e: BLOCKED_NOTICE });
         await commit(row, onDisk, terminal('blocked', timeline, null));
         return;
@@ -183,7 +193,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     if (firstAttempt) timeline.push({ t: stamp(), e: 'dispatched' });
     const leaseUntil = new Date(clock.now().getTime() + cfg.leaseSeconds * 1000).toISOString();
     const dispatched = await commit(row, onDisk, {
-      status: 'dispatched', timeline: JSON.stringify(timeline), attempts, locked_until: leaseUntil, updated_at: stamp(),
+      status: 'dispatched',
+      timeline: JSON.stringify(timeline),
+      attempts,
+      locked_until: leaseUntil,
+      updated_at: stamp(),
     });
     if (!dispatched) return;
     row = dispatched;
@@ -209,7 +223,13 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       timeline.push({ t: now.toISOString(), e: 'deferred' });
       if (next) {
         await commit(row, 'dispatched', {
-          ...provider, timeline: JSON.stringify(timeline), error: outcome.error, due_at: next.toISOString(), locked_until: null, locked_by: null, updated_at: now.toISOString(),
+          ...provider,
+          timeline: JSON.stringify(timeline),
+          error: outcome.error,
+          due_at: next.toISOString(),
+          locked_until: null,
+          locked_by: null,
+          updated_at: now.toISOString(),
         });
       } else {
         timeline.push({ t: now.toISOString(), e: 'failed' });
@@ -256,12 +276,14 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         return true;
       }
       const now = clock.now();
-      const rows = await deps.writes.run((trx) => claimDue(trx, deps.dialect, {
-        now: now.toISOString(),
-        leaseUntil: new Date(now.getTime() + cfg.leaseSeconds * 1000).toISOString(),
-        token,
-        limit: Math.min(maxHeld - held(), cfg.batchSize),
-      }));
+      const rows = await deps.writes.run((trx) =>
+        claimDue(trx, deps.dialect, {
+          now: now.toISOString(),
+          leaseUntil: new Date(now.getTime() + cfg.leaseSeconds * 1000).toISOString(),
+          token,
+          limit: Math.min(maxHeld - held(), cfg.batchSize),
+        }),
+      );
       for (const row of rows) {
         const output = render(row);
         output.catch(() => {}); // handled when the message is processed

@@ -6,7 +6,17 @@ import type { Channel } from '../templates/render.js';
 import type { Attachment, OutboundMessage } from './channels/channel.js';
 
 export const STATUSES = [
-  'scheduled', 'queued', 'rendered', 'dispatched', 'sent', 'delivered', 'failed', 'opted_out', 'suppressed', 'blocked', 'canceled',
+  'scheduled',
+  'queued',
+  'rendered',
+  'dispatched',
+  'sent',
+  'delivered',
+  'failed',
+  'opted_out',
+  'suppressed',
+  'blocked',
+  'canceled',
 ] as const;
 export type MessageStatus = (typeof STATUSES)[number];
 

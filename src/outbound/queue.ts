@@ -14,7 +14,11 @@ import type { MessageRow } from './message.js';
 export type RowPatch = Omit<Updateable<MessagesTable>, 'seq' | 'id'>;
 
 /** Claims up to `limit` due rows with a lease; returns them as they are after the claim. */
-export async function claimDue(db: Db | Transaction<Database>, dialect: Dialect, opts: { now: string; leaseUntil: string; token: string; limit: number }): Promise<MessageRow[]> {
+export async function claimDue(
+  db: Db | Transaction<Database>,
+  dialect: Dialect,
+  opts: { now: string; leaseUntil: string; token: string; limit: number },
+): Promise<MessageRow[]> {
   let due = db
     .selectFrom('messages')
     .select('id')
@@ -39,7 +43,8 @@ export async function updateIfHeld(
   patch: RowPatch,
   queries?: QueryCache,
 ): Promise<boolean> {
-  const build = () => db.updateTable('messages').set(patch).where('id', '=', id).where('status', '=', expect.status).where('locked_by', '=', expect.token);
+  const build = () =>
+    db.updateTable('messages').set(patch).where('id', '=', id).where('status', '=', expect.status).where('locked_by', '=', expect.token);
   if (!queries) return Number((await build().executeTakeFirst()).numUpdatedRows) === 1;
   // One shape per set of patched columns (a handful: the dispatcher's steps).
   const columns = (Object.keys(patch) as (keyof RowPatch)[]).filter((k) => patch[k] !== undefined);

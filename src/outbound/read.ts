@@ -90,7 +90,10 @@ export function createReader({ db, dialect }: { db: Db; dialect: Dialect }) {
         q = q.where(containsText(dialect, 'metadata_text', `${JSON.stringify(k)}:${JSON.stringify(v)}`));
       }
       if (f.q) q = q.where(ilike(dialect, 'search_text', `%${escapeLike(f.q)}%`));
-      const rows = await q.orderBy('seq', 'desc').limit(f.limit + 1).execute();
+      const rows = await q
+        .orderBy('seq', 'desc')
+        .limit(f.limit + 1)
+        .execute();
       const more = rows.length > f.limit;
       const page = more ? rows.slice(0, f.limit) : rows;
       return { data: page.map(rowToMessage), nextCursor: more ? encodeCursor(Number(page[page.length - 1].seq)) : null };

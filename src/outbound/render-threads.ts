@@ -73,7 +73,8 @@ export interface RendererOptions {
   start?: () => Worker;
 }
 
-const threadStopped = (): SmtpError => Object.assign(new Error('the render thread holding the connection stopped'), { code: 'ECONNECTION' });
+const threadStopped = (): SmtpError =>
+  Object.assign(new Error('the render thread holding the connection stopped'), { code: 'ECONNECTION' });
 
 /** The renderer `dispatcher.renderThreads` asks for. */
 export function createRenderer(opts: RendererOptions): Renderer {
@@ -107,7 +108,12 @@ export function createRenderer(opts: RendererOptions): Renderer {
       if (threads[slot] === t) threads[slot] = null;
       if (!closed) {
         lost++;
-        opts.log.error({ err: failure, code, unfinished: t.pending.size }, lost > MAX_STARTS_LOST ? 'render thread stopped; rendering on the event loop from now on' : 'render thread stopped; its jobs run on the event loop');
+        opts.log.error(
+          { err: failure, code, unfinished: t.pending.size },
+          lost > MAX_STARTS_LOST
+            ? 'render thread stopped; rendering on the event loop from now on'
+            : 'render thread stopped; its jobs run on the event loop',
+        );
       }
       for (const p of t.pending.values()) {
         // Render jobs are pure: running them again here cannot duplicate anything.

@@ -4,7 +4,14 @@
 // when they own their memory.
 import { parentPort } from 'node:worker_threads';
 import type { ChannelOutput } from '../templates/render.js';
-import { createPoolHost, errorToWire, type PoolCall, type PoolLogLine, type WireError, type WireSendResult } from './channels/email/pool-wire.js';
+import {
+  createPoolHost,
+  errorToWire,
+  type PoolCall,
+  type PoolLogLine,
+  type WireError,
+  type WireSendResult,
+} from './channels/email/pool-wire.js';
 import { runRenderJob, type RenderJob } from './render-jobs.js';
 
 export type ThreadRequest = { id: number; job: RenderJob } | { id: number; pool: PoolCall };

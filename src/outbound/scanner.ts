@@ -23,7 +23,12 @@ const URL_HOST = /\b(?:https?:)?\/\/([a-z0-9.-]+)/gi;
 export function createScanner(rules: ScanRules): (output: ChannelOutput) => ScanVerdict {
   const phrases = rules.blockedPhrases.map((p) => p.toLowerCase());
   const patterns = rules.blockedPatterns.map((p) => new RegExp(p, 'i'));
-  const domains = rules.blockedDomains.map((d) => d.toLowerCase().replace(/^\*?\./, '').replace(/\.$/, ''));
+  const domains = rules.blockedDomains.map((d) =>
+    d
+      .toLowerCase()
+      .replace(/^\*?\./, '')
+      .replace(/\.$/, ''),
+  );
   // No rules (the default): nothing to look at, so do not lower-case every rendered field.
   if (phrases.length === 0 && patterns.length === 0 && domains.length === 0) return () => ({ blocked: false });
   return (output) => {

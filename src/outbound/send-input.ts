@@ -17,9 +17,16 @@ const address = z.string().refine(isEmailAddress, 'must be a bare email address 
 const metadataKey = /^[^\u0000-\u001f\u007f]{1,40}$/;
 
 const attachment = z.strictObject({
-  filename: z.string().min(1).max(255).refine((s) => !CONTROL.test(s) && !/[\\/]/.test(s), 'must not contain control characters or slashes'),
+  filename: z
+    .string()
+    .min(1)
+    .max(255)
+    .refine((s) => !CONTROL.test(s) && !/[\\/]/.test(s), 'must not contain control characters or slashes'),
   contentType: z.string().regex(/^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/i, 'must be a MIME type such as application/pdf'),
-  content: z.string().min(1).refine((s) => BASE64.test(s), 'must be base64'),
+  content: z
+    .string()
+    .min(1)
+    .refine((s) => BASE64.test(s), 'must be base64'),
 });
 
 const recipients = z.union([address, z.array(address).max(50)]).transform((v) => (Array.isArray(v) ? v : [v]));
@@ -31,11 +38,18 @@ export const sendBody = z.object({
   channel: z.enum(CHANNELS).optional(),
   vars: z.record(z.string(), z.unknown()).default({}),
   metadata: z
-    .record(z.string(), z.union([z.string().max(500), z.number().refine(Number.isFinite, 'must be finite'), z.boolean()], { error: 'metadata values must be string, number or boolean' }))
+    .record(
+      z.string(),
+      z.union([z.string().max(500), z.number().refine(Number.isFinite, 'must be finite'), z.boolean()], {
+        error: 'metadata values must be string, number or boolean',
+      }),
+    )
     .default({})
     .refine((m) => Object.keys(m).length <= 50, 'at most 50 metadata keys')
     .refine((m) => Object.keys(m).every((k) => metadataKey.test(k)), 'metadata keys are 1-40 characters without control characters'),
-  scheduledAt: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone, such as 2030-01-01T09:00:00Z' }).optional(),
+  scheduledAt: z.iso
+    .datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone, such as 2030-01-01T09:00:00Z' })
+    .optional(),
   from: address.optional(),
   fromName: z
     .string()
@@ -56,22 +70,48 @@ const str = z.string().max(1_000_000);
 const data = z.record(z.string(), z.unknown());
 export const contentSchemas: Record<Channel, z.ZodType> = {
   email: z
-    .strictObject({ subject: z.string().min(1).max(998), html: str.optional(), text: str.optional(), preheader: z.string().max(500).optional() })
+    .strictObject({
+      subject: z.string().min(1).max(998),
+      html: str.optional(),
+      text: str.optional(),
+      preheader: z.string().max(500).optional(),
+    })
     .refine((c) => !!(c.html || c.text), { message: 'email content needs html or text', path: ['html'] }),
   sms: z.strictObject({ body: z.string().min(1).max(1600) }),
-  push: z.strictObject({ title: z.string().max(500).optional(), body: z.string().min(1).max(4000), data: data.optional(), badge: z.number().int().min(0).optional(), sound: z.string().max(200).optional() }),
-  'web-push': z.strictObject({ title: z.string().min(1).max(500), body: z.string().max(4000).optional(), icon: z.string().max(2048).optional(), clickUrl: z.string().max(2048).optional(), data: data.optional(), badge: z.string().max(2048).optional() }),
+  push: z.strictObject({
+    title: z.string().max(500).optional(),
+    body: z.string().min(1).max(4000),
+    data: data.optional(),
+    badge: z.number().int().min(0).optional(),
+    sound: z.string().max(200).optional(),
+  }),
+  'web-push': z.strictObject({
+    title: z.string().min(1).max(500),
+    body: z.string().max(4000).optional(),
+    icon: z.string().max(2048).optional(),
+    clickUrl: z.string().max(2048).optional(),
+    data: data.optional(),
+    badge: z.string().max(2048).optional(),
+  }),
 };
 
 /** Checks of the body that need no template: one-of rules and the scheduling window. */
 export function shapeIssues(body: SendBody, opts: { raw: boolean; now: Date }): Issue[] {
   const issues: Issue[] = [];
   if (opts.raw && body.template !== undefined) issues.push({ path: 'template', message: 'send-raw takes content, not template' });
-  if (body.template !== undefined && body.content !== undefined) issues.push({ path: 'content', message: 'give either template or content, not both' });
-  if (body.template === undefined && body.content === undefined) issues.push({ path: opts.raw ? 'content' : 'template', message: opts.raw ? 'content is required' : 'one of template or content is required' });
-  if (body.content !== undefined && body.channel === undefined) issues.push({ path: 'channel', message: 'channel is required for a raw send' });
-  if (body.content !== undefined && body.version !== undefined) issues.push({ path: 'version', message: 'version applies to template sends only' });
-  if (body.template !== undefined && body.interpolate !== undefined) issues.push({ path: 'interpolate', message: 'interpolate applies to inline content only' });
+  if (body.template !== undefined && body.content !== undefined)
+    issues.push({ path: 'content', message: 'give either template or content, not both' });
+  if (body.template === undefined && body.content === undefined)
+    issues.push({
+      path: opts.raw ? 'content' : 'template',
+      message: opts.raw ? 'content is required' : 'one of template or content is required',
+    });
+  if (body.content !== undefined && body.channel === undefined)
+    issues.push({ path: 'channel', message: 'channel is required for a raw send' });
+  if (body.content !== undefined && body.version !== undefined)
+    issues.push({ path: 'version', message: 'version applies to template sends only' });
+  if (body.template !== undefined && body.interpolate !== undefined)
+    issues.push({ path: 'interpolate', message: 'interpolate applies to inline content only' });
   if (body.scheduledAt !== undefined) {
     const at = Date.parse(body.scheduledAt);
     const now = opts.now.getTime();
@@ -94,7 +134,8 @@ function webPushIssue(to: string): string | null {
   }
   if (!sub || typeof sub !== 'object') return 'must be a JSON-encoded web push subscription';
   try {
-    if (typeof sub.endpoint !== 'string' || new URL(sub.endpoint).protocol !== 'https:') return 'subscription endpoint must be an https URL';
+    if (typeof sub.endpoint !== 'string' || new URL(sub.endpoint).protocol !== 'https:')
+      return 'subscription endpoint must be an https URL';
   } catch {
     return 'subscription endpoint must be an https URL';
   }

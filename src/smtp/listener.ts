@@ -96,7 +96,13 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
         if (bounceRcpts.length > 0 && deps.bounces) await deps.bounces.handle({ raw, mailFrom, recipients: bounceRcpts });
         let ids: string[] = [];
         if (mailbox.length > 0 && deps.receiver) {
-          const stored = await deps.receiver.receive({ raw, mailFrom, routes: mailbox, ip: session.remoteAddress, helo: session.hostNameAppearsAs ?? '' });
+          const stored = await deps.receiver.receive({
+            raw,
+            mailFrom,
+            routes: mailbox,
+            ip: session.remoteAddress,
+            helo: session.hostNameAppearsAs ?? '',
+          });
           ids = stored.map((s) => s.id);
         }
         return ids;
@@ -112,7 +118,13 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
 
   return {
     listen() {
-      const tls = loadTls({ dataDir: config.dataDir, hostname: config.hostname, certFile: opts.tlsCert, keyFile: opts.tlsKey, now: (deps.clock ?? { now: () => new Date() }).now() });
+      const tls = loadTls({
+        dataDir: config.dataDir,
+        hostname: config.hostname,
+        certFile: opts.tlsCert,
+        keyFile: opts.tlsKey,
+        now: (deps.clock ?? { now: () => new Date() }).now(),
+      });
       server = new SMTPServer({
         name: config.hostname,
         banner: 'Postern ESMTP',
@@ -128,7 +140,17 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
         socketTimeout: opts.socketTimeoutMs,
         useProxy: opts.proxyProtocol,
         disableReverseLookup: !opts.reverseLookup,
-        ...(opts.reverseLookup && deps.dns ? { resolver: { reverse: (ip: string, cb: (err: Error | null, names?: string[]) => void) => void deps.dns!.reverse(ip).then((n) => cb(null, n), (e) => cb(e)) } } : {}),
+        ...(opts.reverseLookup && deps.dns
+          ? {
+              resolver: {
+                reverse: (ip: string, cb: (err: Error | null, names?: string[]) => void) =>
+                  void deps.dns!.reverse(ip).then(
+                    (n) => cb(null, n),
+                    (e) => cb(e),
+                  ),
+              },
+            }
+          : {}),
         onRcptTo,
         onData,
         onMailFrom(_address, session, callback) {

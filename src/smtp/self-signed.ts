@@ -77,7 +77,10 @@ export function makeSelfSigned(hostname: string, now: Date, altNames: string[] =
 }
 
 /** The configured certificate and key, or the self-signed pair in `{dataDir}/tls/`, made on first use. */
-export function loadTls(opts: { dataDir: string; hostname: string; certFile: string; keyFile: string; now: Date }): { cert: Buffer; key: Buffer } {
+export function loadTls(opts: { dataDir: string; hostname: string; certFile: string; keyFile: string; now: Date }): {
+  cert: Buffer;
+  key: Buffer;
+} {
   if (opts.certFile && opts.keyFile) return { cert: readFileSync(opts.certFile), key: readFileSync(opts.keyFile) };
   const dir = path.join(opts.dataDir, 'tls');
   const certPath = path.join(dir, 'smtp-cert.pem');

@@ -25,7 +25,13 @@ export function suppressionRoutes(store: SuppressionStore): Router {
   const r = Router();
   r.get('/suppressions', requireScope('read'), async (req, res) => {
     const q = listQuery.safeParse(req.query);
-    if (!q.success) throw new AppError('invalid_request', zodIssues(q.error).map((i) => `${i.path}: ${i.message}`).join('; '));
+    if (!q.success)
+      throw new AppError(
+        'invalid_request',
+        zodIssues(q.error)
+          .map((i) => `${i.path}: ${i.message}`)
+          .join('; '),
+      );
     const data = await store.list(principalOf(res).workspace.id, q.data);
     res.json({ data, nextBefore: data.length === q.data.limit ? data[data.length - 1].createdAt : null });
   });

@@ -23,7 +23,10 @@ export interface Suppression {
 
 export interface SuppressionStore {
   /** Adds (or strengthens) an entry; returns the entry as stored. */
-  add(workspaceId: string, input: { address: string; reason: SuppressionReason; detail?: string | null; messageId?: string | null }): Promise<Suppression>;
+  add(
+    workspaceId: string,
+    input: { address: string; reason: SuppressionReason; detail?: string | null; messageId?: string | null },
+  ): Promise<Suppression>;
   remove(workspaceId: string, address: string): Promise<boolean>;
   get(workspaceId: string, address: string): Promise<Suppression | null>;
   /** Entries of the given addresses (lowercased keys). */
@@ -84,7 +87,11 @@ export function createSuppressionStore({ db, clock, ids }: { db: Db; clock: Cloc
       return (await get(workspaceId, address))!;
     },
     async remove(workspaceId, address) {
-      const r = await db.deleteFrom('suppressions').where('workspace_id', '=', workspaceId).where('address', '=', normalizeAddress(address)).executeTakeFirst();
+      const r = await db
+        .deleteFrom('suppressions')
+        .where('workspace_id', '=', workspaceId)
+        .where('address', '=', normalizeAddress(address))
+        .executeTakeFirst();
       return Number(r.numDeletedRows) > 0;
     },
     async getMany(workspaceId, addresses) {
@@ -117,7 +124,12 @@ export function createSuppressionStore({ db, clock, ids }: { db: Db; clock: Cloc
  * `opted_out` for an unsubscribed one on a template send; null to go ahead.
  */
 export function createSuppressionCheck(store: SuppressionStore) {
-  return async (message: { workspaceId: string; channel: string; recipient: string; templateSlug: string | null }): Promise<{ kind: 'suppressed' | 'opted_out'; reason: string } | null> => {
+  return async (message: {
+    workspaceId: string;
+    channel: string;
+    recipient: string;
+    templateSlug: string | null;
+  }): Promise<{ kind: 'suppressed' | 'opted_out'; reason: string } | null> => {
     const s = await store.get(message.workspaceId, suppressionKey(message.channel, message.recipient));
     if (!s) return null;
     if (s.reason === 'unsubscribe') {

@@ -13,7 +13,12 @@ function jsonFiles(args: string[]): string[] {
   for (const a of args) {
     if (!existsSync(a)) throw new UsageError(`${a}: no such file or directory`);
     if (statSync(a).isDirectory()) {
-      out.push(...readdirSync(a).filter((n) => n.endsWith('.json')).sort().map((n) => path.join(a, n)));
+      out.push(
+        ...readdirSync(a)
+          .filter((n) => n.endsWith('.json'))
+          .sort()
+          .map((n) => path.join(a, n)),
+      );
     } else {
       out.push(a);
     }
@@ -35,14 +40,21 @@ export function readTemplateFile(file: string): TemplateFile {
   if (data && typeof data === 'object' && !Array.isArray(data)) {
     const dir = path.dirname(file);
     const base = path.basename(file, '.json');
-    const stems = [...new Set([typeof data.slug === 'string' ? data.slug.toLowerCase() : null, base].filter((s): s is string => Boolean(s)))];
-    for (const [field, ext] of [['html', '.html'], ['text', '.txt']] as const) {
+    const stems = [
+      ...new Set([typeof data.slug === 'string' ? data.slug.toLowerCase() : null, base].filter((s): s is string => Boolean(s))),
+    ];
+    for (const [field, ext] of [
+      ['html', '.html'],
+      ['text', '.txt'],
+    ] as const) {
       const sibling = stems.map((s) => path.join(dir, s + ext)).find((p) => existsSync(p));
       if (!sibling) continue;
       data.content ??= {};
       if (typeof data.content === 'object' && data.content !== null) {
         if (data.content[field] !== undefined) {
-          throw invalidBody([{ path: `${file}:content.${field}`, message: `content.${field} is given both in the JSON and in ${sibling}` }]);
+          throw invalidBody([
+            { path: `${file}:content.${field}`, message: `content.${field} is given both in the JSON and in ${sibling}` },
+          ]);
         }
         data.content[field] = readFileSync(sibling, 'utf8');
       }

@@ -66,7 +66,10 @@ export interface Variable {
 
 export const variableSchema = z.strictObject({
   // A Mustache path: names separated by dots.
-  name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$/, 'variable name must be a dotted path of letters, digits, _ and -').max(128),
+  name: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_-]*(\.[A-Za-z_][A-Za-z0-9_-]*)*$/, 'variable name must be a dotted path of letters, digits, _ and -')
+    .max(128),
   type: z.enum(VARIABLE_TYPES, { message: `type must be one of ${VARIABLE_TYPES.join(', ')}` }).default('string'),
   description: text(500).default(''),
   required: z.boolean().default(false),

@@ -46,7 +46,9 @@ interface Planned {
 /** JSON with sorted keys, so two equal values compare equal whatever their key order. */
 export function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_k, v) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v,
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
   );
 }
 
@@ -64,7 +66,9 @@ export function planPush(files: TemplateFile[]): Planned[] {
     const { slug, channel, content } = parsed.data;
     const c = contentSchemas[channel].safeParse(content);
     if (!c.success) {
-      issues.push(...c.error.issues.map((i) => ({ path: `${f.file}:${['content', ...i.path.map(String)].join('.')}`, message: i.message })));
+      issues.push(
+        ...c.error.issues.map((i) => ({ path: `${f.file}:${['content', ...i.path.map(String)].join('.')}`, message: i.message })),
+      );
       continue;
     }
     const bad = checkTemplates(channel, c.data as unknown as Record<string, unknown>);
@@ -100,7 +104,12 @@ export async function pushTemplates(
       actions.push('created');
     }
     if (detail.channel !== p.channel) {
-      throw invalidBody([{ path: `${p.file}:channel`, message: `template ${p.slug} is a ${detail.channel} template; its channel cannot change to ${p.channel}` }]);
+      throw invalidBody([
+        {
+          path: `${p.file}:channel`,
+          message: `template ${p.slug} is a ${detail.channel} template; its channel cannot change to ${p.channel}`,
+        },
+      ]);
     }
     if (p.description !== undefined && p.description !== detail.description) {
       await templates.update(workspace.id, p.slug, { description: p.description });
@@ -108,7 +117,9 @@ export async function pushTemplates(
     }
 
     const wanted = canonicalJson({ content: p.content, variables: p.variables });
-    const current = detail.currentVersion ? canonicalJson({ content: detail.currentVersion.content, variables: detail.currentVersion.variables }) : null;
+    const current = detail.currentVersion
+      ? canonicalJson({ content: detail.currentVersion.content, variables: detail.currentVersion.variables })
+      : null;
     const versions = detail.draft ? await templates.versions(workspace.id, p.slug) : [];
     const draft = versions.find((v) => v.status === 'draft');
     let versionNumber = detail.currentVersion?.versionNumber ?? null;

@@ -145,7 +145,12 @@ export function checkTemplates(channel: Channel, content: Record<string, unknown
       const walk = (list: Token[]): boolean => {
         for (const tok of list) {
           if (tok[0] === '>') {
-            issues.push({ path: p, message: `partials are not allowed ({{> ${tok[1]}}} at ${tok[2]})`, position: tok[2], ...locate(value, tok[2]) });
+            issues.push({
+              path: p,
+              message: `partials are not allowed ({{> ${tok[1]}}} at ${tok[2]})`,
+              position: tok[2],
+              ...locate(value, tok[2]),
+            });
             return false;
           }
           if (tok[4] && !walk(tok[4])) return false;
@@ -329,13 +334,25 @@ export function contentAsOutput(channel: Channel, content: ChannelContent): Chan
     case 'email': {
       const html = c.html ?? '';
       const preheader = c.preheader ?? '';
-      return { subject: c.subject ?? '', preheader, html: html ? insertPreheader(html, preheader) : '', text: c.text ?? (html ? textFromHtml(html) : '') };
+      return {
+        subject: c.subject ?? '',
+        preheader,
+        html: html ? insertPreheader(html, preheader) : '',
+        text: c.text ?? (html ? textFromHtml(html) : ''),
+      };
     }
     case 'sms':
       return { body: c.body ?? '' };
     case 'push':
       return { title: c.title ?? '', body: c.body ?? '', data: c.data ?? {}, badge: c.badge ?? null, sound: c.sound ?? null };
     case 'web-push':
-      return { title: c.title ?? '', body: c.body ?? '', icon: c.icon ?? null, clickUrl: c.clickUrl ?? null, data: c.data ?? {}, badge: c.badge ?? null };
+      return {
+        title: c.title ?? '',
+        body: c.body ?? '',
+        icon: c.icon ?? null,
+        clickUrl: c.clickUrl ?? null,
+        data: c.data ?? {},
+        badge: c.badge ?? null,
+      };
   }
 }

@@ -86,7 +86,13 @@ class DraftRace extends Error {}
 type VersionRow = TemplateVersionsTable;
 
 function toSummary(row: TemplateRow): TemplateSummary {
-  return { slug: row.slug, channel: row.channel as Channel, description: row.description, status: row.status as TemplateStatus, updatedAt: row.updated_at };
+  return {
+    slug: row.slug,
+    channel: row.channel as Channel,
+    description: row.description,
+    status: row.status as TemplateStatus,
+    updatedAt: row.updated_at,
+  };
 }
 
 function toVersion(row: VersionRow): TemplateVersion {
@@ -129,10 +135,21 @@ export function createTemplateStore({ db, clock, ids }: { db: Db; clock: Clock; 
     db.selectFrom('template_versions').selectAll().where('template_id', '=', templateId).where('version_number', '=', n).executeTakeFirst();
 
   const draftRow = (templateId: string) =>
-    db.selectFrom('template_versions').selectAll().where('template_id', '=', templateId).where('published_at', 'is', null).executeTakeFirst();
+    db
+      .selectFrom('template_versions')
+      .selectAll()
+      .where('template_id', '=', templateId)
+      .where('published_at', 'is', null)
+      .executeTakeFirst();
 
   const latestRow = (templateId: string) =>
-    db.selectFrom('template_versions').selectAll().where('template_id', '=', templateId).orderBy('version_number', 'desc').limit(1).executeTakeFirst();
+    db
+      .selectFrom('template_versions')
+      .selectAll()
+      .where('template_id', '=', templateId)
+      .orderBy('version_number', 'desc')
+      .limit(1)
+      .executeTakeFirst();
 
   async function detail(row: TemplateRow): Promise<TemplateDetail> {
     const current = row.current_version === null ? undefined : await versionRow(row.id, Number(row.current_version));
@@ -141,7 +158,9 @@ export function createTemplateStore({ db, clock, ids }: { db: Db; clock: Clock; 
     return {
       ...toSummary(row),
       createdAt: row.created_at,
-      currentVersion: cur ? { versionNumber: cur.versionNumber, variables: cur.variables, publishedAt: cur.publishedAt!, content: cur.content } : null,
+      currentVersion: cur
+        ? { versionNumber: cur.versionNumber, variables: cur.variables, publishedAt: cur.publishedAt!, content: cur.content }
+        : null,
       draft: draft ? { versionNumber: Number(draft.version_number), updatedAt: draft.updated_at } : null,
     };
   }
@@ -163,13 +182,25 @@ export function createTemplateStore({ db, clock, ids }: { db: Db; clock: Clock; 
       if (!slug) throw invalidBody([{ path: 'slug', message: 'slug must be 1-64 characters of a-z, 0-9, - and _' }]);
       const limit = PLAN_TEMPLATE_LIMITS[workspace.plan];
       if (limit !== undefined) {
-        const r = await db.selectFrom('templates').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', workspace.id).executeTakeFirstOrThrow();
-        if (Number(r.n) >= limit) throw new AppError('plan_limit', `the ${workspace.plan} plan holds at most ${limit} templates`, { limit });
+        const r = await db
+          .selectFrom('templates')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('workspace_id', '=', workspace.id)
+          .executeTakeFirstOrThrow();
+        if (Number(r.n) >= limit)
+          throw new AppError('plan_limit', `the ${workspace.plan} plan holds at most ${limit} templates`, { limit });
       }
       const at = now();
       const row: TemplateRow = {
-        id: ids.uuid(), workspace_id: workspace.id, slug, channel: input.channel, description: input.description ?? '',
-        status: 'active', current_version: null, created_at: at, updated_at: at,
+        id: ids.uuid(),
+        workspace_id: workspace.id,
+        slug,
+        channel: input.channel,
+        description: input.description ?? '',
+        status: 'active',
+        current_version: null,
+        created_at: at,
+        updated_at: at,
       };
       try {
         await db.insertInto('templates').values(row).execute();
@@ -212,18 +243,40 @@ export function createTemplateStore({ db, clock, ids }: { db: Db; clock: Clock; 
             // lock (SQLite), so concurrent saves of one template run one after another and each
             // sees the draft the previous one opened.
             await trx.updateTable('templates').set({ updated_at: at }).where('id', '=', tpl.id).execute();
-            const draft = await trx.selectFrom('template_versions').selectAll().where('template_id', '=', tpl.id).where('published_at', 'is', null).executeTakeFirst();
+            const draft = await trx
+              .selectFrom('template_versions')
+              .selectAll()
+              .where('template_id', '=', tpl.id)
+              .where('published_at', 'is', null)
+              .executeTakeFirst();
             let row: VersionRow;
             if (draft) {
               row = { ...draft, content: contentJson, variables: variablesJson, updated_at: at };
-              const r = await trx.updateTable('template_versions').set({ content: contentJson, variables: variablesJson, updated_at: at })
-                .where('id', '=', draft.id).where('published_at', 'is', null).executeTakeFirst();
+              const r = await trx
+                .updateTable('template_versions')
+                .set({ content: contentJson, variables: variablesJson, updated_at: at })
+                .where('id', '=', draft.id)
+                .where('published_at', 'is', null)
+                .executeTakeFirst();
               // Published meanwhile by another request: it is immutable now, so open the next number.
               if (Number(r.numUpdatedRows) !== 1) throw new DraftRace();
             } else {
-              const top = await trx.selectFrom('template_versions').select((eb) => eb.fn.max('version_number').as('n')).where('template_id', '=', tpl.id).executeTakeFirst();
+              const top = await trx
+                .selectFrom('template_versions')
+                .select((eb) => eb.fn.max('version_number').as('n'))
+                .where('template_id', '=', tpl.id)
+                .executeTakeFirst();
               const next = Number(top?.n ?? 0) + 1;
-              row = { id: ids.uuid(), template_id: tpl.id, version_number: next, content: contentJson, variables: variablesJson, created_at: at, updated_at: at, published_at: null };
+              row = {
+                id: ids.uuid(),
+                template_id: tpl.id,
+                version_number: next,
+                content: contentJson,
+                variables: variablesJson,
+                created_at: at,
+                updated_at: at,
+                published_at: null,
+              };
               await trx.insertInto('template_versions').values(row).execute();
             }
             return toVersion(row);
@@ -238,27 +291,49 @@ export function createTemplateStore({ db, clock, ids }: { db: Db; clock: Clock; 
     async publish(workspaceId, slug) {
       const tpl = await templateOr404(workspaceId, slug);
       return db.transaction().execute(async (trx) => {
-        const draft = await trx.selectFrom('template_versions').selectAll().where('template_id', '=', tpl.id).where('published_at', 'is', null).executeTakeFirst();
+        const draft = await trx
+          .selectFrom('template_versions')
+          .selectAll()
+          .where('template_id', '=', tpl.id)
+          .where('published_at', 'is', null)
+          .executeTakeFirst();
         if (!draft) throw new AppError('conflict', `template ${tpl.slug} has no draft to publish`);
         const at = now();
-        const r = await trx.updateTable('template_versions').set({ published_at: at, updated_at: at })
-          .where('id', '=', draft.id).where('published_at', 'is', null).executeTakeFirst();
+        const r = await trx
+          .updateTable('template_versions')
+          .set({ published_at: at, updated_at: at })
+          .where('id', '=', draft.id)
+          .where('published_at', 'is', null)
+          .executeTakeFirst();
         if (Number(r.numUpdatedRows) !== 1) throw new AppError('conflict', `template ${tpl.slug} has no draft to publish`);
-        await trx.updateTable('templates').set({ current_version: draft.version_number, updated_at: at }).where('id', '=', tpl.id).execute();
+        await trx
+          .updateTable('templates')
+          .set({ current_version: draft.version_number, updated_at: at })
+          .where('id', '=', tpl.id)
+          .execute();
         return toVersion({ ...draft, published_at: at, updated_at: at });
       });
     },
 
     async discardDraft(workspaceId, slug) {
       const tpl = await templateOr404(workspaceId, slug);
-      const r = await db.deleteFrom('template_versions').where('template_id', '=', tpl.id).where('published_at', 'is', null).executeTakeFirst();
+      const r = await db
+        .deleteFrom('template_versions')
+        .where('template_id', '=', tpl.id)
+        .where('published_at', 'is', null)
+        .executeTakeFirst();
       if (Number(r.numDeletedRows) === 0) throw notFound(`draft of template ${tpl.slug}`);
       await touch(tpl.id, now());
     },
 
     async versions(workspaceId, slug) {
       const tpl = await templateOr404(workspaceId, slug);
-      const rows = await db.selectFrom('template_versions').selectAll().where('template_id', '=', tpl.id).orderBy('version_number', 'desc').execute();
+      const rows = await db
+        .selectFrom('template_versions')
+        .selectAll()
+        .where('template_id', '=', tpl.id)
+        .orderBy('version_number', 'desc')
+        .execute();
       return rows.map(toVersion);
     },
 
@@ -270,7 +345,9 @@ export function createTemplateStore({ db, clock, ids }: { db: Db; clock: Clock; 
         if (!row) throw invalidBody([{ path: 'version', message: `template ${tpl.slug} has no version ${input.version}` }]);
       } else {
         if (tpl.current_version === null) {
-          throw invalidBody([{ path: 'template', message: `template ${tpl.slug} has never been published; publish it, or pass version to render a draft` }]);
+          throw invalidBody([
+            { path: 'template', message: `template ${tpl.slug} has never been published; publish it, or pass version to render a draft` },
+          ]);
         }
         row = await versionRow(tpl.id, Number(tpl.current_version));
       }
@@ -287,11 +364,18 @@ export function createTemplateStore({ db, clock, ids }: { db: Db; clock: Clock; 
         row = await versionRow(tpl.id, opts.version);
         if (!row) throw invalidBody([{ path: 'version', message: `template ${tpl.slug} has no version ${opts.version}` }]);
         if (opts.livemode && !row.published_at) {
-          throw invalidBody([{ path: 'version', message: `version ${opts.version} of template ${tpl.slug} is an unpublished draft; live mode sends published versions only` }]);
+          throw invalidBody([
+            {
+              path: 'version',
+              message: `version ${opts.version} of template ${tpl.slug} is an unpublished draft; live mode sends published versions only`,
+            },
+          ]);
         }
       } else if (opts.livemode) {
         if (tpl.current_version === null) {
-          throw invalidBody([{ path: 'template', message: `template ${tpl.slug} has never been published; live mode sends published versions only` }]);
+          throw invalidBody([
+            { path: 'template', message: `template ${tpl.slug} has never been published; live mode sends published versions only` },
+          ]);
         }
         row = await versionRow(tpl.id, Number(tpl.current_version));
       } else {
@@ -299,7 +383,13 @@ export function createTemplateStore({ db, clock, ids }: { db: Db; clock: Clock; 
         if (!row) throw invalidBody([{ path: 'template', message: `template ${tpl.slug} has no versions yet; save a draft first` }]);
       }
       const v = toVersion(row!);
-      return { slug: tpl.slug, channel: tpl.channel as Channel, versionNumber: v.versionNumber, content: v.content, variables: v.variables };
+      return {
+        slug: tpl.slug,
+        channel: tpl.channel as Channel,
+        versionNumber: v.versionNumber,
+        content: v.content,
+        variables: v.variables,
+      };
     },
   };
   return store;

@@ -43,9 +43,11 @@ export function trackingRoutes(deps: TrackingRouteDeps): Router {
   };
   r.get('/u/:token', async (req, res) => {
     const p = await unsubscribeTarget(String(req.params.token));
-    res.type('html').send(
-      `<!doctype html><meta charset="utf-8"><title>Unsubscribe</title><form method="post"><p>Stop these emails to ${escapeHtml(p.r!)}?</p><button type="submit" name="List-Unsubscribe" value="One-Click">Unsubscribe</button></form>`,
-    );
+    res
+      .type('html')
+      .send(
+        `<!doctype html><meta charset="utf-8"><title>Unsubscribe</title><form method="post"><p>Stop these emails to ${escapeHtml(p.r!)}?</p><button type="submit" name="List-Unsubscribe" value="One-Click">Unsubscribe</button></form>`,
+      );
   });
   r.post('/u/:token', express.urlencoded({ extended: false, limit: '4kb' }), async (req, res) => {
     const p = await unsubscribeTarget(String(req.params.token));

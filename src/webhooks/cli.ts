@@ -21,7 +21,13 @@ function idArg(positionals: string[], what = 'endpoint id'): string {
   return positionals[0];
 }
 
-const list = (v: string | undefined) => (v === undefined ? undefined : v.split(',').map((s) => s.trim()).filter(Boolean));
+const list = (v: string | undefined) =>
+  v === undefined
+    ? undefined
+    : v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
 const bool = (v: string | undefined, name: string) => {
   if (v === undefined) return undefined;
   if (v === 'true' || v === 'false') return v === 'true';
@@ -33,7 +39,13 @@ export const webhookCommands: Command[] = [
     name: 'webhook create',
     usage: '--workspace S [--env live|test] --url URL [--events a,b|*] [--description D] [--enabled true|false]',
     summary: 'create a webhook endpoint; the signing secret is printed once',
-    options: { ...ownerOpts, url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' }, enabled: { type: 'string' } },
+    options: {
+      ...ownerOpts,
+      url: { type: 'string' },
+      events: { type: 'string' },
+      description: { type: 'string' },
+      enabled: { type: 'string' },
+    },
     run: async (app, { values }) => {
       const input = parseBody(createEndpointSchema, {
         url: required(values, 'url'),
@@ -63,7 +75,13 @@ export const webhookCommands: Command[] = [
     name: 'webhook update',
     usage: 'WHK_ID --workspace S [--env live|test] [--url URL] [--events a,b|*] [--description D] [--enabled true|false]',
     summary: 'change a webhook endpoint',
-    options: { ...ownerOpts, url: { type: 'string' }, events: { type: 'string' }, description: { type: 'string' }, enabled: { type: 'string' } },
+    options: {
+      ...ownerOpts,
+      url: { type: 'string' },
+      events: { type: 'string' },
+      description: { type: 'string' },
+      enabled: { type: 'string' },
+    },
     run: async (app, { values, positionals }) => {
       const input = parseBody(updateEndpointSchema, {
         url: optional(values, 'url'),
@@ -97,7 +115,11 @@ export const webhookCommands: Command[] = [
     summary: 'list deliveries of an endpoint with their attempts',
     options: { ...ownerOpts, status: { type: 'string' }, limit: { type: 'string' }, before: { type: 'string' } },
     run: async (app, { values, positionals }) => {
-      const query = listDeliveriesSchema.safeParse({ status: optional(values, 'status'), limit: optional(values, 'limit'), before: optional(values, 'before') });
+      const query = listDeliveriesSchema.safeParse({
+        status: optional(values, 'status'),
+        limit: optional(values, 'limit'),
+        before: optional(values, 'before'),
+      });
       if (!query.success) throw invalidRequest(query.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
       return app.webhooks.endpoints.deliveries(await ownerOf(app, values), idArg(positionals), query.data);
     },

@@ -104,9 +104,10 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
       return { statusCode: code, error: why, durationMs: elapsed() };
     } catch (err) {
       const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
-      const name = e.name === 'TimeoutError' || e.name === 'AbortError' || /Timeout/.test(e.code ?? '')
-        ? `timeout after ${cfg.timeoutMs} ms`
-        : (e.cause?.message ?? e.message ?? String(err));
+      const name =
+        e.name === 'TimeoutError' || e.name === 'AbortError' || /Timeout/.test(e.code ?? '')
+          ? `timeout after ${cfg.timeoutMs} ms`
+          : (e.cause?.message ?? e.message ?? String(err));
       return { statusCode: null, error: name.slice(0, 500), durationMs: elapsed() };
     }
   }
@@ -152,8 +153,19 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
       .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
       .innerJoin('events as ev', 'ev.id', 'd.event_id')
       .select([
-        'd.id', 'd.attempts', 'd.endpoint_id', 'e.public_id as endpoint_public_id', 'e.url', 'e.secret', 'e.previous_secret',
-        'e.previous_secret_expires_at', 'e.failing_since', 'ev.id as event_id', 'ev.type', 'ev.data', 'ev.created_at',
+        'd.id',
+        'd.attempts',
+        'd.endpoint_id',
+        'e.public_id as endpoint_public_id',
+        'e.url',
+        'e.secret',
+        'e.previous_secret',
+        'e.previous_secret_expires_at',
+        'e.failing_since',
+        'ev.id as event_id',
+        'ev.type',
+        'ev.data',
+        'ev.created_at',
       ])
       .where('d.id', '=', deliveryId)
       .executeTakeFirstOrThrow();
@@ -162,12 +174,18 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
     const data = deps.eventPayload ? await deps.eventPayload(d.type, d.data) : d.data;
     const body = payloadOf({ id: d.event_id, type: d.type, created_at: d.created_at, data });
     const secrets = [d.secret];
-    if (d.previous_secret && d.previous_secret_expires_at && d.previous_secret_expires_at > startedAt.toISOString()) secrets.push(d.previous_secret);
+    if (d.previous_secret && d.previous_secret_expires_at && d.previous_secret_expires_at > startedAt.toISOString())
+      secrets.push(d.previous_secret);
     const headers = signatureHeaders(secrets, d.event_id, Math.floor(startedAt.getTime() / 1000), body);
     const outcome = await attempt(d.url, headers, body);
     if (abandon.signal.aborted) {
       // Shutting down: the attempt did not really happen; hand the delivery back untouched.
-      await db.updateTable('webhook_deliveries').set({ locked_until: null, lock_token: null }).where('id', '=', d.id).where('lock_token', '=', token).execute();
+      await db
+        .updateTable('webhook_deliveries')
+        .set({ locked_until: null, lock_token: null })
+        .where('id', '=', d.id)
+        .where('lock_token', '=', token)
+        .execute();
       return;
     }
 
@@ -199,15 +217,28 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
       if (updated.numUpdatedRows === 0n) return; // the lease was lost; the new owner records its own attempt
       await trx
         .insertInto('webhook_attempts')
-        .values({ id: deps.ids.uuid(), delivery_id: d.id, attempted_at: startedAt.toISOString(), status_code: outcome.statusCode, error: outcome.error, duration_ms: outcome.durationMs })
+        .values({
+          id: deps.ids.uuid(),
+          delivery_id: d.id,
+          attempted_at: startedAt.toISOString(),
+          status_code: outcome.statusCode,
+          error: outcome.error,
+          duration_ms: outcome.durationMs,
+        })
         .execute();
       if (ok) {
-        if (d.failing_since) await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', d.endpoint_id).execute();
+        if (d.failing_since)
+          await trx.updateTable('webhook_endpoints').set({ failing_since: null }).where('id', '=', d.endpoint_id).execute();
         return;
       }
       const since = d.failing_since ?? startedAt.toISOString();
       if (!d.failing_since) {
-        await trx.updateTable('webhook_endpoints').set({ failing_since: since }).where('id', '=', d.endpoint_id).where('failing_since', 'is', null).execute();
+        await trx
+          .updateTable('webhook_endpoints')
+          .set({ failing_since: since })
+          .where('id', '=', d.endpoint_id)
+          .where('failing_since', 'is', null)
+          .execute();
       }
       if (now.getTime() - new Date(since).getTime() >= disableAfterMs) {
         disable = `disabled automatically: every attempt failed since ${since}`;
@@ -219,8 +250,12 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
           .execute();
       }
     });
-    if (disable) log.warn({ endpoint: d.endpoint_public_id, failingSince: d.failing_since }, 'webhook endpoint disabled after failing continuously');
-    log.debug({ endpoint: d.endpoint_public_id, event: d.event_id, status: outcome.statusCode, error: outcome.error, attempt: attempts }, 'webhook attempt');
+    if (disable)
+      log.warn({ endpoint: d.endpoint_public_id, failingSince: d.failing_since }, 'webhook endpoint disabled after failing continuously');
+    log.debug(
+      { endpoint: d.endpoint_public_id, event: d.event_id, status: outcome.statusCode, error: outcome.error, attempt: attempts },
+      'webhook attempt',
+    );
   }
 
   /** Attempts held per endpoint: leases in the database (all nodes) and our own in-flight ones. */
@@ -296,7 +331,11 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
     await db
       .updateTable('webhook_deliveries')
       .set({ locked_until: new Date(now.getTime() + cfg.leaseMs).toISOString(), lock_token: token })
-      .where('id', 'in', chosen.map((c) => c.id))
+      .where(
+        'id',
+        'in',
+        chosen.map((c) => c.id),
+      )
       .where('status', '=', 'pending')
       .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', nowIso)]))
       .execute();

@@ -129,7 +129,13 @@ export function createEndpointStore(deps: EndpointDeps): EndpointStore {
   };
 
   const deliveryView = async (d: Selectable<WebhookDeliveriesTable>): Promise<Delivery> => {
-    const attempts = await db.selectFrom('webhook_attempts').selectAll().where('delivery_id', '=', d.id).orderBy('attempted_at').orderBy('id').execute();
+    const attempts = await db
+      .selectFrom('webhook_attempts')
+      .selectAll()
+      .where('delivery_id', '=', d.id)
+      .orderBy('attempted_at')
+      .orderBy('id')
+      .execute();
     return toDelivery(d, attempts);
   };
 
@@ -198,7 +204,11 @@ export function createEndpointStore(deps: EndpointDeps): EndpointStore {
       const current = await row(owner, id);
       const now = clock.now().toISOString();
       await db.transaction().execute(async (trx) => {
-        await trx.updateTable('webhook_endpoints').set({ deleted_at: now, enabled: 0, updated_at: now }).where('id', '=', current.id).execute();
+        await trx
+          .updateTable('webhook_endpoints')
+          .set({ deleted_at: now, enabled: 0, updated_at: now })
+          .where('id', '=', current.id)
+          .execute();
         // Nothing more will be attempted for a deleted endpoint.
         await trx
           .updateTable('webhook_deliveries')
@@ -233,19 +243,44 @@ export function createEndpointStore(deps: EndpointDeps): EndpointStore {
       if (query.status) q = q.where('status', '=', query.status);
       if (query.before !== undefined) {
         const d = new Date(query.before);
-        if (Number.isNaN(d.getTime()) || !/^\d{4}-\d\d-\d\dT/.test(query.before)) throw invalidRequest('before must be an ISO 8601 timestamp');
+        if (Number.isNaN(d.getTime()) || !/^\d{4}-\d\d-\d\dT/.test(query.before))
+          throw invalidRequest('before must be an ISO 8601 timestamp');
         q = q.where('created_at', '<', d.toISOString());
       }
-      const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(query.limit ?? 50).execute();
+      const rows = await q
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(query.limit ?? 50)
+        .execute();
       const attempts = rows.length
-        ? await db.selectFrom('webhook_attempts').selectAll().where('delivery_id', 'in', rows.map((r) => r.id)).orderBy('attempted_at').orderBy('id').execute()
+        ? await db
+            .selectFrom('webhook_attempts')
+            .selectAll()
+            .where(
+              'delivery_id',
+              'in',
+              rows.map((r) => r.id),
+            )
+            .orderBy('attempted_at')
+            .orderBy('id')
+            .execute()
         : [];
-      return rows.map((r) => toDelivery(r, attempts.filter((a) => a.delivery_id === r.id)));
+      return rows.map((r) =>
+        toDelivery(
+          r,
+          attempts.filter((a) => a.delivery_id === r.id),
+        ),
+      );
     },
 
     async retry(owner, id, deliveryId) {
       const ep = await row(owner, id);
-      const d = await db.selectFrom('webhook_deliveries').selectAll().where('public_id', '=', deliveryId).where('endpoint_id', '=', ep.id).executeTakeFirst();
+      const d = await db
+        .selectFrom('webhook_deliveries')
+        .selectAll()
+        .where('public_id', '=', deliveryId)
+        .where('endpoint_id', '=', ep.id)
+        .executeTakeFirst();
       if (!d) throw notFound('delivery');
       const now = clock.now().toISOString();
       // A manual retry is a fresh attempt now; a lease already held (attempt in flight) is left alone.
@@ -255,7 +290,7 @@ export function createEndpointStore(deps: EndpointDeps): EndpointStore {
         .where('id', '=', d.id)
         .execute();
       deps.onWork?.();
-      return deliveryView((await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', d.id).executeTakeFirstOrThrow()));
+      return deliveryView(await db.selectFrom('webhook_deliveries').selectAll().where('id', '=', d.id).executeTakeFirstOrThrow());
     },
   };
 }

@@ -96,7 +96,15 @@ export async function fanOut(db: Db, deps: { clock: Clock; ids: Ids }, batch = 2
         .onConflict((oc) => oc.columns(['event_id', 'endpoint_id']).doNothing())
         .execute();
     }
-    await trx.updateTable('events').set({ fanned_out: 1 }).where('seq', 'in', events.map((e) => e.seq)).execute();
+    await trx
+      .updateTable('events')
+      .set({ fanned_out: 1 })
+      .where(
+        'seq',
+        'in',
+        events.map((e) => e.seq),
+      )
+      .execute();
   });
   return events.length;
 }

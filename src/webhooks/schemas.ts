@@ -7,7 +7,11 @@ const eventName = z.union([z.enum(EVENT_TYPES), z.literal('*')]);
 export const createEndpointSchema = z.strictObject({
   url: z.string().max(2048).url(),
   /** Event types to receive; `["*"]` (the default) means every type. */
-  events: z.array(eventName).min(1).max(EVENT_TYPES.length + 1).optional(),
+  events: z
+    .array(eventName)
+    .min(1)
+    .max(EVENT_TYPES.length + 1)
+    .optional(),
   description: z.string().max(200).optional(),
   enabled: z.boolean().optional(),
 });
@@ -15,7 +19,10 @@ export const createEndpointSchema = z.strictObject({
 export const updateEndpointSchema = z
   .strictObject({
     url: z.string().max(2048).url(),
-    events: z.array(eventName).min(1).max(EVENT_TYPES.length + 1),
+    events: z
+      .array(eventName)
+      .min(1)
+      .max(EVENT_TYPES.length + 1),
     description: z.string().max(200),
     enabled: z.boolean(),
   })

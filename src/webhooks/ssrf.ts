@@ -9,12 +9,30 @@ import type { LookupAddress, LookupOptions } from 'node:dns';
 import type { DnsResolver } from '../lib/dns.js';
 
 const PRIVATE_V4 = [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
 ] as const;
 const PRIVATE_V6 = [
-  ['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8], ['100::', 64], ['2001:db8::', 32], ['64:ff9b::', 96],
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+  ['ff00::', 8],
+  ['100::', 64],
+  ['2001:db8::', 32],
+  ['64:ff9b::', 96],
 ] as const;
 
 const privateRanges = new BlockList();
@@ -113,7 +131,11 @@ export function guardedLookup(policy: SsrfPolicy, dns: DnsResolver) {
           return callback(err, '');
         }
         if (allowed.length === 0) return callback(new BlockedDestinationError(hostname), '');
-        if (options.all) return callback(null, allowed.map((address) => ({ address, family: isIP(address) })));
+        if (options.all)
+          return callback(
+            null,
+            allowed.map((address) => ({ address, family: isIP(address) })),
+          );
         callback(null, allowed[0], isIP(allowed[0]));
       },
       (err: NodeJS.ErrnoException) => callback(err, ''),

@@ -8,7 +8,11 @@ export const workspaceCommands: Command[] = [
     summary: 'create a workspace',
     options: { slug: { type: 'string' }, name: { type: 'string' }, plan: { type: 'string' } },
     run: async (app, { values }) => {
-      const ws = await app.workspaces.create({ slug: required(values, 'slug'), name: required(values, 'name'), plan: optional(values, 'plan') });
+      const ws = await app.workspaces.create({
+        slug: required(values, 'slug'),
+        name: required(values, 'name'),
+        plan: optional(values, 'plan'),
+      });
       return { id: ws.id, slug: ws.slug, name: ws.name, plan: ws.plan };
     },
   },
@@ -16,7 +20,8 @@ export const workspaceCommands: Command[] = [
     name: 'workspace list',
     usage: '',
     summary: 'list workspaces',
-    run: async (app) => (await app.workspaces.list()).map((w) => ({ id: w.id, slug: w.slug, name: w.name, plan: w.plan, createdAt: w.createdAt })),
+    run: async (app) =>
+      (await app.workspaces.list()).map((w) => ({ id: w.id, slug: w.slug, name: w.name, plan: w.plan, createdAt: w.createdAt })),
   },
   {
     name: 'key create',
@@ -25,7 +30,11 @@ export const workspaceCommands: Command[] = [
     options: { workspace: { type: 'string' }, env: { type: 'string' }, scopes: { type: 'string' }, name: { type: 'string' } },
     run: async (app, { values }) => {
       const ws = await app.workspaces.bySlug(required(values, 'workspace'));
-      const { key, secret } = await app.keys.create(ws, { env: required(values, 'env'), scopes: optional(values, 'scopes'), name: optional(values, 'name') });
+      const { key, secret } = await app.keys.create(ws, {
+        env: required(values, 'env'),
+        scopes: optional(values, 'scopes'),
+        name: optional(values, 'name'),
+      });
       return { id: key.id, secret, env: key.env, scopes: key.scopes, name: key.name };
     },
   },
@@ -37,7 +46,13 @@ export const workspaceCommands: Command[] = [
     run: async (app, { values }) => {
       const ws = await app.workspaces.bySlug(required(values, 'workspace'));
       return (await app.keys.list(ws.id)).map((k) => ({
-        id: k.id, name: k.name, env: k.env, prefix: k.prefix, scopes: k.scopes, createdAt: k.createdAt, revokedAt: k.revokedAt,
+        id: k.id,
+        name: k.name,
+        env: k.env,
+        prefix: k.prefix,
+        scopes: k.scopes,
+        createdAt: k.createdAt,
+        revokedAt: k.revokedAt,
       }));
     },
   },

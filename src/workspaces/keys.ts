@@ -47,7 +47,16 @@ export interface KeyStore {
   authenticate(secret: string): Promise<Principal | null>;
 }
 
-function toKey(row: { id: string; workspace_id: string; name: string; env: string; prefix: string; scopes: string | null; created_at: string; revoked_at: string | null }): ApiKey {
+function toKey(row: {
+  id: string;
+  workspace_id: string;
+  name: string;
+  env: string;
+  prefix: string;
+  scopes: string | null;
+  created_at: string;
+  revoked_at: string | null;
+}): ApiKey {
   return {
     id: row.id,
     workspaceId: row.workspace_id,
@@ -110,8 +119,14 @@ export function createKeyStore({ db, clock, ids, cacheTtlMs = 0 }: { db: Db; clo
         .selectFrom('api_keys')
         .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
         .select([
-          'api_keys.id as keyId', 'api_keys.env', 'api_keys.scopes', 'api_keys.revoked_at',
-          'workspaces.id as wsId', 'workspaces.slug', 'workspaces.name', 'workspaces.plan',
+          'api_keys.id as keyId',
+          'api_keys.env',
+          'api_keys.scopes',
+          'api_keys.revoked_at',
+          'workspaces.id as wsId',
+          'workspaces.slug',
+          'workspaces.name',
+          'workspaces.plan',
         ])
         .where('api_keys.key_hash', '=', hash)
         .executeTakeFirst();

@@ -5,7 +5,14 @@ export type Scope = (typeof SCOPES)[number];
 
 export function parseScopes(raw: string | undefined): { ok: true; scopes: Scope[] | null } | { ok: false; message: string } {
   if (raw === undefined || raw.trim() === '') return { ok: true, scopes: null };
-  const list = [...new Set(raw.split(',').map((s) => s.trim().toLowerCase()).filter(Boolean))];
+  const list = [
+    ...new Set(
+      raw
+        .split(',')
+        .map((s) => s.trim().toLowerCase())
+        .filter(Boolean),
+    ),
+  ];
   const unknown = list.filter((s) => !SCOPES.includes(s as Scope));
   if (unknown.length) return { ok: false, message: `unknown scope ${unknown.join(', ')}; scopes are ${SCOPES.join(', ')}` };
   return { ok: true, scopes: list as Scope[] };

@@ -40,7 +40,8 @@ export function createWorkspaceStore({ db, clock, ids }: { db: Db; clock: Clock;
     async create({ slug, name, plan = 'free' }) {
       const issues = [];
       const s = slug.toLowerCase();
-      if (!isWorkspaceSlug(s)) issues.push({ path: 'slug', message: 'slug must be 1-63 of a-z, 0-9 and -, starting and ending alphanumeric' });
+      if (!isWorkspaceSlug(s))
+        issues.push({ path: 'slug', message: 'slug must be 1-63 of a-z, 0-9 and -, starting and ending alphanumeric' });
       if (!name || name.length > 200) issues.push({ path: 'name', message: 'name must be 1-200 characters' });
       if (!PLANS.includes(plan as Plan)) issues.push({ path: 'plan', message: `plan must be one of ${PLANS.join(', ')}` });
       if (issues.length) throw invalidBody(issues);
@@ -68,7 +69,10 @@ export function createWorkspaceStore({ db, clock, ids }: { db: Db; clock: Clock;
       return toWorkspace(row);
     },
     async count() {
-      const r = await db.selectFrom('workspaces').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+      const r = await db
+        .selectFrom('workspaces')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .executeTakeFirstOrThrow();
       return Number(r.n);
     },
   };

@@ -12,7 +12,10 @@ interface H2Request {
   httpVersion: string;
 }
 
-async function startApnsFake(t: { teardown(fn: () => unknown): void }, answer: (r: H2Request) => { status: number; headers?: Record<string, string>; body?: unknown }) {
+async function startApnsFake(
+  t: { teardown(fn: () => unknown): void },
+  answer: (r: H2Request) => { status: number; headers?: Record<string, string>; body?: unknown },
+) {
   const { key, cert } = selfSignedCert();
   const requests: H2Request[] = [];
   let sessions = 0;
@@ -36,10 +39,13 @@ async function startApnsFake(t: { teardown(fn: () => unknown): void }, answer: (
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `https://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  t.teardown(() => new Promise<void>((resolve) => {
-    server.close(() => resolve());
-    for (const s of open) s.destroy();
-  }));
+  t.teardown(
+    () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        for (const s of open) s.destroy();
+      }),
+  );
   return { url, cert, requests, sessions: () => sessions };
 }
 
@@ -49,13 +55,26 @@ const p8 = () => generateKeyPairSync('ec', { namedCurve: 'P-256' });
 t.test('apns: HTTP/2 request with an ES256 provider token, headers and payload', async (t) => {
   const fake = await startApnsFake(t, () => ({ status: 200, headers: { 'apns-id': 'EC1BF194-B3B2-424A-89A5-C7E6A4CE7C4E' } }));
   const { privateKey, publicKey } = p8();
-  const conn = connection('push', 'apns', { teamId: 'TEAM123456', keyId: 'KEY1234567', topic: 'com.example.app', pushType: 'alert', baseUrl: fake.url, ca: fake.cert }, {
-    key: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
-  });
+  const conn = connection(
+    'push',
+    'apns',
+    { teamId: 'TEAM123456', keyId: 'KEY1234567', topic: 'com.example.app', pushType: 'alert', baseUrl: fake.url, ca: fake.cert },
+    {
+      key: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+    },
+  );
   const deps = transportDeps();
   const tr = createApnsTransport(conn, deps);
   t.teardown(() => tr.close?.());
-  const out = await tr.deliver(delivery('push', TOKEN, { title: 'Order shipped', body: 'Arrives Tuesday', data: { orderId: 'o_1', nested: { a: 1 } }, badge: 3, sound: 'chime.caf' }));
+  const out = await tr.deliver(
+    delivery('push', TOKEN, {
+      title: 'Order shipped',
+      body: 'Arrives Tuesday',
+      data: { orderId: 'o_1', nested: { a: 1 } },
+      badge: 3,
+      sound: 'chime.caf',
+    }),
+  );
   t.same(out, { kind: 'sent', provider: 'apns', providerConnectionId: conn.id, providerMessageId: 'EC1BF194-B3B2-424A-89A5-C7E6A4CE7C4E' });
   const r = fake.requests[0];
   t.equal(r.headers[':method'], 'POST');
@@ -63,7 +82,11 @@ t.test('apns: HTTP/2 request with an ES256 provider token, headers and payload',
   t.equal(r.headers['apns-topic'], 'com.example.app');
   t.equal(r.headers['apns-push-type'], 'alert');
   t.equal(r.headers['apns-priority'], '10');
-  t.same(JSON.parse(r.body), { orderId: 'o_1', nested: { a: 1 }, aps: { alert: { title: 'Order shipped', body: 'Arrives Tuesday' }, badge: 3, sound: 'chime.caf' } });
+  t.same(JSON.parse(r.body), {
+    orderId: 'o_1',
+    nested: { a: 1 },
+    aps: { alert: { title: 'Order shipped', body: 'Arrives Tuesday' }, badge: 3, sound: 'chime.caf' },
+  });
   const auth = String(r.headers.authorization);
   t.match(auth, /^bearer [\w-]+\.[\w-]+\.[\w-]+$/);
   const jwt = verifyJwt(auth.slice('bearer '.length), publicKey);
@@ -91,16 +114,29 @@ t.test('apns: HTTP/2 request with an ES256 provider token, headers and payload',
 
 t.test('apns: answers mapped onto outcomes', async (t) => {
   const cases: [string, { status: number; headers?: Record<string, string>; body?: unknown }, Record<string, unknown>][] = [
-    ['410 Unregistered: failed + suppress', { status: 410, body: { reason: 'Unregistered', timestamp: 1700000000000 } }, { kind: 'failed', suppress: true, error: 'apns: HTTP 410 Unregistered' }],
+    [
+      '410 Unregistered: failed + suppress',
+      { status: 410, body: { reason: 'Unregistered', timestamp: 1700000000000 } },
+      { kind: 'failed', suppress: true, error: 'apns: HTTP 410 Unregistered' },
+    ],
     ['400 BadDeviceToken: failed + suppress', { status: 400, body: { reason: 'BadDeviceToken' } }, { kind: 'failed', suppress: true }],
-    ['400 PayloadTooLarge: failed', { status: 400, body: { reason: 'PayloadTooLarge' } }, { kind: 'failed', error: 'apns: HTTP 400 PayloadTooLarge' }],
+    [
+      '400 PayloadTooLarge: failed',
+      { status: 400, body: { reason: 'PayloadTooLarge' } },
+      { kind: 'failed', error: 'apns: HTTP 400 PayloadTooLarge' },
+    ],
     ['429 TooManyRequests: deferred', { status: 429, body: { reason: 'TooManyRequests' } }, { kind: 'deferred' }],
     ['503 ServiceUnavailable: deferred', { status: 503, body: { reason: 'ServiceUnavailable' } }, { kind: 'deferred' }],
     ['403 ExpiredProviderToken: deferred', { status: 403, body: { reason: 'ExpiredProviderToken' } }, { kind: 'deferred' }],
   ];
   for (const [name, answer, expected] of cases) {
     const fake = await startApnsFake(t, () => answer);
-    const conn = connection('push', 'apns', { teamId: 'T', keyId: 'K', topic: 'com.example.app', baseUrl: fake.url, ca: fake.cert }, { key: p8().privateKey.export({ type: 'pkcs8', format: 'pem' }) as string });
+    const conn = connection(
+      'push',
+      'apns',
+      { teamId: 'T', keyId: 'K', topic: 'com.example.app', baseUrl: fake.url, ca: fake.cert },
+      { key: p8().privateKey.export({ type: 'pkcs8', format: 'pem' }) as string },
+    );
     const tr = createApnsTransport(conn, transportDeps());
     t.match(await tr.deliver(delivery('push', TOKEN, { title: 't', body: 'b', data: {}, badge: null, sound: null })), expected, name);
     await tr.close?.();
@@ -110,12 +146,22 @@ t.test('apns: answers mapped onto outcomes', async (t) => {
 t.test('apns: an untrusted certificate or a closed port is deferred; a malformed token is never sent', async (t) => {
   const fake = await startApnsFake(t, () => ({ status: 200 }));
   const key = p8().privateKey.export({ type: 'pkcs8', format: 'pem' }) as string;
-  const untrusted = createApnsTransport(connection('push', 'apns', { teamId: 'T', keyId: 'K', topic: 'x', baseUrl: fake.url }, { key }), transportDeps());
-  t.match(await untrusted.deliver(delivery('push', TOKEN, { title: 't', body: 'b', data: {}, badge: null, sound: null })), { kind: 'deferred' });
+  const untrusted = createApnsTransport(
+    connection('push', 'apns', { teamId: 'T', keyId: 'K', topic: 'x', baseUrl: fake.url }, { key }),
+    transportDeps(),
+  );
+  t.match(await untrusted.deliver(delivery('push', TOKEN, { title: 't', body: 'b', data: {}, badge: null, sound: null })), {
+    kind: 'deferred',
+  });
   await untrusted.close?.();
   t.equal(fake.requests.length, 0);
-  const tr = createApnsTransport(connection('push', 'apns', { teamId: 'T', keyId: 'K', topic: 'x', baseUrl: fake.url, ca: fake.cert }, { key }), transportDeps());
-  t.match(await tr.deliver(delivery('push', 'not-a-token', { title: 't', body: 'b', data: {}, badge: null, sound: null })), { kind: 'suppressed' });
+  const tr = createApnsTransport(
+    connection('push', 'apns', { teamId: 'T', keyId: 'K', topic: 'x', baseUrl: fake.url, ca: fake.cert }, { key }),
+    transportDeps(),
+  );
+  t.match(await tr.deliver(delivery('push', 'not-a-token', { title: 't', body: 'b', data: {}, badge: null, sound: null })), {
+    kind: 'suppressed',
+  });
   await tr.close?.();
   t.equal(fake.requests.length, 0);
 });

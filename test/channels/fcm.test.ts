@@ -9,11 +9,25 @@ const push = { title: 'Hi', body: 'There', data: { orderId: 'o_1', count: 2 }, b
 async function setup(t: Parameters<typeof startHttpFake>[0], send: () => Answer, tokenAnswer?: () => Answer) {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   let issued = 0;
-  const oauth = await startHttpFake(t, tokenAnswer ?? (() => ({ status: 200, body: { access_token: `ya29.token-${++issued}`, expires_in: 3599, token_type: 'Bearer' } })));
+  const oauth = await startHttpFake(
+    t,
+    tokenAnswer ?? (() => ({ status: 200, body: { access_token: `ya29.token-${++issued}`, expires_in: 3599, token_type: 'Bearer' } })),
+  );
   const fcm = await startHttpFake(t, send);
-  const conn = connection('push', 'fcm', { projectId: 'demo-proj', clientEmail: 'postern@demo-proj.iam.gserviceaccount.com', privateKeyId: 'kid-1', tokenUrl: `${oauth.url}/token`, baseUrl: fcm.url }, {
-    privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
-  });
+  const conn = connection(
+    'push',
+    'fcm',
+    {
+      projectId: 'demo-proj',
+      clientEmail: 'postern@demo-proj.iam.gserviceaccount.com',
+      privateKeyId: 'kid-1',
+      tokenUrl: `${oauth.url}/token`,
+      baseUrl: fcm.url,
+    },
+    {
+      privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+    },
+  );
   const deps = transportDeps();
   return { oauth, fcm, conn, deps, publicKey, tr: createFcmTransport(conn, deps) };
 }
@@ -21,7 +35,12 @@ async function setup(t: Parameters<typeof startHttpFake>[0], send: () => Answer,
 t.test('fcm: service-account JWT exchanged for a cached token; the exact send', async (t) => {
   const s = await setup(t, () => ({ status: 200, body: { name: 'projects/demo-proj/messages/0:1700000000000000%abc' } }));
   const out = await s.tr.deliver(delivery('push', TOKEN, push));
-  t.same(out, { kind: 'sent', provider: 'fcm', providerConnectionId: s.conn.id, providerMessageId: 'projects/demo-proj/messages/0:1700000000000000%abc' });
+  t.same(out, {
+    kind: 'sent',
+    provider: 'fcm',
+    providerConnectionId: s.conn.id,
+    providerMessageId: 'projects/demo-proj/messages/0:1700000000000000%abc',
+  });
 
   const tok = s.oauth.requests[0];
   t.equal(tok.url, '/token');
@@ -31,7 +50,13 @@ t.test('fcm: service-account JWT exchanged for a cached token; the exact send', 
   const jwt = verifyJwt(form.get('assertion')!, s.publicKey);
   const iat = Math.floor(s.deps.clock.now().getTime() / 1000);
   t.same(jwt.header, { alg: 'RS256', typ: 'JWT', kid: 'kid-1' });
-  t.same(jwt.claims, { iss: 'postern@demo-proj.iam.gserviceaccount.com', scope: FCM_SCOPE, aud: `${s.oauth.url}/token`, iat, exp: iat + 3600 });
+  t.same(jwt.claims, {
+    iss: 'postern@demo-proj.iam.gserviceaccount.com',
+    scope: FCM_SCOPE,
+    aud: `${s.oauth.url}/token`,
+    iat,
+    exp: iat + 3600,
+  });
 
   const send = s.fcm.requests[0];
   t.equal(send.url, '/v1/projects/demo-proj/messages:send');
@@ -60,13 +85,30 @@ t.test('fcm: service-account JWT exchanged for a cached token; the exact send', 
 
 t.test('fcm: answers mapped onto outcomes', async (t) => {
   const fcmError = (code: number, status: string, errorCode?: string) => ({
-    error: { code, status, message: 'x', details: errorCode ? [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode }] : [] },
+    error: {
+      code,
+      status,
+      message: 'x',
+      details: errorCode ? [{ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode }] : [],
+    },
   });
   const cases: [string, Answer, Record<string, unknown>][] = [
-    ['UNREGISTERED: failed + suppress', { status: 404, body: fcmError(404, 'NOT_FOUND', 'UNREGISTERED') }, { kind: 'failed', suppress: true, error: 'fcm: HTTP 404 UNREGISTERED' }],
-    ['429 QUOTA_EXCEEDED: deferred', { status: 429, headers: { 'retry-after': '10' }, body: fcmError(429, 'RESOURCE_EXHAUSTED', 'QUOTA_EXCEEDED') }, { kind: 'deferred', retryAt: new Date('2030-01-01T00:00:10Z') }],
+    [
+      'UNREGISTERED: failed + suppress',
+      { status: 404, body: fcmError(404, 'NOT_FOUND', 'UNREGISTERED') },
+      { kind: 'failed', suppress: true, error: 'fcm: HTTP 404 UNREGISTERED' },
+    ],
+    [
+      '429 QUOTA_EXCEEDED: deferred',
+      { status: 429, headers: { 'retry-after': '10' }, body: fcmError(429, 'RESOURCE_EXHAUSTED', 'QUOTA_EXCEEDED') },
+      { kind: 'deferred', retryAt: new Date('2030-01-01T00:00:10Z') },
+    ],
     ['503 UNAVAILABLE: deferred', { status: 503, body: fcmError(503, 'UNAVAILABLE', 'UNAVAILABLE') }, { kind: 'deferred' }],
-    ['400 INVALID_ARGUMENT: failed', { status: 400, body: fcmError(400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT') }, { kind: 'failed', error: 'fcm: HTTP 400 INVALID_ARGUMENT' }],
+    [
+      '400 INVALID_ARGUMENT: failed',
+      { status: 400, body: fcmError(400, 'INVALID_ARGUMENT', 'INVALID_ARGUMENT') },
+      { kind: 'failed', error: 'fcm: HTTP 400 INVALID_ARGUMENT' },
+    ],
     ['401: deferred, token dropped', { status: 401, body: fcmError(401, 'UNAUTHENTICATED') }, { kind: 'deferred' }],
   ];
   for (const [name, answer, expected] of cases) {
@@ -80,9 +122,17 @@ t.test('fcm: answers mapped onto outcomes', async (t) => {
 });
 
 t.test('fcm: token endpoint failures', async (t) => {
-  const down = await setup(t, () => ({ status: 200, body: { name: 'n' } }), () => ({ status: 503, body: {} }));
+  const down = await setup(
+    t,
+    () => ({ status: 200, body: { name: 'n' } }),
+    () => ({ status: 503, body: {} }),
+  );
   t.match(await down.tr.deliver(delivery('push', TOKEN, push)), { kind: 'deferred', error: 'fcm token exchange: HTTP 503' });
-  const denied = await setup(t, () => ({ status: 200, body: { name: 'n' } }), () => ({ status: 400, body: { error: 'invalid_grant' } }));
+  const denied = await setup(
+    t,
+    () => ({ status: 200, body: { name: 'n' } }),
+    () => ({ status: 400, body: { error: 'invalid_grant' } }),
+  );
   t.match(await denied.tr.deliver(delivery('push', TOKEN, push)), { kind: 'failed', error: 'fcm token exchange: HTTP 400 invalid_grant' });
   t.equal(denied.fcm.requests.length, 0);
 });

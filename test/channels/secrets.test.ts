@@ -41,17 +41,40 @@ t.test('provider settings: defaults, kinds and cross-field rules', async (t) => 
   t.match(checkSettings(twilio, { accountSid: 'AC1', authToken: 'x', from: '+1 555' }).issues, [{ path: 'from', message: /E\.164/ }]);
   t.match(checkSettings(twilio, { accountSid: 'AC1', authToken: 'x', from: 'Acme', baseUrl: 'ftp://x' }).issues, [{ path: 'baseUrl' }]);
   const vapid = providerSpec('web-push', 'vapid')!;
-  t.match(checkSettings(vapid, { publicKey: 'p', privateKey: 'k', subject: 'ops@example.com', urgency: 'urgent' }).issues, [{ path: 'urgency' }, { path: 'subject' }]);
-  t.same(checkSettings(vapid, { publicKey: 'p', privateKey: 'k', subject: 'mailto:ops@example.com' }).values, { publicKey: 'p', privateKey: 'k', subject: 'mailto:ops@example.com', ttl: '86400', urgency: 'normal' });
+  t.match(checkSettings(vapid, { publicKey: 'p', privateKey: 'k', subject: 'ops@example.com', urgency: 'urgent' }).issues, [
+    { path: 'urgency' },
+    { path: 'subject' },
+  ]);
+  t.same(checkSettings(vapid, { publicKey: 'p', privateKey: 'k', subject: 'mailto:ops@example.com' }).values, {
+    publicKey: 'p',
+    privateKey: 'k',
+    subject: 'mailto:ops@example.com',
+    ttl: '86400',
+    urgency: 'normal',
+  });
 });
 
 t.test('CLI flags: kebab-case settings, files, a service-account JSON', async (t) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'postern-flags-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const sa = path.join(dir, 'sa.json');
-  writeFileSync(sa, JSON.stringify({ type: 'service_account', project_id: 'demo', client_email: 'sa@demo.iam', private_key: 'PEM', private_key_id: 'kid', token_uri: 'https://oauth2.googleapis.com/token' }));
+  writeFileSync(
+    sa,
+    JSON.stringify({
+      type: 'service_account',
+      project_id: 'demo',
+      client_email: 'sa@demo.iam',
+      private_key: 'PEM',
+      private_key_id: 'kid',
+      token_uri: 'https://oauth2.googleapis.com/token',
+    }),
+  );
   t.same(settingsFromFlags({ workspace: 'acme', env: 'live', channel: 'push', provider: 'fcm', 'service-account-file': sa }), {
-    projectId: 'demo', clientEmail: 'sa@demo.iam', privateKey: 'PEM', privateKeyId: 'kid', tokenUrl: 'https://oauth2.googleapis.com/token',
+    projectId: 'demo',
+    clientEmail: 'sa@demo.iam',
+    privateKey: 'PEM',
+    privateKeyId: 'kid',
+    tokenUrl: 'https://oauth2.googleapis.com/token',
   });
   const p8 = path.join(dir, 'AuthKey.p8');
   writeFileSync(p8, 'KEY');

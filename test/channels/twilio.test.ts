@@ -10,7 +10,13 @@ t.test('twilio: the exact request, and sent with the message SID', async (t) => 
   const conn = connection('sms', 'twilio', { accountSid: SID, from: '+15005550006', baseUrl: fake.url }, { authToken: TOKEN });
   const tr = createTwilioTransport(conn, transportDeps());
   const out = await tr.deliver(delivery('sms', '+14155550100', { body: 'Your code is 123456' }));
-  t.same(out, { kind: 'sent', provider: 'twilio', providerConnectionId: conn.id, providerMessageId: 'SM123', notes: ['sms: 1 segment (GSM-7, 19 septets)'] });
+  t.same(out, {
+    kind: 'sent',
+    provider: 'twilio',
+    providerConnectionId: conn.id,
+    providerMessageId: 'SM123',
+    notes: ['sms: 1 segment (GSM-7, 19 septets)'],
+  });
   t.equal(fake.requests.length, 1);
   const req = fake.requests[0];
   t.equal(req.method, 'POST');
@@ -37,12 +43,32 @@ t.test('twilio: messaging service instead of from; UCS-2 segments noted', async 
 
 t.test('twilio: answers mapped onto outcomes', async (t) => {
   const answers: [string, { status: number; headers?: Record<string, string>; body?: unknown }, Record<string, unknown>][] = [
-    ['429 deferred with Retry-After', { status: 429, headers: { 'retry-after': '30' }, body: { code: 20429, message: 'Too Many Requests' } }, { kind: 'deferred', retryAt: new Date('2030-01-01T00:00:30Z') }],
+    [
+      '429 deferred with Retry-After',
+      { status: 429, headers: { 'retry-after': '30' }, body: { code: 20429, message: 'Too Many Requests' } },
+      { kind: 'deferred', retryAt: new Date('2030-01-01T00:00:30Z') },
+    ],
     ['503 deferred', { status: 503, body: 'unavailable' }, { kind: 'deferred', error: 'twilio: HTTP 503' }],
-    ['STOPped recipient: failed + suppress', { status: 400, body: { code: 21610, message: 'Attempt to send to unsubscribed recipient' } }, { kind: 'failed', suppress: true, error: /21610/ }],
-    ['invalid To: failed + suppress', { status: 400, body: { code: 21211, message: "The 'To' number is not valid." } }, { kind: 'failed', suppress: true }],
-    ['bad credentials: failed, no suppress', { status: 401, body: { code: 20003, message: 'Authenticate' } }, { kind: 'failed', suppress: false }],
-    ['synchronous failure', { status: 201, body: { sid: 'SM1', status: 'failed', error_code: 30008 } }, { kind: 'failed', error: /failed \(30008\)/ }],
+    [
+      'STOPped recipient: failed + suppress',
+      { status: 400, body: { code: 21610, message: 'Attempt to send to unsubscribed recipient' } },
+      { kind: 'failed', suppress: true, error: /21610/ },
+    ],
+    [
+      'invalid To: failed + suppress',
+      { status: 400, body: { code: 21211, message: "The 'To' number is not valid." } },
+      { kind: 'failed', suppress: true },
+    ],
+    [
+      'bad credentials: failed, no suppress',
+      { status: 401, body: { code: 20003, message: 'Authenticate' } },
+      { kind: 'failed', suppress: false },
+    ],
+    [
+      'synchronous failure',
+      { status: 201, body: { sid: 'SM1', status: 'failed', error_code: 30008 } },
+      { kind: 'failed', error: /failed \(30008\)/ },
+    ],
   ];
   for (const [name, answer, expected] of answers) {
     const fake = await startHttpFake(t, () => answer);
@@ -67,7 +93,15 @@ t.test('twilio: signature and status mapping', async (t) => {
   const params = { CallSid: 'CA1234567890ABCDE', Caller: '+12349013030', Digits: '1234', From: '+12349013030', To: '+18005551212' };
   t.equal(twilioSignature('12345', 'https://mycompany.com/myapp.php?foo=1&bar=2', params), '0/KCTR6DLpKmkAf8muzZqo1nDgQ=');
   t.same(mapTwilioStatus({ MessageStatus: 'delivered' }), { status: 'delivered' });
-  t.same(mapTwilioStatus({ MessageStatus: 'undelivered', ErrorCode: '30006' }), { status: 'failed', error: 'twilio: undelivered (error 30006)', suppress: true });
-  t.same(mapTwilioStatus({ MessageStatus: 'failed', ErrorCode: '30008' }), { status: 'failed', error: 'twilio: failed (error 30008)', suppress: false });
+  t.same(mapTwilioStatus({ MessageStatus: 'undelivered', ErrorCode: '30006' }), {
+    status: 'failed',
+    error: 'twilio: undelivered (error 30006)',
+    suppress: true,
+  });
+  t.same(mapTwilioStatus({ MessageStatus: 'failed', ErrorCode: '30008' }), {
+    status: 'failed',
+    error: 'twilio: failed (error 30008)',
+    suppress: false,
+  });
   t.equal(mapTwilioStatus({ MessageStatus: 'sending' }), null);
 });

@@ -6,16 +6,31 @@ import { connection, delivery, startHttpFake, transportDeps, verifyJwt, type Ans
 import { decrypt, newSubscription } from './helpers/web-push-decrypt.js';
 
 const vapid = webpush.generateVAPIDKeys();
-const content = { title: 'New reply', body: 'Ada answered your thread', icon: 'https://example.com/i.png', clickUrl: 'https://example.com/t/1', data: { threadId: 't_1' }, badge: 'https://example.com/b.png' };
+const content = {
+  title: 'New reply',
+  body: 'Ada answered your thread',
+  icon: 'https://example.com/i.png',
+  clickUrl: 'https://example.com/t/1',
+  data: { threadId: 't_1' },
+  badge: 'https://example.com/b.png',
+};
 
 function vapidPublicKey(b64url: string) {
   const raw = Buffer.from(b64url, 'base64url');
-  return createPublicKey({ key: { kty: 'EC', crv: 'P-256', x: raw.subarray(1, 33).toString('base64url'), y: raw.subarray(33).toString('base64url') }, format: 'jwk' });
+  return createPublicKey({
+    key: { kty: 'EC', crv: 'P-256', x: raw.subarray(1, 33).toString('base64url'), y: raw.subarray(33).toString('base64url') },
+    format: 'jwk',
+  });
 }
 
 async function setup(t: Parameters<typeof startHttpFake>[0], answer: () => Answer, settings: Record<string, string> = {}) {
   const fake = await startHttpFake(t, answer);
-  const conn = connection('web-push', 'vapid', { publicKey: vapid.publicKey, subject: 'mailto:ops@example.com', ttl: '3600', urgency: 'high', ...settings }, { privateKey: vapid.privateKey });
+  const conn = connection(
+    'web-push',
+    'vapid',
+    { publicKey: vapid.publicKey, subject: 'mailto:ops@example.com', ttl: '3600', urgency: 'high', ...settings },
+    { privateKey: vapid.privateKey },
+  );
   return { fake, conn, tr: createWebPushTransport(conn, transportDeps()) };
 }
 
@@ -56,7 +71,8 @@ t.test('web-push: answers mapped onto outcomes', async (t) => {
     const s = await setup(t, () => answer);
     const out = await s.tr.deliver(delivery('web-push', newSubscription().json(`${s.fake.url}/p`), content));
     t.match(out, expected, name);
-    if (!name.startsWith('4') || name.startsWith('413') || name.startsWith('429')) t.notOk((out as { suppress?: boolean }).suppress, `${name}: not suppressed`);
+    if (!name.startsWith('4') || name.startsWith('413') || name.startsWith('429'))
+      t.notOk((out as { suppress?: boolean }).suppress, `${name}: not suppressed`);
   }
 });
 
@@ -66,6 +82,11 @@ t.test('web-push: a recipient that is not a subscription never reaches the netwo
     t.match(await s.tr.deliver(delivery('web-push', bad, content)), { kind: 'suppressed' }, bad);
   }
   // Well-formed but not a P-256 point: the library refuses it, and it can never work.
-  t.match(await s.tr.deliver(delivery('web-push', JSON.stringify({ endpoint: `${s.fake.url}/p`, keys: { p256dh: 'AAAA', auth: 'BBBB' } }), content)), { kind: 'failed', suppress: true });
+  t.match(
+    await s.tr.deliver(
+      delivery('web-push', JSON.stringify({ endpoint: `${s.fake.url}/p`, keys: { p256dh: 'AAAA', auth: 'BBBB' } }), content),
+    ),
+    { kind: 'failed', suppress: true },
+  );
   t.equal(s.fake.requests.length, 0);
 });

@@ -17,6 +17,14 @@ t.test('a from on a verified custom domain needs a paid plan', async (t) => {
   t.match(refused.body.error.message, /paid plan/);
   t.equal((await d.request('GET', '/v1/messages', { key: free.test })).body.data.length, 0, 'nothing was queued');
 
-  t.equal((await d.request('POST', '/v1/send-raw', { key: free.test, body: body('someone@elsewhere.example') })).status, 202, 'a from on no verified domain is not a custom sending domain');
-  t.equal((await d.request('POST', '/v1/send-raw', { key: paid.test, body: body('news@paid.example') })).status, 202, 'starter may send from its domain');
+  t.equal(
+    (await d.request('POST', '/v1/send-raw', { key: free.test, body: body('someone@elsewhere.example') })).status,
+    202,
+    'a from on no verified domain is not a custom sending domain',
+  );
+  t.equal(
+    (await d.request('POST', '/v1/send-raw', { key: paid.test, body: body('news@paid.example') })).status,
+    202,
+    'starter may send from its domain',
+  );
 });

@@ -25,7 +25,13 @@ for (const db of testDatabases()) {
     });
 
     t.test('401 for missing, malformed, unknown and revoked keys', async (t) => {
-      for (const headers of [{}, { authorization: 'Basic abc' }, { authorization: 'Bearer' }, { authorization: 'Bearer sk_live_nope' }, { authorization: `Bearer ${acme.live}x` }] as Record<string, string>[]) {
+      for (const headers of [
+        {},
+        { authorization: 'Basic abc' },
+        { authorization: 'Bearer' },
+        { authorization: 'Bearer sk_live_nope' },
+        { authorization: `Bearer ${acme.live}x` },
+      ] as Record<string, string>[]) {
         const r = await d.request('GET', '/v1/context', { headers });
         t.equal(r.status, 401, JSON.stringify(headers));
         t.equal(r.body.error.code, 'unauthorized');

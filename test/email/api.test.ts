@@ -19,12 +19,15 @@ async function buildDsn(verp: string, recipient: string, status: string, diagnos
   root.createChild('text/plain').setContent(`Your message could not be delivered to ${recipient}.`);
   root
     .createChild('message/delivery-status')
-    .setContent(`Reporting-MTA: dns; mx.example.net\r\nArrival-Date: Mon, 1 Jan 2024 00:00:00 +0000\r\n\r\nFinal-Recipient: rfc822; ${recipient}\r\nAction: failed\r\nStatus: ${status}\r\nDiagnostic-Code: smtp; ${diagnostic}\r\n`);
+    .setContent(
+      `Reporting-MTA: dns; mx.example.net\r\nArrival-Date: Mon, 1 Jan 2024 00:00:00 +0000\r\n\r\nFinal-Recipient: rfc822; ${recipient}\r\nAction: failed\r\nStatus: ${status}\r\nDiagnostic-Code: smtp; ${diagnostic}\r\n`,
+    );
   root.createChild('text/rfc822-headers').setContent(`Subject: Hello\r\nTo: ${recipient}\r\n`);
   return root.build();
 }
 
-const tick = async (d: { app: { workers: { name: string; tick(): Promise<void> }[] } }) => d.app.workers.find((w) => w.name === 'dispatcher')!.tick();
+const tick = async (d: { app: { workers: { name: string; tick(): Promise<void> }[] } }) =>
+  d.app.workers.find((w) => w.name === 'dispatcher')!.tick();
 
 for (const db of testDatabases()) {
   t.test(`email through the API on ${db}`, async (t) => {
@@ -35,7 +38,15 @@ for (const db of testDatabases()) {
       'mx.example.net': [{ type: 'A', data: '127.0.0.1' }],
     });
     t.teardown(() => dns.close());
-    const d = await bootDaemon(t, { db, env: { POSTERN_DNS_SERVERS: dns.address, POSTERN_DELIVERY_PORT: String(sink.port), POSTERN_DELIVERY_IDLE_TIMEOUT_MS: '300', POSTERN_SENDER_CAPS_PLANS_FREE_SHARED_DAY: '2' } });
+    const d = await bootDaemon(t, {
+      db,
+      env: {
+        POSTERN_DNS_SERVERS: dns.address,
+        POSTERN_DELIVERY_PORT: String(sink.port),
+        POSTERN_DELIVERY_IDLE_TIMEOUT_MS: '300',
+        POSTERN_SENDER_CAPS_PLANS_FREE_SHARED_DAY: '2',
+      },
+    });
     const ws = await d.workspace('acme', { plan: 'pro' });
     const send = (to: string, html = '<p>Hello <a href="https://example.org/welcome?x=1">welcome</a></p>', key = ws.live) =>
       d.request('POST', '/v1/send-raw', { key, body: { to, channel: 'email', content: { subject: 'Hi', html, text: 'Hello' } } });
@@ -47,11 +58,18 @@ for (const db of testDatabases()) {
       await tick(d);
       let m = await get(r.body.id);
       t.match(m, { status: 'delivered', provider: 'smtp-direct', providerMessageId: `<${r.body.id}@mx.postern.test>` });
-      t.ok(m.timeline.some((e: { e: string }) => /^to alice@example\.net: delivered/.test(e.e)), 'per-recipient note on the timeline');
+      t.ok(
+        m.timeline.some((e: { e: string }) => /^to alice@example\.net: delivered/.test(e.e)),
+        'per-recipient note on the timeline',
+      );
       t.equal(sink.received.at(-1)!.from, `bounces+${r.body.id}@bounces.mx.postern.test`);
 
       const verp = `bounces+${r.body.id}@bounces.mx.postern.test`;
-      await d.app.bounces.handle({ raw: await buildDsn(verp, 'alice@example.net', '5.1.1', '550 5.1.1 user unknown'), mailFrom: '', recipients: [verp] });
+      await d.app.bounces.handle({
+        raw: await buildDsn(verp, 'alice@example.net', '5.1.1', '550 5.1.1 user unknown'),
+        mailFrom: '',
+        recipients: [verp],
+      });
       m = await get(r.body.id);
       t.match(m, { status: 'failed', error: /5\.1\.1/ });
       const events = await d.app.db.selectFrom('events').select(['type']).where('type', '=', 'message.failed').execute();
@@ -121,7 +139,11 @@ for (const db of testDatabases()) {
       t.equal(m.clickedAt, clickedAt);
       t.equal(m.status, 'delivered', 'engagement never changes status');
       t.equal(m.timeline.filter((e: { e: string }) => e.e === 'opened').length, 1);
-      const evs = await d.app.db.selectFrom('events').select(['type', 'data']).where('type', 'in', ['message.opened', 'message.clicked']).execute();
+      const evs = await d.app.db
+        .selectFrom('events')
+        .select(['type', 'data'])
+        .where('type', 'in', ['message.opened', 'message.clicked'])
+        .execute();
       t.same(evs.map((e) => e.type).sort(), ['message.clicked', 'message.opened']);
       t.equal(JSON.parse(evs.find((e) => e.type === 'message.clicked')!.data).link, 'https://example.org/welcome?x=1');
       t.equal(seen.length, 1, 'message.clicked published on the bus once');
@@ -135,18 +157,37 @@ for (const db of testDatabases()) {
 
     t.test('one-click unsubscribe opts the recipient out of template sends', async (t) => {
       const app = d.app;
-      const transport = createEmailTransport({ config: app.config, db: app.db, clock: app.clock, dns: app.dns, log: app.log, suppressions: app.suppressions, publicUrl: app.publicUrl }, createTokenSource(app));
+      const transport = createEmailTransport(
+        {
+          config: app.config,
+          db: app.db,
+          clock: app.clock,
+          dns: app.dns,
+          log: app.log,
+          suppressions: app.suppressions,
+          publicUrl: app.publicUrl,
+        },
+        createTokenSource(app),
+      );
       t.teardown(() => transport.close?.());
       const dl = makeDelivery(app, ws.id, { recipient: 'reader@example.net', templateSlug: 'newsletter' });
       t.equal((await transport.deliver(dl)).kind, 'delivered');
-      const head = sink.received.at(-1)!.raw.toString().split(/\r\n\r\n/)[0].replace(/\r\n[ \t]+/g, '');
+      const head = sink.received
+        .at(-1)!
+        .raw.toString()
+        .split(/\r\n\r\n/)[0]
+        .replace(/\r\n[ \t]+/g, '');
       t.match(head, /^List-Unsubscribe-Post: List-Unsubscribe=One-Click$/m);
       const url = /^List-Unsubscribe:\s*<([^>]+)>$/m.exec(head)![1];
       t.match(url, `${d.url}/u/`);
       const page = await fetch(url);
       t.equal(page.status, 200, 'GET shows a confirmation page and changes nothing');
       t.equal(await app.suppressions.get(ws.id, 'reader@example.net'), null);
-      const post = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'List-Unsubscribe=One-Click' });
+      const post = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'List-Unsubscribe=One-Click',
+      });
       t.equal(post.status, 200);
       t.match(await app.suppressions.get(ws.id, 'reader@example.net'), { reason: 'unsubscribe' });
       const check = createSuppressionCheck(app.suppressions);

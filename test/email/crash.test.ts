@@ -47,7 +47,11 @@ t.test('no accepted email is lost across SIGKILL; duplicates are bounded by the 
     while (!stop) {
       const body = JSON.stringify({ to: `user${n++}@example.net`, channel: 'email', content: { subject: 's', text: 't' } });
       try {
-        const r = await fetch(`${base}/v1/send-raw`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+        const r = await fetch(`${base}/v1/send-raw`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body,
+        });
         if (r.status === 202) accepted.push(((await r.json()) as { id: string }).id);
       } catch {
         return;
@@ -78,7 +82,10 @@ t.test('no accepted email is lost across SIGKILL; duplicates are bounded by the 
   t.same(missing, [], 'every accepted message reached the MX');
   const duplicated = [...counts.values()].filter((c) => c > 1).length;
   t.ok(duplicated <= concurrency, `${duplicated} duplicated (at most the ${concurrency} in flight)`);
-  t.ok([...counts.values()].every((c) => c <= 2), 'no message arrived more than twice');
+  t.ok(
+    [...counts.values()].every((c) => c <= 2),
+    'no message arrived more than twice',
+  );
   second.child.kill('SIGKILL');
   await second.exited;
 });

@@ -23,17 +23,36 @@ for (const db of testDatabases()) {
       'nullmx.org': [{ type: 'MX', data: { preference: 0, exchange: '.' } }],
     });
     t.teardown(() => dns.close());
-    const d = await bootDaemon(t, { db, env: { POSTERN_DNS_SERVERS: dns.address, POSTERN_DELIVERY_PORT: String(sink.port), POSTERN_DELIVERY_FROM_ADDRESS: 'noreply@postern.test', POSTERN_DELIVERY_FROM_NAME: 'Postern', POSTERN_DELIVERY_IDLE_TIMEOUT_MS: '300' } });
+    const d = await bootDaemon(t, {
+      db,
+      env: {
+        POSTERN_DNS_SERVERS: dns.address,
+        POSTERN_DELIVERY_PORT: String(sink.port),
+        POSTERN_DELIVERY_FROM_ADDRESS: 'noreply@postern.test',
+        POSTERN_DELIVERY_FROM_NAME: 'Postern',
+        POSTERN_DELIVERY_IDLE_TIMEOUT_MS: '300',
+      },
+    });
     const ws = await d.workspace('acme', { plan: 'pro' });
     const app = d.app;
     const suppressions = createSuppressionStore(app);
-    const transport = createEmailTransport({ config: app.config, db: app.db, clock: app.clock, dns: app.dns, log: app.log, suppressions, publicUrl: app.publicUrl }, createTokenSource(app));
+    const transport = createEmailTransport(
+      { config: app.config, db: app.db, clock: app.clock, dns: app.dns, log: app.log, suppressions, publicUrl: app.publicUrl },
+      createTokenSource(app),
+    );
     t.teardown(() => transport.close?.());
     const dkimTxt = await addVerifiedDomain(app, ws.id, 'acme.example');
     dns.set('postern._domainkey.acme.example', [{ type: 'TXT', data: dkimTxt }]);
 
     t.test('delivers with STARTTLS, VERP, Message-ID, DKIM that verifies', async (t) => {
-      const dl = makeDelivery(app, ws.id, { fromOverride: 'news@acme.example', fromNameOverride: 'Acmé News', cc: ['carol@other.org'], bcc: ['bob@example.net'], replyTo: 'help@acme.example', attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: Buffer.from('attached').toString('base64') }] });
+      const dl = makeDelivery(app, ws.id, {
+        fromOverride: 'news@acme.example',
+        fromNameOverride: 'Acmé News',
+        cc: ['carol@other.org'],
+        bcc: ['bob@example.net'],
+        replyTo: 'help@acme.example',
+        attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: Buffer.from('attached').toString('base64') }],
+      });
       const before = sink.received.length;
       const out = await transport.deliver(dl);
       t.match(out, { kind: 'delivered', provider: 'smtp-direct', providerMessageId: `<${dl.message.publicId}@mx.postern.test>` });
@@ -53,7 +72,13 @@ for (const db of testDatabases()) {
       t.match(forNet.raw.toString(), /^Cc: carol@other\.org/m);
       t.equal((parsed.replyTo as any)?.value[0].address, 'help@acme.example');
       t.equal(parsed.attachments[0].content.toString(), 'attached');
-      const auth = await authenticate(forNet.raw, { ip: '127.0.0.1', helo: 'mx.postern.test', sender: forNet.from, mta: 'mx.example.net', resolver: app.dns.resolve as any });
+      const auth = await authenticate(forNet.raw, {
+        ip: '127.0.0.1',
+        helo: 'mx.postern.test',
+        sender: forNet.from,
+        mta: 'mx.example.net',
+        resolver: app.dns.resolve as any,
+      });
       t.equal(auth.dkim.results[0].status.result, 'pass', 'mailauth verifies the DKIM signature');
       t.equal((auth.dkim.results[0] as any).signingDomain, 'acme.example');
     });
@@ -70,7 +95,12 @@ for (const db of testDatabases()) {
     });
 
     t.test('5xx fails and suppresses; 4xx defers, and the retry skips accepted recipients', async (t) => {
-      rcptRule = (a) => (a === 'gone@example.net' ? { code: 550, message: '5.1.1 no such user' } : a === 'busy@other.org' ? { code: 451, message: '4.3.0 try later' } : undefined);
+      rcptRule = (a) =>
+        a === 'gone@example.net'
+          ? { code: 550, message: '5.1.1 no such user' }
+          : a === 'busy@other.org'
+            ? { code: 451, message: '4.3.0 try later' }
+            : undefined;
       const failed = makeDelivery(app, ws.id, { recipient: 'gone@example.net' });
       const out = await transport.deliver(failed);
       t.match(out, { kind: 'failed', suppress: true, error: /550 5\.1\.1 no such user/ });
@@ -94,13 +124,20 @@ for (const db of testDatabases()) {
     t.test('null MX and NXDOMAIN are suppressed without a connection', async (t) => {
       const before = sink.received.length;
       t.match(await transport.deliver(makeDelivery(app, ws.id, { recipient: 'x@nullmx.org' })), { kind: 'suppressed', error: /null MX/ });
-      t.match(await transport.deliver(makeDelivery(app, ws.id, { recipient: 'x@nowhere.invalid' })), { kind: 'suppressed', error: /NXDOMAIN/ });
+      t.match(await transport.deliver(makeDelivery(app, ws.id, { recipient: 'x@nowhere.invalid' })), {
+        kind: 'suppressed',
+        error: /NXDOMAIN/,
+      });
       t.equal(sink.received.length, before);
     });
 
     t.test('a DATA 5xx fails without suppressing the address', async (t) => {
       // A second sink that rejects content.
-      const picky = await startSink(t, { host: '127.0.0.4', port: sink.port, data: () => ({ code: 554, message: '5.7.1 content rejected' }) });
+      const picky = await startSink(t, {
+        host: '127.0.0.4',
+        port: sink.port,
+        data: () => ({ code: 554, message: '5.7.1 content rejected' }),
+      });
       dns.set('picky.org', [{ type: 'MX', data: { preference: 5, exchange: 'mx.picky.org' } }]);
       dns.set('mx.picky.org', [{ type: 'A', data: '127.0.0.4' }]);
       const out = await transport.deliver(makeDelivery(app, ws.id, { recipient: 'x@picky.org' }));
@@ -124,7 +161,18 @@ t.test('MX hosts are tried in preference order; an unreachable primary falls bac
   const d = await bootDaemon(t, { env: { POSTERN_DNS_SERVERS: dns.address, POSTERN_DELIVERY_PORT: String(backup.port) } });
   const ws = await d.workspace('acme');
   const app = d.app;
-  const transport = createEmailTransport({ config: app.config, db: app.db, clock: app.clock, dns: app.dns, log: app.log, suppressions: createSuppressionStore(app), publicUrl: app.publicUrl }, createTokenSource(app));
+  const transport = createEmailTransport(
+    {
+      config: app.config,
+      db: app.db,
+      clock: app.clock,
+      dns: app.dns,
+      log: app.log,
+      suppressions: createSuppressionStore(app),
+      publicUrl: app.publicUrl,
+    },
+    createTokenSource(app),
+  );
   t.teardown(() => transport.close?.());
   const out = await transport.deliver(makeDelivery(app, ws.id, { recipient: 'u@fallback.org' }));
   t.equal(out.kind, 'delivered');

@@ -67,7 +67,11 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, opts: 
           secure: session.secure,
           localAddress: session.localAddress,
         });
-        for (const w of [...waiters]) if (received.length >= w.n) { waiters.splice(waiters.indexOf(w), 1); w.resolve(); }
+        for (const w of [...waiters])
+          if (received.length >= w.n) {
+            waiters.splice(waiters.indexOf(w), 1);
+            w.resolve();
+          }
         cb();
       });
     },
@@ -91,7 +95,11 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, opts: 
 }
 
 export function generateDkimKey(): { privateKey: string; publicKey: string; dnsValue: string } {
-  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
   const b64 = publicKey.replace(/-----[^-]+-----/g, '').replace(/\s+/g, '');
   return { privateKey, publicKey, dnsValue: `v=DKIM1; k=rsa; p=${b64}` };
 }
@@ -102,15 +110,47 @@ export async function addVerifiedDomain(app: App, workspaceId: string, domain: s
   const now = app.clock.now().toISOString();
   await app.db
     .insertInto('domains')
-    .values({ id: app.ids.uuid(), workspace_id: workspaceId, domain, kind: 'custom', status: 'verified', dkim_selector: selector, dkim_private_key: key.privateKey, dkim_public_key: key.publicKey, verified_at: now, created_at: now, deleted_at: null })
+    .values({
+      id: app.ids.uuid(),
+      workspace_id: workspaceId,
+      domain,
+      kind: 'custom',
+      status: 'verified',
+      dkim_selector: selector,
+      dkim_private_key: key.privateKey,
+      dkim_public_key: key.publicKey,
+      verified_at: now,
+      created_at: now,
+      deleted_at: null,
+    })
     .execute();
   return key.dnsValue;
 }
 
-export function makeDelivery(app: App, workspaceId: string, over: Partial<OutboundMessage> = {}, content: Partial<EmailOutput> = {}): Delivery {
+export function makeDelivery(
+  app: App,
+  workspaceId: string,
+  over: Partial<OutboundMessage> = {},
+  content: Partial<EmailOutput> = {},
+): Delivery {
   // Fresh ids per call: email tests keep per-recipient state keyed by the message.
-  const message = outboundMessage({ id: app.ids.uuid(), publicId: app.ids.publicId('msg'), workspaceId, createdAt: app.clock.now().toISOString(), ...over });
-  return { message, content: { subject: 'Hello', preheader: '', html: '<p>Hi <a href="https://example.org/x?a=1&amp;b=2">there</a></p>', text: 'Hi there', ...content } };
+  const message = outboundMessage({
+    id: app.ids.uuid(),
+    publicId: app.ids.publicId('msg'),
+    workspaceId,
+    createdAt: app.clock.now().toISOString(),
+    ...over,
+  });
+  return {
+    message,
+    content: {
+      subject: 'Hello',
+      preheader: '',
+      html: '<p>Hi <a href="https://example.org/x?a=1&amp;b=2">there</a></p>',
+      text: 'Hi there',
+      ...content,
+    },
+  };
 }
 
 /** A self-signed certificate for the sink's STARTTLS. */

@@ -5,12 +5,24 @@ import { bootDaemon } from '../helpers/daemon.js';
 import { startSink } from './helpers.js';
 
 t.test('relay mode sends through the smarthost with credentials', async (t) => {
-  const relay = await startSink(t, { auth: { user: 'postern', pass: 's3cret' }, rcpt: (a) => (a.startsWith('bad@') ? { code: 550, message: '5.1.1 unknown' } : undefined) });
-  const d = await bootDaemon(t, { env: { POSTERN_DELIVERY_MODE: 'relay', POSTERN_DELIVERY_RELAY_URL: `smtp://postern:s3cret@127.0.0.1:${relay.port}`, POSTERN_DELIVERY_TLS: 'none' } });
+  const relay = await startSink(t, {
+    auth: { user: 'postern', pass: 's3cret' },
+    rcpt: (a) => (a.startsWith('bad@') ? { code: 550, message: '5.1.1 unknown' } : undefined),
+  });
+  const d = await bootDaemon(t, {
+    env: {
+      POSTERN_DELIVERY_MODE: 'relay',
+      POSTERN_DELIVERY_RELAY_URL: `smtp://postern:s3cret@127.0.0.1:${relay.port}`,
+      POSTERN_DELIVERY_TLS: 'none',
+    },
+  });
   const ws = await d.workspace('acme', { plan: 'pro' });
   const tick = () => d.app.workers.find((w) => w.name === 'dispatcher')!.tick();
   const send = (to: string, extra: object = {}) =>
-    d.request('POST', '/v1/send-raw', { key: ws.live, body: { to, channel: 'email', content: { subject: 'Relayed', text: 'hello' }, ...extra } });
+    d.request('POST', '/v1/send-raw', {
+      key: ws.live,
+      body: { to, channel: 'email', content: { subject: 'Relayed', text: 'hello' }, ...extra },
+    });
 
   const ok = await send('someone@anywhere.example', { cc: ['other@elsewhere.example'], bcc: ['hidden@anywhere.example'] });
   t.equal(ok.status, 202);
@@ -24,5 +36,8 @@ t.test('relay mode sends through the smarthost with credentials', async (t) => {
 
   const bad = await send('bad@anywhere.example');
   await tick();
-  t.match((await d.request('GET', `/v1/messages/${bad.body.id}`, { key: ws.live })).body, { status: 'failed', error: /550 5\.1\.1 unknown/ });
+  t.match((await d.request('GET', `/v1/messages/${bad.body.id}`, { key: ws.live })).body, {
+    status: 'failed',
+    error: /550 5\.1\.1 unknown/,
+  });
 });

@@ -42,20 +42,32 @@ t.test('rates', async (t) => {
 });
 
 t.test('DSN fields', async (t) => {
-  const dsn = 'Reporting-MTA: dns; mx.example.net\r\n\r\nFinal-Recipient: rfc822; Alice@Example.net\r\nAction: failed\r\nStatus: 5.1.1\r\nDiagnostic-Code: smtp; 550 5.1.1\r\n  user unknown\r\n\r\nFinal-Recipient: rfc822;bob@example.net\r\nAction: delayed\r\nStatus: 4.4.1\r\n';
+  const dsn =
+    'Reporting-MTA: dns; mx.example.net\r\n\r\nFinal-Recipient: rfc822; Alice@Example.net\r\nAction: failed\r\nStatus: 5.1.1\r\nDiagnostic-Code: smtp; 550 5.1.1\r\n  user unknown\r\n\r\nFinal-Recipient: rfc822;bob@example.net\r\nAction: delayed\r\nStatus: 4.4.1\r\n';
   t.same(parseDeliveryStatus(dsn), [
     { recipient: 'alice@example.net', action: 'failed', status: '5.1.1', diagnostic: '550 5.1.1 user unknown' },
     { recipient: 'bob@example.net', action: 'delayed', status: '4.4.1', diagnostic: '' },
   ]);
-  for (const [s, hard] of [['5.1.1', true], ['5.1.10', true], ['5.2.1', true], ['5.2.2', false], ['5.7.1', false], ['4.2.2', false]] as const) t.equal(isHardDsnStatus(s), hard, s);
+  for (const [s, hard] of [
+    ['5.1.1', true],
+    ['5.1.10', true],
+    ['5.2.1', true],
+    ['5.2.2', false],
+    ['5.7.1', false],
+    ['4.2.2', false],
+  ] as const)
+    t.equal(isHardDsnStatus(s), hard, s);
 });
 
 t.test('link rewriting', async (t) => {
-  const out = addTracking('<html><body><a href="https://a.example/x?y=1&amp;z=2">a</a> <a href=\'mailto:x@y\'>m</a> <a href="#top">t</a> <a href="https://u.example/unsub">u</a></body></html>', {
-    open: 'https://p/o',
-    click: (u) => `https://p/c?u=${encodeURIComponent(u)}`,
-    skip: ['https://u.example/unsub'],
-  });
+  const out = addTracking(
+    '<html><body><a href="https://a.example/x?y=1&amp;z=2">a</a> <a href=\'mailto:x@y\'>m</a> <a href="#top">t</a> <a href="https://u.example/unsub">u</a></body></html>',
+    {
+      open: 'https://p/o',
+      click: (u) => `https://p/c?u=${encodeURIComponent(u)}`,
+      skip: ['https://u.example/unsub'],
+    },
+  );
   t.match(out, 'href="https://p/c?u=https%3A%2F%2Fa.example%2Fx%3Fy%3D1%26z%3D2"');
   t.match(out, "href='mailto:x@y'");
   t.match(out, 'href="#top"');

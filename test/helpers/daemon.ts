@@ -41,7 +41,11 @@ export interface TestDaemon {
   /** Every log line the daemon wrote, parsed. */
   logs: string[];
   cli(...args: string[]): Promise<CliResult>;
-  request<T = any>(method: string, path: string, opts?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> }): Promise<Response<T>>;
+  request<T = any>(
+    method: string,
+    path: string,
+    opts?: { key?: string; body?: unknown; rawBody?: string; headers?: Record<string, string> },
+  ): Promise<Response<T>>;
   /** Creates a workspace through the CLI with one key per env; returns the secrets. */
   workspace(slug: string, opts?: { plan?: string; scopes?: string }): Promise<{ id: string; slug: string; live: string; test: string }>;
   stop(): Promise<void>;
@@ -138,7 +142,15 @@ export async function bootDaemon(t: Teardown, opts: BootOptions = {}): Promise<T
       return { status: res.status, headers: res.headers, body: parsed };
     },
     async workspace(slug, o = {}) {
-      const ws = await daemon.cli('workspace', 'create', '--slug', slug, '--name', `Workspace ${slug}`, ...(o.plan ? ['--plan', o.plan] : []));
+      const ws = await daemon.cli(
+        'workspace',
+        'create',
+        '--slug',
+        slug,
+        '--name',
+        `Workspace ${slug}`,
+        ...(o.plan ? ['--plan', o.plan] : []),
+      );
       if (ws.code !== 0) throw new Error(`workspace create failed: ${ws.stderr}`);
       const scopes = o.scopes ? ['--scopes', o.scopes] : [];
       const live = await daemon.cli('key', 'create', '--workspace', slug, '--env', 'live', ...scopes);

@@ -12,7 +12,9 @@ t.test('threads and the event loop analyze alike', async (t) => {
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const dns = await startDnsServer({
     'sender.example': [{ type: 'TXT', data: 'v=spf1 ip4:127.0.0.1 -all' }],
-    's1._domainkey.sender.example': [{ type: 'TXT', data: `v=DKIM1; k=rsa; p=${(publicKey.export({ type: 'spki', format: 'der' }) as Buffer).toString('base64')}` }],
+    's1._domainkey.sender.example': [
+      { type: 'TXT', data: `v=DKIM1; k=rsa; p=${(publicKey.export({ type: 'spki', format: 'der' }) as Buffer).toString('base64')}` },
+    ],
     '_dmarc.sender.example': [{ type: 'TXT', data: 'v=DMARC1; p=reject' }],
   });
   t.teardown(() => dns.close());
@@ -30,12 +32,23 @@ t.test('threads and the event loop analyze alike', async (t) => {
         subject: `Message ${i}`,
         text: `Body ${i}\n\nOn Monday Bob wrote:\n> earlier`,
         attachments: [{ filename: 'a.txt', content: 'attached' }],
-        dkim: { domainName: 'sender.example', keySelector: 's1', privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string },
+        dkim: {
+          domainName: 'sender.example',
+          keySelector: 's1',
+          privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string,
+        },
       });
       return Buffer.from((info.message as Buffer).toString('latin1').replace(/\r?\n/g, '\r\n'), 'latin1');
     }),
   );
-  const input = (raw: Buffer) => ({ raw, ip: '127.0.0.1', helo: 'client.example.org', mailFrom: 'alice@sender.example', mta: 'mx.postern.test', maxBodyBytes: 1 << 20 });
+  const input = (raw: Buffer) => ({
+    raw,
+    ip: '127.0.0.1',
+    helo: 'client.example.org',
+    mailFrom: 'alice@sender.example',
+    mta: 'mx.postern.test',
+    maxBodyBytes: 1 << 20,
+  });
   threaded.warm();
   const fromThreads = await Promise.all(raws.map((raw) => threaded.analyze(input(raw))));
   const onLoop = await Promise.all(raws.map((raw) => inline.analyze(input(raw))));

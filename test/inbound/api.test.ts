@@ -17,7 +17,17 @@ for (const db of testDatabases()) {
     };
 
     t.same((await req('GET', '/domains')).body, { domains: [] }, 'the shared domain is created lazily');
-    for (const bad of ['a.b', 'x'.repeat(250) + '.com', 'not a domain', 'localhost', 'foo..com', '-a.com', 'a.123', `x.${'in.postern.test'}`, 'mx.postern.test']) {
+    for (const bad of [
+      'a.b',
+      'x'.repeat(250) + '.com',
+      'not a domain',
+      'localhost',
+      'foo..com',
+      '-a.com',
+      'a.123',
+      `x.${'in.postern.test'}`,
+      'mx.postern.test',
+    ]) {
       const r = await req('POST', '/domains', { domain: bad });
       t.equal(r.status, 422, bad);
       t.equal(r.body.error.code, 'invalid_domain', bad);
@@ -39,7 +49,10 @@ for (const db of testDatabases()) {
     t.equal(claim.body.status, 'pending');
     t.equal(claim.body.verifiedAt, null);
     const [mxRec, dkimRec] = claim.body.records;
-    t.same({ ...mxRec, purpose: undefined }, { type: 'MX', name: 'mail.corp.example', value: 'mx.postern.test', priority: 10, check: 'inboundMx', purpose: undefined });
+    t.same(
+      { ...mxRec, purpose: undefined },
+      { type: 'MX', name: 'mail.corp.example', value: 'mx.postern.test', priority: 10, check: 'inboundMx', purpose: undefined },
+    );
     t.ok(mxRec.purpose.length > 10);
     t.equal(dkimRec.type, 'TXT');
     t.equal(dkimRec.name, 'postern._domainkey.mail.corp.example');
@@ -71,13 +84,26 @@ for (const db of testDatabases()) {
     const addr = await req('POST', '/addresses', { localPart: 'Sales', domainId: claim.body.id });
     t.equal(addr.status, 201);
     t.equal(addr.body.address, 'sales@mail.corp.example');
-    t.match(await sendRaw(d.smtpPort, { from: 'a@example.org', to: ['sales@mail.corp.example'] }, simpleMail({ to: 'sales@mail.corp.example' })), /^250 /);
-    t.same((await req('GET', `/addresses?domainId=${claim.body.id}`)).body.addresses.map((a: any) => a.address), ['sales@mail.corp.example']);
+    t.match(
+      await sendRaw(d.smtpPort, { from: 'a@example.org', to: ['sales@mail.corp.example'] }, simpleMail({ to: 'sales@mail.corp.example' })),
+      /^250 /,
+    );
+    t.same(
+      (await req('GET', `/addresses?domainId=${claim.body.id}`)).body.addresses.map((a: any) => a.address),
+      ['sales@mail.corp.example'],
+    );
 
     // Shared domain first; then custom domains oldest first.
     await req('POST', '/addresses', {});
     const list = (await req('GET', '/domains')).body.domains;
-    t.same(list.map((x: any) => [x.domain, x.kind]), [['acme.in.postern.test', 'shared'], ['taken.example', 'custom'], ['mail.corp.example', 'custom']]);
+    t.same(
+      list.map((x: any) => [x.domain, x.kind]),
+      [
+        ['acme.in.postern.test', 'shared'],
+        ['taken.example', 'custom'],
+        ['mail.corp.example', 'custom'],
+      ],
+    );
     t.same(list[0].records, []);
     t.equal(list[0].status, 'verified');
     const del = await req('DELETE', `/domains/${list[0].id}`);
@@ -87,13 +113,21 @@ for (const db of testDatabases()) {
     // Pending for more than 7 days → failed.
     d.clock.advance(8 * DAY);
     t.equal((await req('GET', `/domains/${acked.body.id}`)).body.status, 'failed');
-    t.equal((await d.request('POST', '/v1/inbound/domains', { key: other.live, body: { domain: 'taken.example', acknowledgeExistingMx: true } })).status, 201, 'a failed claim no longer blocks');
+    t.equal(
+      (await d.request('POST', '/v1/inbound/domains', { key: other.live, body: { domain: 'taken.example', acknowledgeExistingMx: true } }))
+        .status,
+      201,
+      'a failed claim no longer blocks',
+    );
 
     // Soft delete: the domain and its addresses go; mail to it is refused at RCPT.
     t.same((await req('DELETE', `/domains/${claim.body.id}`)).body, { deleted: true });
     t.equal((await req('GET', `/domains/${claim.body.id}`)).status, 404);
     t.equal((await req('DELETE', `/domains/${claim.body.id}`)).status, 404);
-    await t.rejects(sendRaw(d.smtpPort, { from: 'a@example.org', to: ['sales@mail.corp.example'] }, simpleMail({ to: 'sales@mail.corp.example' })), { responseCode: 550 } as never);
+    await t.rejects(
+      sendRaw(d.smtpPort, { from: 'a@example.org', to: ['sales@mail.corp.example'] }, simpleMail({ to: 'sales@mail.corp.example' })),
+      { responseCode: 550 } as never,
+    );
     t.equal(await getSigningKey(d.app.db, env.ws.id, 'mail.corp.example'), null);
     t.equal((await req('GET', '/domains/not-a-uuid')).status, 404);
   });
@@ -108,7 +142,13 @@ for (const db of testDatabases()) {
 
     const gen = await post({});
     t.equal(gen.status, 201);
-    t.match(gen.body, { address: /^rcv-[a-z0-9]{10}@acme\.in\.postern\.test$/, description: '', forwardTo: null, active: true, livemode: true });
+    t.match(gen.body, {
+      address: /^rcv-[a-z0-9]{10}@acme\.in\.postern\.test$/,
+      description: '',
+      forwardTo: null,
+      active: true,
+      livemode: true,
+    });
     t.match(gen.body.id, /^inb_[0-9A-Za-z]{22}$/);
     t.ok(gen.body.createdAt);
     const gen2 = await post({});
@@ -128,7 +168,10 @@ for (const db of testDatabases()) {
       const r = await post(body);
       t.equal(r.status, 422, JSON.stringify(body).slice(0, 80));
       t.equal(r.body.error.code, 'invalid_body');
-      t.ok(r.body.error.issues.some((i: any) => i.path === path), path);
+      t.ok(
+        r.body.error.issues.some((i: any) => i.path === path),
+        path,
+      );
     };
     await bad({ localPart: '' }, 'localPart');
     await bad({ localPart: 'a'.repeat(65) }, 'localPart');
@@ -148,7 +191,10 @@ for (const db of testDatabases()) {
 
     // Listing: the shared domain's addresses, oldest first; other workspaces see none of them.
     const list = await d.request('GET', '/v1/inbound/addresses', { key: env.ws.live });
-    t.same(list.body.addresses.map((a: any) => a.id), [gen.body.id, gen2.body.id, ok.body.id, list.body.addresses[3].id]);
+    t.same(
+      list.body.addresses.map((a: any) => a.id),
+      [gen.body.id, gen2.body.id, ok.body.id, list.body.addresses[3].id],
+    );
     const other = await d.workspace('other');
     t.same((await d.request('GET', '/v1/inbound/addresses', { key: other.live })).body, { addresses: [] });
     // Another workspace may use the same local part on its own shared domain.
@@ -175,14 +221,26 @@ for (const db of testDatabases()) {
     }
     const get = (q: string) => d.request('GET', `/v1/inbound/messages${q}`, { key });
     const all = (await get('')).body.messages;
-    t.same(all.map((m: any) => m.subject), ['m4', 'm3', 'm2', 'm1', 'm0']);
+    t.same(
+      all.map((m: any) => m.subject),
+      ['m4', 'm3', 'm2', 'm1', 'm0'],
+    );
     t.same(Object.keys(all[0]).sort(), ['from', 'id', 'plusTag', 'receivedAt', 'sizeBytes', 'status', 'subject']);
     t.equal(all[0].from, 'alice@sender.example');
     const page1 = (await get('?limit=2')).body.messages;
-    t.same(page1.map((m: any) => m.subject), ['m4', 'm3']);
+    t.same(
+      page1.map((m: any) => m.subject),
+      ['m4', 'm3'],
+    );
     const page2 = (await get(`?limit=2&before=${encodeURIComponent(page1[1].receivedAt)}`)).body.messages;
-    t.same(page2.map((m: any) => m.subject), ['m2', 'm1']);
-    t.same((await get(`?address=${b.id}`)).body.messages.map((m: any) => m.subject), ['m3', 'm1']);
+    t.same(
+      page2.map((m: any) => m.subject),
+      ['m2', 'm1'],
+    );
+    t.same(
+      (await get(`?address=${b.id}`)).body.messages.map((m: any) => m.subject),
+      ['m3', 'm1'],
+    );
     for (const q of ['?limit=0', '?limit=101', '?limit=abc', '?before=yesterday', '?before=2026-13-45T00:00:00Z', '?before=1700000000']) {
       const r = await get(q);
       t.equal(r.status, 400, q);
@@ -193,12 +251,30 @@ for (const db of testDatabases()) {
     // Attachments: extracted from the raw source, original type, safe filename.
     const boundary = 'b1';
     const mime = [
-      'From: x@example.org', `To: ${a.address}`, 'Subject: files', 'MIME-Version: 1.0', `Content-Type: multipart/mixed; boundary="${boundary}"`, '',
-      `--${boundary}`, 'Content-Type: text/plain', '', 'see attached', `--${boundary}`,
-      'Content-Type: application/pdf; name="re\\"port.pdf"', 'Content-Disposition: attachment; filename="../../etc/re\\"port.pdf"', 'Content-Transfer-Encoding: base64', '',
-      Buffer.from('%PDF-1.4 fake').toString('base64'), `--${boundary}`,
-      'Content-Type: image/png', 'Content-Disposition: attachment; filename="=?UTF-8?B?w6nDqS5wbmc=?="', 'Content-Transfer-Encoding: base64', '',
-      Buffer.from([0x89, 0x50, 0x4e, 0x47]).toString('base64'), `--${boundary}--`, '',
+      'From: x@example.org',
+      `To: ${a.address}`,
+      'Subject: files',
+      'MIME-Version: 1.0',
+      `Content-Type: multipart/mixed; boundary="${boundary}"`,
+      '',
+      `--${boundary}`,
+      'Content-Type: text/plain',
+      '',
+      'see attached',
+      `--${boundary}`,
+      'Content-Type: application/pdf; name="re\\"port.pdf"',
+      'Content-Disposition: attachment; filename="../../etc/re\\"port.pdf"',
+      'Content-Transfer-Encoding: base64',
+      '',
+      Buffer.from('%PDF-1.4 fake').toString('base64'),
+      `--${boundary}`,
+      'Content-Type: image/png',
+      'Content-Disposition: attachment; filename="=?UTF-8?B?w6nDqS5wbmc=?="',
+      'Content-Transfer-Encoding: base64',
+      '',
+      Buffer.from([0x89, 0x50, 0x4e, 0x47]).toString('base64'),
+      `--${boundary}--`,
+      '',
     ].join('\r\n');
     d.clock.set(start + 10_000);
     await sendRaw(d.smtpPort, { from: 'x@example.org', to: [a.address] }, mime);

@@ -18,7 +18,10 @@ t.test('domain commands', async (t) => {
   const verify = await d.cli('domain', 'verify', add.json.id, '--workspace', 'acme');
   t.equal(verify.json.status, 'verified');
   const list = await d.cli('domain', 'list', '--workspace', 'acme');
-  t.same(list.json.map((x: any) => x.domain), ['cli.example.com']);
+  t.same(
+    list.json.map((x: any) => x.domain),
+    ['cli.example.com'],
+  );
   const del = await d.cli('domain', 'delete', add.json.id, '--workspace', 'acme');
   t.same(del.json, { id: add.json.id, deleted: true });
   t.equal((await d.cli('domain', 'verify', '--workspace', 'acme')).code, 2);

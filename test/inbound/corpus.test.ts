@@ -7,7 +7,10 @@ import t from 'tap';
 import { createAddress, sendRaw, setup } from './helpers.js';
 
 const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
-const expected = JSON.parse(readFileSync(path.join(dir, 'expected.json'), 'utf8')) as Record<string, { subject: string; attachments: number }>;
+const expected = JSON.parse(readFileSync(path.join(dir, 'expected.json'), 'utf8')) as Record<
+  string,
+  { subject: string; attachments: number }
+>;
 
 t.ok(Object.keys(expected).length >= 30, 'at least 30 shapes');
 

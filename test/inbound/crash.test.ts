@@ -29,7 +29,10 @@ t.test('every 250 survives SIGKILL', async (t) => {
   t.comment(`first ready ${Date.now() - t0}ms`);
   const key = first.stderr.join('\n').match(/sk_live_[0-9A-Za-z]+/)![0];
   const api = (port: number, p: string, init: RequestInit = {}) =>
-    fetch(`http://127.0.0.1:${port}${p}`, { ...init, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' } }).then((r) => r.json() as Promise<any>);
+    fetch(`http://127.0.0.1:${port}${p}`, {
+      ...init,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    }).then((r) => r.json() as Promise<any>);
   const addr = await api(first.http, '/v1/inbound/addresses', { method: 'POST', body: JSON.stringify({ localPart: 'burst' }) });
   const to = addr.address as string;
 

@@ -17,10 +17,18 @@ export interface InboundEnv {
   shared: string;
 }
 
-export async function setup(t: T, opts: { db?: TestDb; env?: Record<string, string>; slug?: string; plan?: string; clock?: ManualClock; dataDir?: string } = {}): Promise<InboundEnv> {
+export async function setup(
+  t: T,
+  opts: { db?: TestDb; env?: Record<string, string>; slug?: string; plan?: string; clock?: ManualClock; dataDir?: string } = {},
+): Promise<InboundEnv> {
   const dns = await startDnsServer();
   t.teardown(() => dns.close());
-  const d = await bootDaemon(t, { db: opts.db, clock: opts.clock, dataDir: opts.dataDir, env: { POSTERN_DNS_SERVERS: dns.address, POSTERN_DNS_TIMEOUT_MS: '500', ...opts.env } });
+  const d = await bootDaemon(t, {
+    db: opts.db,
+    clock: opts.clock,
+    dataDir: opts.dataDir,
+    env: { POSTERN_DNS_SERVERS: dns.address, POSTERN_DNS_TIMEOUT_MS: '500', ...opts.env },
+  });
   const slug = opts.slug ?? 'acme';
   const ws = await d.workspace(slug, { plan: opts.plan });
   return { d, dns, ws, shared: `${slug}.in.postern.test` };
@@ -33,7 +41,14 @@ export async function createAddress(env: InboundEnv, body: Record<string, unknow
 }
 
 export function transport(port: number, extra: Record<string, unknown> = {}) {
-  return nodemailer.createTransport({ host: '127.0.0.1', port, secure: false, tls: { rejectUnauthorized: false }, name: 'client.example.org', ...extra } as never);
+  return nodemailer.createTransport({
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    tls: { rejectUnauthorized: false },
+    name: 'client.example.org',
+    ...extra,
+  } as never);
 }
 
 /** Sends raw RFC 822 text through nodemailer's SMTP client; resolves with the server's final reply. */

@@ -10,7 +10,10 @@ for (const db of testDatabases()) {
     const env = await setup(t, { db });
     const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
     const p = (publicKey.export({ type: 'spki', format: 'der' }) as Buffer).toString('base64');
-    env.dns.set('sender.example', [{ type: 'TXT', data: 'v=spf1 ip4:127.0.0.1 -all' }, { type: 'MX', data: { preference: 10, exchange: 'mx.sender.example' } }]);
+    env.dns.set('sender.example', [
+      { type: 'TXT', data: 'v=spf1 ip4:127.0.0.1 -all' },
+      { type: 'MX', data: { preference: 10, exchange: 'mx.sender.example' } },
+    ]);
     env.dns.set('s1._domainkey.sender.example', [{ type: 'TXT', data: `v=DKIM1; k=rsa; p=${p}` }]);
     env.dns.set('_dmarc.sender.example', [{ type: 'TXT', data: 'v=DMARC1; p=reject' }]);
     env.dns.set('forged.example', [{ type: 'TXT', data: 'v=spf1 ip4:192.0.2.1 -all' }]);
@@ -25,11 +28,17 @@ for (const db of testDatabases()) {
       dkim: { domainName: 'sender.example', keySelector: 's1', privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string },
     });
     t.match(info.response, /^250 /);
-    await sendRaw(env.d.smtpPort, { from: 'ceo@forged.example', to: [a.address] }, simpleMail({ from: 'CEO <ceo@forged.example>', to: a.address, subject: 'Forged' }));
+    await sendRaw(
+      env.d.smtpPort,
+      { from: 'ceo@forged.example', to: [a.address] },
+      simpleMail({ from: 'CEO <ceo@forged.example>', to: a.address, subject: 'Forged' }),
+    );
 
     const list = await env.d.request('GET', '/v1/inbound/messages', { key: env.ws.live });
     t.equal(list.body.messages.length, 2);
-    const both = await Promise.all(list.body.messages.map((m: any) => env.d.request('GET', `/v1/inbound/messages/${m.id}`, { key: env.ws.live })));
+    const both = await Promise.all(
+      list.body.messages.map((m: any) => env.d.request('GET', `/v1/inbound/messages/${m.id}`, { key: env.ws.live })),
+    );
     const signed = both.find((r) => r.body.subject === 'Signed')!;
     const forged = both.find((r) => r.body.subject === 'Forged')!;
     t.equal(signed.body.subject, 'Signed');
@@ -62,18 +71,34 @@ for (const db of testDatabases()) {
     // One transaction naming several recipients in two workspaces.
     const reply = await sendRaw(
       env.d.smtpPort,
-      { from: 'bob@example.org', to: [`Support+Orders@${env.shared.toUpperCase()}`, `support@${env.shared}`, `random@${env.shared}`, `postmaster@${env.shared}`, betaSales.address, `nobody@${betaDomain}`, `abuse@${betaDomain}`] },
+      {
+        from: 'bob@example.org',
+        to: [
+          `Support+Orders@${env.shared.toUpperCase()}`,
+          `support@${env.shared}`,
+          `random@${env.shared}`,
+          `postmaster@${env.shared}`,
+          betaSales.address,
+          `nobody@${betaDomain}`,
+          `abuse@${betaDomain}`,
+        ],
+      },
       simpleMail({ from: 'bob@example.org', to: support.address, subject: 'Multi' }),
     );
     t.match(reply, /^250 /);
 
     const acme = (await env.d.request('GET', '/v1/inbound/messages', { key: env.ws.live })).body.messages;
     t.equal(acme.length, 2, 'one message per matching address: support (deduplicated) and the catch-all');
-    const details = await Promise.all(acme.map((m: any) => env.d.request('GET', `/v1/inbound/messages/${m.id}`, { key: env.ws.live }).then((r) => r.body)));
+    const details = await Promise.all(
+      acme.map((m: any) => env.d.request('GET', `/v1/inbound/messages/${m.id}`, { key: env.ws.live }).then((r) => r.body)),
+    );
     const exact = details.find((m: any) => m.address === support.address);
     t.ok(exact, 'exact match carries the canonical address');
     t.equal(exact.plusTag, 'orders');
-    t.same(exact.envelope.to.map((s: string) => s.toLowerCase()), [`support+orders@${env.shared}`, `support@${env.shared}`]);
+    t.same(
+      exact.envelope.to.map((s: string) => s.toLowerCase()),
+      [`support+orders@${env.shared}`, `support@${env.shared}`],
+    );
     const catchAll = details.find((m: any) => m.address === null);
     t.equal(catchAll.status, 'received');
     t.same(catchAll.envelope.to, [`random@${env.shared}`, `postmaster@${env.shared}`], 'reserved names reach the catch-all');
@@ -83,7 +108,9 @@ for (const db of testDatabases()) {
     t.equal(betaList.length, 2);
     const statuses = betaList.map((m: any) => m.status).sort();
     t.same(statuses, ['dropped', 'received']);
-    const dropped = await env.d.request('GET', `/v1/inbound/messages/${betaList.find((m: any) => m.status === 'dropped').id}`, { key: beta.live });
+    const dropped = await env.d.request('GET', `/v1/inbound/messages/${betaList.find((m: any) => m.status === 'dropped').id}`, {
+      key: beta.live,
+    });
     t.equal(dropped.body.address, null);
 
     // Isolation: acme cannot read beta's message, nor filter by its address.
@@ -98,15 +125,35 @@ for (const db of testDatabases()) {
   });
 
   t.test(`message.received outbox row, quota, truncation, environments (${db})`, async (t) => {
-    const env = await setup(t, { db, env: { POSTERN_INBOUND_MONTHLY_QUOTA: '{"free":2,"starter":10,"pro":100,"custom":0}', POSTERN_INBOUND_MAX_BODY_BYTES: '2048' } });
+    const env = await setup(t, {
+      db,
+      env: { POSTERN_INBOUND_MONTHLY_QUOTA: '{"free":2,"starter":10,"pro":100,"custom":0}', POSTERN_INBOUND_MAX_BODY_BYTES: '2048' },
+    });
     const seen: unknown[] = [];
     env.d.app.bus.subscribe('events.recorded', (p) => seen.push(p));
-    const hook = await env.d.request('POST', '/v1/webhooks', { key: env.ws.live, body: { url: 'https://hooks.example.com/in', events: ['message.received'] } });
+    const hook = await env.d.request('POST', '/v1/webhooks', {
+      key: env.ws.live,
+      body: { url: 'https://hooks.example.com/in', events: ['message.received'] },
+    });
     t.equal(hook.status, 201, JSON.stringify(hook.body));
-    const bad = await env.d.request('POST', '/v1/inbound/addresses', { key: env.ws.live, body: { localPart: 'nohook', webhookEndpointId: 'whk_0123456789abcdefghijkl' } });
-    t.match(bad, { status: 422, body: { error: { code: 'invalid_body', issues: [{ path: 'webhookEndpointId' }] } } }, 'an unknown endpoint is refused');
-    const otherEnv = await env.d.request('POST', '/v1/inbound/addresses', { key: env.ws.live, body: { localPart: 'testhook', livemode: false, webhookEndpointId: hook.body.id } });
-    t.match(otherEnv, { status: 422, body: { error: { issues: [{ path: 'webhookEndpointId' }] } } }, "an endpoint of the other environment is refused");
+    const bad = await env.d.request('POST', '/v1/inbound/addresses', {
+      key: env.ws.live,
+      body: { localPart: 'nohook', webhookEndpointId: 'whk_0123456789abcdefghijkl' },
+    });
+    t.match(
+      bad,
+      { status: 422, body: { error: { code: 'invalid_body', issues: [{ path: 'webhookEndpointId' }] } } },
+      'an unknown endpoint is refused',
+    );
+    const otherEnv = await env.d.request('POST', '/v1/inbound/addresses', {
+      key: env.ws.live,
+      body: { localPart: 'testhook', livemode: false, webhookEndpointId: hook.body.id },
+    });
+    t.match(
+      otherEnv,
+      { status: 422, body: { error: { issues: [{ path: 'webhookEndpointId' }] } } },
+      'an endpoint of the other environment is refused',
+    );
     const a = await createAddress(env, { localPart: 'hooks', webhookEndpointId: hook.body.id, forwardTo: 'me@elsewhere.example' });
     const long = 'é'.repeat(3000);
     await sendRaw(env.d.smtpPort, { from: 'x@example.org', to: [a.address] }, simpleMail({ to: a.address, subject: 'Long', body: long }));
@@ -118,7 +165,11 @@ for (const db of testDatabases()) {
     const data = JSON.parse(events[0].data);
     const detail = await env.d.request('GET', `/v1/inbound/messages/${data.id}`, { key: env.ws.live });
     t.same(data, { id: detail.body.id }, 'the event names the message; the body is stored once');
-    t.same(JSON.parse(await env.d.app.inbound.messages.eventPayload(events[0].data)), detail.body, 'the webhook payload data is the detail exactly');
+    t.same(
+      JSON.parse(await env.d.app.inbound.messages.eventPayload(events[0].data)),
+      detail.body,
+      'the webhook payload data is the detail exactly',
+    );
     t.equal(detail.body.truncated, true);
     t.ok(Buffer.byteLength(detail.body.text) <= 2048);
     t.ok(detail.body.text.startsWith('éé'));
@@ -128,32 +179,66 @@ for (const db of testDatabases()) {
     env.d.clock.advance(1000);
     await sendRaw(env.d.smtpPort, { from: 'x@example.org', to: [a.address] }, simpleMail({ to: a.address, subject: 'Third' }));
     const list = (await env.d.request('GET', '/v1/inbound/messages', { key: env.ws.live })).body.messages;
-    t.same(list.map((m: any) => [m.subject, m.status]), [['Third', 'quota_exceeded'], ['Second', 'received'], ['Long', 'received']]);
+    t.same(
+      list.map((m: any) => [m.subject, m.status]),
+      [
+        ['Third', 'quota_exceeded'],
+        ['Second', 'received'],
+        ['Long', 'received'],
+      ],
+    );
     // Only message.received counts here: the address forwards, so outbound events follow too.
-    t.equal((await env.d.app.db.selectFrom('events').selectAll().where('type', '=', 'message.received').execute()).length, 2, 'no event for quota_exceeded');
+    t.equal(
+      (await env.d.app.db.selectFrom('events').selectAll().where('type', '=', 'message.received').execute()).length,
+      2,
+      'no event for quota_exceeded',
+    );
 
     // A test-mode address: its mail is listed for test keys only.
     const testAddr = await createAddress(env, { localPart: 'sandbox', livemode: false });
-    await sendRaw(env.d.smtpPort, { from: 'x@example.org', to: [testAddr.address] }, simpleMail({ to: testAddr.address, subject: 'Sandbox' }));
+    await sendRaw(
+      env.d.smtpPort,
+      { from: 'x@example.org', to: [testAddr.address] },
+      simpleMail({ to: testAddr.address, subject: 'Sandbox' }),
+    );
     const testList = (await env.d.request('GET', '/v1/inbound/messages', { key: env.ws.test })).body.messages;
-    t.same(testList.map((m: any) => m.subject), ['Sandbox']);
-    t.notOk((await env.d.request('GET', '/v1/inbound/messages', { key: env.ws.live })).body.messages.some((m: any) => m.subject === 'Sandbox'));
+    t.same(
+      testList.map((m: any) => m.subject),
+      ['Sandbox'],
+    );
+    t.notOk(
+      (await env.d.request('GET', '/v1/inbound/messages', { key: env.ws.live })).body.messages.some((m: any) => m.subject === 'Sandbox'),
+    );
   });
 
   t.test(`the quota holds for messages committed together (${db})`, async (t) => {
     const env = await setup(t, { db, env: { POSTERN_INBOUND_MONTHLY_QUOTA: '{"free":3,"starter":10,"pro":100,"custom":0}' } });
     const a = await createAddress(env, { localPart: 'burst' });
     // Eight sessions at once: on SQLite they share commits (one batch, a few statements).
-    const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => sendRaw(env.d.smtpPort, { from: 'x@example.org', to: [a.address] }, simpleMail({ to: a.address, subject: `Burst ${i}` }))));
-    t.ok(replies.every((r) => /^250 /.test(r)), 'every message got its 250');
+    const replies = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        sendRaw(env.d.smtpPort, { from: 'x@example.org', to: [a.address] }, simpleMail({ to: a.address, subject: `Burst ${i}` })),
+      ),
+    );
+    t.ok(
+      replies.every((r) => /^250 /.test(r)),
+      'every message got its 250',
+    );
     const list = (await env.d.request('GET', '/v1/inbound/messages', { key: env.ws.live })).body.messages;
     t.equal(list.length, 8, 'every message is stored');
     t.equal(list.filter((m: any) => m.status === 'received').length, 3, 'exactly the quota is received');
     t.equal(list.filter((m: any) => m.status === 'quota_exceeded').length, 5);
-    const usage = await env.d.app.db.selectFrom('inbound_usage').select('received').where('workspace_id', '=', env.ws.id).executeTakeFirstOrThrow();
+    const usage = await env.d.app.db
+      .selectFrom('inbound_usage')
+      .select('received')
+      .where('workspace_id', '=', env.ws.id)
+      .executeTakeFirstOrThrow();
     t.equal(Number(usage.received), 3, 'the usage counter counts what was received');
     const events = await env.d.app.db.selectFrom('events').selectAll().where('type', '=', 'message.received').execute();
     t.equal(events.length, 3, 'one event per received message');
-    t.ok(events.every((e) => Number(e.fanned_out) === 1 && Number(e.forward_checked) === 1), 'no endpoint and no forward: recorded with nothing left to do');
+    t.ok(
+      events.every((e) => Number(e.fanned_out) === 1 && Number(e.forward_checked) === 1),
+      'no endpoint and no forward: recorded with nothing left to do',
+    );
   });
 }

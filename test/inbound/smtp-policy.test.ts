@@ -58,7 +58,9 @@ t.test('SMTP policy', async (t) => {
       await c.cmd('MAIL FROM:<a@example.org>');
       await c.cmd(`RCPT TO:<${a.address}>`);
       t.match(await c.cmd('DATA'), /^354 /);
-      c.write(`Subject: first\r\n\r\nhello${smuggle}MAIL FROM:<admin@example.org>\r\nRCPT TO:<${a.address}>\r\nDATA\r\nSubject: smuggled\r\n\r\nevil\r\n.\r\n`);
+      c.write(
+        `Subject: first\r\n\r\nhello${smuggle}MAIL FROM:<admin@example.org>\r\nRCPT TO:<${a.address}>\r\nDATA\r\nSubject: smuggled\r\n\r\nevil\r\n.\r\n`,
+      );
       t.match(await c.reply(), /^554 5\.6\.0 /, JSON.stringify(smuggle));
       c.close();
     }
@@ -66,16 +68,28 @@ t.test('SMTP policy', async (t) => {
   });
 
   t.test('STARTTLS then delivery', async (t) => {
-    const info = await transport(env.d.smtpPort, { requireTLS: true }).sendMail({ from: 'a@example.org', to: a.address, subject: 'over TLS', text: 'hi' });
+    const info = await transport(env.d.smtpPort, { requireTLS: true }).sendMail({
+      from: 'a@example.org',
+      to: a.address,
+      subject: 'over TLS',
+      text: 'hi',
+    });
     t.match(info.response, /^250 /);
     t.equal(await count(), 1);
   });
 
   t.test('bounce domain: accepted and handed to the bounce handler', async (t) => {
-    const reply = await sendRaw(env.d.smtpPort, { from: '', to: ['bounces+msg_abc@bounces.mx.postern.test'] }, simpleMail({ from: 'MAILER-DAEMON@remote.example', to: 'bounces+msg_abc@bounces.mx.postern.test', subject: 'Undelivered' }));
+    const reply = await sendRaw(
+      env.d.smtpPort,
+      { from: '', to: ['bounces+msg_abc@bounces.mx.postern.test'] },
+      simpleMail({ from: 'MAILER-DAEMON@remote.example', to: 'bounces+msg_abc@bounces.mx.postern.test', subject: 'Undelivered' }),
+    );
     t.match(reply, /^250 /);
     // The DSN processor (src/outbound/bounces.ts) took it: msg_abc names no message, so it is dropped.
-    t.ok(env.d.logs.some((l) => /names no message|without a delivery-status part/.test(l)), 'handed to the bounce handler');
+    t.ok(
+      env.d.logs.some((l) => /names no message|without a delivery-status part/.test(l)),
+      'handed to the bounce handler',
+    );
     t.equal(await count(), 1, 'bounces are not stored as received mail');
   });
 });
@@ -115,7 +129,12 @@ t.test('PROXY protocol: the client address comes from the header', async (t) => 
   await new Promise((resolve) => s.once('connect', resolve));
   s.write(dialogue[0] + '\r\n');
   await waitFor(/^220 /m);
-  for (const [line, re] of [[dialogue[1], /^250 /m], [dialogue[2], /^250 .*\r\n$/], [dialogue[3], /^250 .*\r\n$/], [dialogue[4], /^354 /m]] as const) {
+  for (const [line, re] of [
+    [dialogue[1], /^250 /m],
+    [dialogue[2], /^250 .*\r\n$/],
+    [dialogue[3], /^250 .*\r\n$/],
+    [dialogue[4], /^354 /m],
+  ] as const) {
     buf = '';
     s.write(line + '\r\n');
     await waitFor(re);

@@ -3,14 +3,38 @@ import t from 'tap';
 import { stripReply } from '../../src/inbound/stripped-reply.js';
 
 const cases: [string, string, string][] = [
-  ['gmail attribution', 'Sounds good, see you then.\n\nOn Mon, Jan 2, 2026 at 10:00 AM Alice <alice@example.com> wrote:\n> Shall we meet at 3?\n> \n> Alice\n', 'Sounds good, see you then.'],
-  ['gmail attribution wrapped on two lines', 'Yes.\n\nOn Mon, Jan 2, 2026 at 10:00 AM Alice Wonderland <alice.wonderland@example.com>\nwrote:\n\n> Question?\n', 'Yes.'],
+  [
+    'gmail attribution',
+    'Sounds good, see you then.\n\nOn Mon, Jan 2, 2026 at 10:00 AM Alice <alice@example.com> wrote:\n> Shall we meet at 3?\n> \n> Alice\n',
+    'Sounds good, see you then.',
+  ],
+  [
+    'gmail attribution wrapped on two lines',
+    'Yes.\n\nOn Mon, Jan 2, 2026 at 10:00 AM Alice Wonderland <alice.wonderland@example.com>\nwrote:\n\n> Question?\n',
+    'Yes.',
+  ],
   ['apple mail', 'Thanks!\n\nSent from my iPhone\n\n> On 2 Jan 2026, at 10:00, Bob <bob@example.com> wrote:\n> \n> Hi\n', 'Thanks!'],
-  ['thunderbird', 'Fixed in the next release.\n\nOn 02/01/2026 10:00, Carol wrote:\n> The build is broken.\n', 'Fixed in the next release.'],
-  ['outlook header block', 'Please find it attached.\n\n________________________________\nFrom: Dave <dave@example.com>\nSent: Monday, January 2, 2026 10:00 AM\nTo: Erin <erin@example.com>\nSubject: Report\n\nCan you send the report?\n', 'Please find it attached.'],
-  ['outlook without rule', 'Approved.\n\nFrom: Dave <dave@example.com>\nSent: Monday, January 2, 2026 10:00 AM\nTo: Erin\nSubject: RE: Budget\n\nPlease approve.\n', 'Approved.'],
+  [
+    'thunderbird',
+    'Fixed in the next release.\n\nOn 02/01/2026 10:00, Carol wrote:\n> The build is broken.\n',
+    'Fixed in the next release.',
+  ],
+  [
+    'outlook header block',
+    'Please find it attached.\n\n________________________________\nFrom: Dave <dave@example.com>\nSent: Monday, January 2, 2026 10:00 AM\nTo: Erin <erin@example.com>\nSubject: Report\n\nCan you send the report?\n',
+    'Please find it attached.',
+  ],
+  [
+    'outlook without rule',
+    'Approved.\n\nFrom: Dave <dave@example.com>\nSent: Monday, January 2, 2026 10:00 AM\nTo: Erin\nSubject: RE: Budget\n\nPlease approve.\n',
+    'Approved.',
+  ],
   ['outlook original message', 'OK\n\n-----Original Message-----\nFrom: x@example.com\nSent: today\nSubject: hi\n\nold\n', 'OK'],
-  ['forwarded block', 'FYI, see below.\n\n---------- Forwarded message ---------\nFrom: Frank <frank@example.com>\nDate: Mon, Jan 2, 2026\nSubject: Outage\n\nThe server is down.\n', 'FYI, see below.'],
+  [
+    'forwarded block',
+    'FYI, see below.\n\n---------- Forwarded message ---------\nFrom: Frank <frank@example.com>\nDate: Mon, Jan 2, 2026\nSubject: Outage\n\nThe server is down.\n',
+    'FYI, see below.',
+  ],
   ['apple forwarded', 'Look at this\n\nBegin forwarded message:\n\nFrom: Grace <grace@example.com>\nSubject: news\n', 'Look at this'],
   ['signature delimiter', 'Will do.\n\n-- \nHenry Example\nCTO, Example Corp\n+1 555 0100\n', 'Will do.'],
   ['signature then quote', 'Merged.\n-- \nIvan\n\nOn Tue, Jan 3, 2026 at 9:00 Judy <judy@example.com> wrote:\n> Please merge\n', 'Merged.'],

@@ -16,7 +16,10 @@ t.test('resolver asks the configured server', async (t) => {
   t.teardown(dns.close);
   const r = createResolver([dns.address], 2000);
   const mx = await r.resolveMx('example.test');
-  t.same(mx.sort((a, b) => a.priority - b.priority).map((m) => m.exchange), ['mx1.example.test', 'mx2.example.test']);
+  t.same(
+    mx.sort((a, b) => a.priority - b.priority).map((m) => m.exchange),
+    ['mx1.example.test', 'mx2.example.test'],
+  );
   t.same(await r.resolve4('mx1.example.test'), ['127.0.0.1']);
   t.same(await r.resolveTxt('example.test'), [['v=spf1 ip4:127.0.0.1 -all']]);
   t.equal((await r.resolveTxt('long.example.test'))[0].join('').length, 418);

@@ -10,9 +10,15 @@ for (const db of testDatabases()) {
   t.test(`compiled queries on ${db}`, async (t) => {
     const d = await bootDaemon(t, { db });
     const ws = await d.workspace('acme');
-    const sent = await d.request('POST', '/v1/send-raw', { key: ws.test, body: { to: 'ann@example.com', channel: 'email', content: { subject: 'hi', text: 'x' } } });
+    const sent = await d.request('POST', '/v1/send-raw', {
+      key: ws.test,
+      body: { to: 'ann@example.com', channel: 'email', content: { subject: 'hi', text: 'x' } },
+    });
     t.equal(sent.status, 202, 'the accept insert (compiled once) works');
-    const again = await d.request('POST', '/v1/send-raw', { key: ws.test, body: { to: 'bob@example.com', channel: 'email', content: { subject: 'hi', text: 'y' } } });
+    const again = await d.request('POST', '/v1/send-raw', {
+      key: ws.test,
+      body: { to: 'bob@example.com', channel: 'email', content: { subject: 'hi', text: 'y' } },
+    });
     t.equal(again.status, 202, 'and its reuse with new values');
     const row = await d.app.db.selectFrom('messages').selectAll().where('public_id', '=', again.body.id).executeTakeFirstOrThrow();
     t.equal(row.recipient, 'bob@example.com');
@@ -22,16 +28,45 @@ for (const db of testDatabases()) {
     const patch = (n: number) => ({ attempts: n, error: null, updated_at: `t${n}` });
     t.equal(await updateIfHeld(d.app.db, row.id, { status: row.status, token: 'tok' }, patch(1), queries), true, 'first use: built');
     t.equal(await updateIfHeld(d.app.db, row.id, { status: row.status, token: 'tok' }, patch(2), queries), true, 'second use: reused');
-    t.equal(await updateIfHeld(d.app.db, row.id, { status: row.status, token: 'other' }, patch(3), queries), false, 'a lost lease matches nothing');
+    t.equal(
+      await updateIfHeld(d.app.db, row.id, { status: row.status, token: 'other' }, patch(3), queries),
+      false,
+      'a lost lease matches nothing',
+    );
     t.equal(await updateIfHeld(d.app.db, row.id, { status: 'failed', token: 'tok' }, patch(4), queries), false, 'nor does another status');
-    const after = await d.app.db.selectFrom('messages').select(['attempts', 'updated_at', 'error']).where('id', '=', row.id).executeTakeFirstOrThrow();
+    const after = await d.app.db
+      .selectFrom('messages')
+      .select(['attempts', 'updated_at', 'error'])
+      .where('id', '=', row.id)
+      .executeTakeFirstOrThrow();
     t.same({ ...after, attempts: Number(after.attempts) }, { attempts: 2, updated_at: 't2', error: null });
 
     // The dispatcher's shapes are reused, not rebuilt (Kysely binds in the order stated).
     let builds = 0;
-    const outcome = { provider: 'p', latency_ms: 3, provider_message_id: null, status: 'delivered', timeline: '[]', error: null, due_at: null, locked_by: null };
+    const outcome = {
+      provider: 'p',
+      latency_ms: 3,
+      provider_message_id: null,
+      status: 'delivered',
+      timeline: '[]',
+      error: null,
+      due_at: null,
+      locked_by: null,
+    };
     for (let i = 0; i < 3; i++) {
-      queries.compiled('outcome', [...Object.values(outcome), row.id, 'dispatched', 'tok'], () => (builds++, d.app.db.updateTable('messages').set(outcome).where('id', '=', row.id).where('status', '=', 'dispatched').where('locked_by', '=', 'tok')));
+      queries.compiled(
+        'outcome',
+        [...Object.values(outcome), row.id, 'dispatched', 'tok'],
+        () => (
+          builds++,
+          d.app.db
+            .updateTable('messages')
+            .set(outcome)
+            .where('id', '=', row.id)
+            .where('status', '=', 'dispatched')
+            .where('locked_by', '=', 'tok')
+        ),
+      );
     }
     t.equal(builds, 1, 'an update shape is built once');
   });
@@ -40,7 +75,9 @@ for (const db of testDatabases()) {
 t.test('a shape whose parameters are misstated is built every time', async (t) => {
   const queries = createQueryCache();
   let builds = 0;
-  const fake = (params: unknown[]) => ({ compile: () => (builds++, { sql: 'select ?', parameters: params, query: {} as never, queryId: {} as never }) });
+  const fake = (params: unknown[]) => ({
+    compile: () => (builds++, { sql: 'select ?', parameters: params, query: {} as never, queryId: {} as never }),
+  });
   queries.compiled('k', ['a'], () => fake(['b']));
   const q = queries.compiled('k', ['c'], () => fake(['c']));
   t.equal(builds, 2);

@@ -30,7 +30,11 @@ t.test('every 202 survives SIGKILL and is delivered after restart', async (t) =>
   const sender = async () => {
     while (!stop) {
       try {
-        const r = await fetch(`${base}/v1/send`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body });
+        const r = await fetch(`${base}/v1/send`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+          body,
+        });
         if (r.status === 202) accepted.push(((await r.json()) as { id: string }).id);
       } catch {
         return; // the daemon is gone

@@ -4,7 +4,12 @@ import t from 'tap';
 import { bootDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
 
-const email = (to: string, metadata: Record<string, unknown> = {}) => ({ to, channel: 'email', metadata, content: { subject: 's', text: 't' } });
+const email = (to: string, metadata: Record<string, unknown> = {}) => ({
+  to,
+  channel: 'email',
+  metadata,
+  content: { subject: 's', text: 't' },
+});
 
 interface SseEvent {
   event?: string;
@@ -108,7 +113,11 @@ for (const db of testDatabases()) {
       await send(acme.live, email('m3@example.com', { order: 1234, region: 'eu' }));
       await send(acme.live, { to: '+14155550100', channel: 'sms', content: { body: 'x' }, metadata: { region: 'eu' } });
       const recips = (r: { body: { data: Array<{ recipient: string }> } }) => r.body.data.map((m) => m.recipient).sort();
-      t.same(recips(await list(acme.live, '?metadata[order]=123')), ['m1@example.com', 'm2@example.com'], '123 matches 123 and "123", not 1234');
+      t.same(
+        recips(await list(acme.live, '?metadata[order]=123')),
+        ['m1@example.com', 'm2@example.com'],
+        '123 matches 123 and "123", not 1234',
+      );
       t.same(recips(await list(acme.live, '?metadata[vip]=true')), ['m1@example.com', 'm2@example.com']);
       t.same(recips(await list(acme.live, '?metadata[order]=123&metadata[region]=eu')), ['m1@example.com'], 'AND-ed');
       t.same(recips(await list(acme.live, '?channel=sms')), ['+14155550100']);
@@ -139,16 +148,20 @@ for (const db of testDatabases()) {
       await send(acme.live, email('literalXunder@example.com', { note: '1000' }));
       await send(acme.live, email('back@example.com', { path: 'a\\b' }));
       await send(acme.live, email('plain@example.com', { campaignKey: 'spring' }));
-      const q = async (s: string) => (await list(acme.live, `?q=${encodeURIComponent(s)}`)).body.data.map((m: { recipient: string }) => m.recipient).sort();
+      const q = async (s: string) =>
+        (await list(acme.live, `?q=${encodeURIComponent(s)}`)).body.data.map((m: { recipient: string }) => m.recipient).sort();
       t.same(await q('l_u'), ['Literal_Under@Example.com'], '_ is literal');
       t.same(await q('LITERAL'), ['Literal_Under@Example.com', 'literalXunder@example.com'], 'case-insensitive');
       t.same(await q('0%'), ['Literal_Under@Example.com'], '% is literal');
       t.same(await q('a\\b'), ['back@example.com'], 'backslash is literal');
       t.same(await q('CAMPAIGNkey'), ['plain@example.com'], 'metadata keys');
       t.same(await q('spring'), ['plain@example.com'], 'metadata values');
-      t.same((await q(a.slice(4, 20))), ['Literal_Under@Example.com'], 'public id');
+      t.same(await q(a.slice(4, 20)), ['Literal_Under@Example.com'], 'public id');
       t.same(await q('nothing-like-this'), []);
-      t.same((await list(acme.live, `?q=example&metadata[note]=1000`)).body.data.map((m: { recipient: string }) => m.recipient), ['literalXunder@example.com']);
+      t.same(
+        (await list(acme.live, `?q=example&metadata[note]=1000`)).body.data.map((m: { recipient: string }) => m.recipient),
+        ['literalXunder@example.com'],
+      );
     });
 
     t.test('tail: backfill of 50, then live events honouring filters; isolation', async (t) => {
@@ -169,9 +182,15 @@ for (const db of testDatabases()) {
       await send(acme.live, email('live@example.com', { batch: 'b1' }));
       await send(other.test, email('other@example.com', { batch: 'b1' }));
       const r = await send(acme.test, email('new@example.com', { batch: 'b1' }));
-      t.ok(await tail.until(() => tail.events.some((e) => e.id === r.body.id && e.data.status === 'delivered')), 'changes stream until delivered');
+      t.ok(
+        await tail.until(() => tail.events.some((e) => e.id === r.body.id && e.data.status === 'delivered')),
+        'changes stream until delivered',
+      );
       const liveOnes = tail.events.slice(backfill.length + 1).filter((e) => e.event === 'message');
-      t.ok(liveOnes.every((e) => e.data.recipient === 'new@example.com' || e.data.recipient.startsWith('tail')), 'filters and isolation honoured');
+      t.ok(
+        liveOnes.every((e) => e.data.recipient === 'new@example.com' || e.data.recipient.startsWith('tail')),
+        'filters and isolation honoured',
+      );
       const statuses = liveOnes.filter((e) => e.id === r.body.id).map((e) => e.data.status);
       t.equal(statuses[0], 'queued');
       t.equal(statuses.at(-1), 'delivered');

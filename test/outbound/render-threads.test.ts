@@ -13,25 +13,61 @@ const log = createLogger('silent');
 const html = `<html><body><h1>Hello {{name}}</h1><p>${'Lorem ipsum dolor sit amet, '.repeat(40)}</p><a href="https://example.com/x">link</a></body></html>`;
 
 const renders: [string, RenderRequest][] = [
-  ['raw email, text derived from html', { channel: 'email', content: JSON.stringify({ subject: 'Hi {{name}}', html, preheader: 'pre' }), vars: null }],
-  ['template email with vars', { channel: 'email', content: JSON.stringify({ subject: 'Hi {{name}}', html, preheader: 'for {{name}}' }), vars: JSON.stringify({ name: 'Ann' }) }],
-  ['template email with text', { channel: 'email', content: JSON.stringify({ subject: 'S', html, text: 'Text {{name}}' }), vars: JSON.stringify({ name: 'Bob' }) }],
+  [
+    'raw email, text derived from html',
+    { channel: 'email', content: JSON.stringify({ subject: 'Hi {{name}}', html, preheader: 'pre' }), vars: null },
+  ],
+  [
+    'template email with vars',
+    {
+      channel: 'email',
+      content: JSON.stringify({ subject: 'Hi {{name}}', html, preheader: 'for {{name}}' }),
+      vars: JSON.stringify({ name: 'Ann' }),
+    },
+  ],
+  [
+    'template email with text',
+    { channel: 'email', content: JSON.stringify({ subject: 'S', html, text: 'Text {{name}}' }), vars: JSON.stringify({ name: 'Bob' }) },
+  ],
   ['sms', { channel: 'sms', content: JSON.stringify({ body: 'Code {{code}}' }), vars: JSON.stringify({ code: 42 }) }],
-  ['push', { channel: 'push', content: JSON.stringify({ title: 'T', body: 'B {{x}}', data: { a: '{{x}}' }, badge: 3 }), vars: JSON.stringify({ x: 'y' }) }],
+  [
+    'push',
+    {
+      channel: 'push',
+      content: JSON.stringify({ title: 'T', body: 'B {{x}}', data: { a: '{{x}}' }, badge: 3 }),
+      vars: JSON.stringify({ x: 'y' }),
+    },
+  ],
 ];
 
-const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+const { privateKey } = generateKeyPairSync('rsa', {
+  modulusLength: 2048,
+  privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  publicKeyEncoding: { type: 'spki', format: 'pem' },
+});
 const compose = (key: boolean): ComposeRequest => ({
   input: {
-    from: { address: 'news@acme.example', name: 'Acmé News' }, to: 'ann@example.net', cc: ['carol@other.org'], replyTo: null, subject: 'Grüße',
-    html: `<p>${'x = y, '.repeat(200)}</p>`, text: 'plain', attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: Buffer.from('attached').toString('base64') }],
-    messageId: '<msg_1@mx.test>', date: new Date('2025-01-31T10:00:00Z'), unsubscribeUrl: 'https://p.test/u/tok',
+    from: { address: 'news@acme.example', name: 'Acmé News' },
+    to: 'ann@example.net',
+    cc: ['carol@other.org'],
+    replyTo: null,
+    subject: 'Grüße',
+    html: `<p>${'x = y, '.repeat(200)}</p>`,
+    text: 'plain',
+    attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: Buffer.from('attached').toString('base64') }],
+    messageId: '<msg_1@mx.test>',
+    date: new Date('2025-01-31T10:00:00Z'),
+    unsubscribeUrl: 'https://p.test/u/tok',
   },
   key: key ? { domain: 'acme.example', selector: 'postern', privateKey } : null,
 });
 
 // MailComposer draws random MIME boundaries; compare with them normalised.
-const boundaries = (raw: Buffer) => raw.toString().replace(/--_NmP-[0-9a-f-]+/g, '--B').replace(/boundary="[^"]+"/g, 'boundary="B"');
+const boundaries = (raw: Buffer) =>
+  raw
+    .toString()
+    .replace(/--_NmP-[0-9a-f-]+/g, '--B')
+    .replace(/boundary="[^"]+"/g, 'boundary="B"');
 
 t.test('a render thread gives what the event loop gives', async (t) => {
   const threads = createRenderer({ threads: 1, log });
@@ -42,9 +78,21 @@ t.test('a render thread gives what the event loop gives', async (t) => {
   t.equal(boundaries(a), boundaries(b), 'same MIME message');
   const signed = await threads.compose(compose(true));
   t.match(signed.toString(), /^DKIM-Signature: v=1; a=rsa-sha256; c=relaxed\/relaxed; d=acme\.example;/);
-  await t.rejects(threads.render({ channel: 'email', content: JSON.stringify({ subject: '{{#open}}', html: '' }), vars: '{}' }), /Unclosed section/, 'a render error is the same error');
-  const many = await Promise.all(Array.from({ length: 50 }, (_, i) => threads.render({ channel: 'sms', content: JSON.stringify({ body: `n{{i}}` }), vars: JSON.stringify({ i }) })));
-  t.same(many.map((o) => (o as { body: string }).body), Array.from({ length: 50 }, (_, i) => `n${i}`), 'each answer goes to its own job');
+  await t.rejects(
+    threads.render({ channel: 'email', content: JSON.stringify({ subject: '{{#open}}', html: '' }), vars: '{}' }),
+    /Unclosed section/,
+    'a render error is the same error',
+  );
+  const many = await Promise.all(
+    Array.from({ length: 50 }, (_, i) =>
+      threads.render({ channel: 'sms', content: JSON.stringify({ body: `n{{i}}` }), vars: JSON.stringify({ i }) }),
+    ),
+  );
+  t.same(
+    many.map((o) => (o as { body: string }).body),
+    Array.from({ length: 50 }, (_, i) => `n${i}`),
+    'each answer goes to its own job',
+  );
 });
 
 t.test('jobs of a thread that dies run on the event loop', async (t) => {
@@ -76,11 +124,26 @@ t.test('after close, jobs run on the event loop', async (t) => {
 
 t.test('an SMTP pool hosted on a render thread answers as the in-process pool does', async (t) => {
   const sink = await startSink(t, {
-    rcpt: (a) => (a.startsWith('nobody@') ? { code: 550, message: '5.1.1 no such user' } : a.startsWith('later@') ? { code: 451, message: '4.3.0 try later' } : undefined),
+    rcpt: (a) =>
+      a.startsWith('nobody@')
+        ? { code: 550, message: '5.1.1 no such user' }
+        : a.startsWith('later@')
+          ? { code: 451, message: '4.3.0 try later' }
+          : undefined,
   });
   const threads = createRenderer({ threads: 1, log });
   t.teardown(() => threads.close());
-  const poolOpts = { name: 'mx.postern.test', port: sink.port, tls: 'none' as const, maxConnections: 10, maxConnectionsPerHost: 2, messagesPerConnection: 100, idleTimeoutMs: 1000, timeoutMs: 5000, log };
+  const poolOpts = {
+    name: 'mx.postern.test',
+    port: sink.port,
+    tls: 'none' as const,
+    maxConnections: 10,
+    maxConnectionsPerHost: 2,
+    messagesPerConnection: 100,
+    idleTimeoutMs: 1000,
+    timeoutMs: 5000,
+    log,
+  };
   const hosted = threads.smtpPool(poolOpts);
   const local = inlineRenderer.smtpPool(poolOpts);
   t.teardown(() => local.close());
@@ -95,11 +158,18 @@ t.test('an SMTP pool hosted on a render thread answers as the in-process pool do
   t.match(ok.response, /^250/);
   t.equal(sink.received.at(-1)!.raw.toString(), raw.toString(), 'the message arrives byte for byte');
 
-  const errorOf = async (pool: typeof hosted) => pool.send(target, { from: 'b@b.test', to: ['later@example.net'] }, raw).then(() => null, (e) => e);
+  const errorOf = async (pool: typeof hosted) =>
+    pool.send(target, { from: 'b@b.test', to: ['later@example.net'] }, raw).then(
+      () => null,
+      (e) => e,
+    );
   const [viaThread, inProcess] = [await errorOf(hosted), await errorOf(local)];
   t.ok(viaThread instanceof Error);
   for (const k of ['message', 'code', 'responseCode', 'response', 'command']) t.same(viaThread[k], inProcess[k], `same ${k}`);
-  t.same(viaThread.rejectedErrors.map((e: any) => [e.recipient, e.responseCode]), inProcess.rejectedErrors.map((e: any) => [e.recipient, e.responseCode]));
+  t.same(
+    viaThread.rejectedErrors.map((e: any) => [e.recipient, e.responseCode]),
+    inProcess.rejectedErrors.map((e: any) => [e.recipient, e.responseCode]),
+  );
   await hosted.close();
 });
 
@@ -110,6 +180,16 @@ t.test('an SMTP transaction on a thread that dies fails as a dropped connection'
     start: () => new Worker(`require('node:worker_threads').parentPort.on('message', () => process.exit(3))`, { eval: true }),
   });
   t.teardown(() => threads.close());
-  const pool = threads.smtpPool({ name: 'x', port: 1, tls: 'none', maxConnections: 1, maxConnectionsPerHost: 1, messagesPerConnection: 1, idleTimeoutMs: 10, timeoutMs: 1000, log });
+  const pool = threads.smtpPool({
+    name: 'x',
+    port: 1,
+    tls: 'none',
+    maxConnections: 1,
+    maxConnectionsPerHost: 1,
+    messagesPerConnection: 1,
+    idleTimeoutMs: 10,
+    timeoutMs: 1000,
+    log,
+  });
   await t.rejects(pool.send({ host: 'h', address: '127.0.0.1' }, { from: 'a@b', to: ['c@d'] }, Buffer.from('x')), { code: 'ECONNECTION' });
 });

@@ -5,16 +5,25 @@ import { createCaptureTransport } from '../../src/outbound/channels/capture.js';
 import { bootDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
 
-const email = (extra: Record<string, unknown> = {}) => ({ to: 'ann@example.com', channel: 'email', content: { subject: 'Hi', text: 'Hello' }, ...extra });
+const email = (extra: Record<string, unknown> = {}) => ({
+  to: 'ann@example.com',
+  channel: 'email',
+  content: { subject: 'Hi', text: 'Hello' },
+  ...extra,
+});
 const dispatcher = (d: TestDaemon) => d.app.workers.find((w) => w.name === 'dispatcher')!;
 const sub = JSON.stringify({ endpoint: 'https://push.example/abc', keys: { p256dh: 'BPk', auth: 'x1' } });
 
 for (const db of testDatabases()) {
   t.test(`sending on ${db}`, async (t) => {
-    const d = await bootDaemon(t, { db, env: { POSTERN_SCANNER_BLOCKED_PHRASES: 'wire the money', POSTERN_SCANNER_BLOCKED_DOMAINS: 'evil.test' } });
+    const d = await bootDaemon(t, {
+      db,
+      env: { POSTERN_SCANNER_BLOCKED_PHRASES: 'wire the money', POSTERN_SCANNER_BLOCKED_DOMAINS: 'evil.test' },
+    });
     const acme = await d.workspace('acme', { plan: 'pro' });
     const other = await d.workspace('other', { plan: 'pro' });
-    const send = (key: string, body: unknown, headers?: Record<string, string>, path = '/v1/send') => d.request('POST', path, { key, body, headers });
+    const send = (key: string, body: unknown, headers?: Record<string, string>, path = '/v1/send') =>
+      d.request('POST', path, { key, body, headers });
     const get = (key: string, id: string) => d.request('GET', `/v1/messages/${id}`, { key });
 
     t.test('every validation rule answers 422 invalid_body listing all issues', async (t) => {
@@ -25,7 +34,11 @@ for (const db of testDatabases()) {
         [email({ to: 'not-an-address' }), ['to']],
         [{ to: '555-1234', channel: 'sms', content: { body: 'x' } }, ['to'], 'E.164'],
         [{ to: 'has space', channel: 'push', content: { body: 'x' } }, ['to']],
-        [{ to: '{"endpoint":"http://x.test/a","keys":{"p256dh":"a","auth":"b"}}', channel: 'web-push', content: { title: 'x' } }, ['to'], 'web-push https'],
+        [
+          { to: '{"endpoint":"http://x.test/a","keys":{"p256dh":"a","auth":"b"}}', channel: 'web-push', content: { title: 'x' } },
+          ['to'],
+          'web-push https',
+        ],
         [{ to: '{"endpoint":"https://x.test/a","keys":{}}', channel: 'web-push', content: { title: 'x' } }, ['to'], 'web-push keys'],
         [{ to: 'nojson', channel: 'web-push', content: { title: 'x' } }, ['to']],
         [email({ metadata: { a: { nested: 1 } } }), ['metadata.a']],
@@ -36,7 +49,21 @@ for (const db of testDatabases()) {
         [email({ fromName: 'x'.repeat(129) }), ['fromName']],
         [email({ fromName: 'Evil <x>' }), ['fromName']],
         [email({ fromName: 'a\nb' }), ['fromName']],
-        [{ to: '+14155550100', channel: 'sms', content: { body: 'x' }, cc: 'a@example.com', bcc: ['b@example.com'], replyTo: 'c@example.com', attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'aGk=' }], from: 'x@example.com', fromName: 'X' }, ['from', 'fromName', 'cc', 'bcc', 'replyTo', 'attachments'], 'email-only fields'],
+        [
+          {
+            to: '+14155550100',
+            channel: 'sms',
+            content: { body: 'x' },
+            cc: 'a@example.com',
+            bcc: ['b@example.com'],
+            replyTo: 'c@example.com',
+            attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'aGk=' }],
+            from: 'x@example.com',
+            fromName: 'X',
+          },
+          ['from', 'fromName', 'cc', 'bcc', 'replyTo', 'attachments'],
+          'email-only fields',
+        ],
         [email({ attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: '%%%' }] }), ['attachments.0.content']],
         [email({ version: 0 }), ['version']],
         [email({ content: { text: 'no subject' } }), ['content.subject']],
@@ -51,23 +78,59 @@ for (const db of testDatabases()) {
         const got = r.body.error.issues.map((i: { path: string }) => i.path);
         for (const p of paths) t.ok(got.includes(p), `${name ?? p}: issue at ${p} in ${JSON.stringify(got)}`);
       }
-      const many = await send(acme.live, { to: 'x', channel: 'email', content: { subject: 's', text: 't' }, fromName: 'a<b', replyTo: 'nope', scheduledAt: '2000-01-01T00:00:00Z' });
-      t.same(many.body.error.issues.map((i: { path: string }) => i.path).sort(), ['fromName', 'replyTo'].sort(), 'shape issues listed together');
+      const many = await send(acme.live, {
+        to: 'x',
+        channel: 'email',
+        content: { subject: 's', text: 't' },
+        fromName: 'a<b',
+        replyTo: 'nope',
+        scheduledAt: '2000-01-01T00:00:00Z',
+      });
+      t.same(
+        many.body.error.issues.map((i: { path: string }) => i.path).sort(),
+        ['fromName', 'replyTo'].sort(),
+        'shape issues listed together',
+      );
       const raw = await send(acme.live, { template: 'welcome', to: 'a@example.com' }, undefined, '/v1/send-raw');
       t.equal(raw.status, 422);
-      t.ok(raw.body.error.issues.some((i: { path: string }) => i.path === 'template'), 'send-raw refuses template');
+      t.ok(
+        raw.body.error.issues.some((i: { path: string }) => i.path === 'template'),
+        'send-raw refuses template',
+      );
       const list = await d.request('GET', '/v1/messages', { key: acme.live });
       t.equal(list.body.data.length, 0, 'nothing was stored');
     });
 
     t.test('a valid raw send is committed before the 202 and completes in test mode', async (t) => {
-      const r = await send(acme.test, email({ metadata: { order: 123, vip: true, tag: 'x' }, cc: 'c@example.com', fromName: 'Ann Co', from: 'ann@acme.test' }), undefined, '/v1/send-raw');
+      const r = await send(
+        acme.test,
+        email({ metadata: { order: 123, vip: true, tag: 'x' }, cc: 'c@example.com', fromName: 'Ann Co', from: 'ann@acme.test' }),
+        undefined,
+        '/v1/send-raw',
+      );
       t.equal(r.status, 202);
       t.match(r.body, { id: /^msg_[0-9A-Za-z]{22}$/, status: 'queued', livemode: false });
       await dispatcher(d).tick();
       const m = (await get(acme.test, r.body.id)).body;
-      t.match(m, { publicId: r.body.id, status: 'delivered', channel: 'email', livemode: false, templateSlug: null, metadata: { order: 123, vip: true }, fromOverride: 'ann@acme.test', fromNameOverride: 'Ann Co', interpolate: false, pinnedVersion: null, provider: 'test', idempotencyKey: null, scheduledAt: null });
-      t.same(m.timeline.map((e: { e: string }) => e.e), ['accepted', 'rendered', 'dispatched', 'delivered']);
+      t.match(m, {
+        publicId: r.body.id,
+        status: 'delivered',
+        channel: 'email',
+        livemode: false,
+        templateSlug: null,
+        metadata: { order: 123, vip: true },
+        fromOverride: 'ann@acme.test',
+        fromNameOverride: 'Ann Co',
+        interpolate: false,
+        pinnedVersion: null,
+        provider: 'test',
+        idempotencyKey: null,
+        scheduledAt: null,
+      });
+      t.same(
+        m.timeline.map((e: { e: string }) => e.e),
+        ['accepted', 'rendered', 'dispatched', 'delivered'],
+      );
       t.notOk('cc' in m, 'internal fields stay internal');
     });
 
@@ -83,7 +146,14 @@ for (const db of testDatabases()) {
         [{ to: '+14155550100', channel: 'sms', content: { body: 'x' } }, 'delivered'],
         [{ to: 'test-blocked', channel: 'push', content: { body: 'x' } }, 'blocked'],
         [{ to: 'device-token-1', channel: 'push', content: { body: 'x' } }, 'delivered'],
-        [{ to: JSON.stringify({ endpoint: 'https://push.example/opted_out', keys: { p256dh: 'a', auth: 'b' } }), channel: 'web-push', content: { title: 'x' } }, 'opted_out'],
+        [
+          {
+            to: JSON.stringify({ endpoint: 'https://push.example/opted_out', keys: { p256dh: 'a', auth: 'b' } }),
+            channel: 'web-push',
+            content: { title: 'x' },
+          },
+          'opted_out',
+        ],
         [{ to: sub, channel: 'web-push', content: { title: 'x' } }, 'delivered'],
       ];
       const ids: string[] = [];
@@ -115,7 +185,15 @@ for (const db of testDatabases()) {
     t.test('events are recorded for outcomes in the same transaction', async (t) => {
       const rows = await d.app.db.selectFrom('events').select(['type', 'data']).where('workspace_id', '=', acme.id).execute();
       const types = new Set(rows.map((r) => r.type));
-      for (const ty of ['message.delivered', 'message.failed', 'message.suppressed', 'message.blocked', 'message.opted_out', 'message.sent']) t.ok(types.has(ty as never), ty);
+      for (const ty of [
+        'message.delivered',
+        'message.failed',
+        'message.suppressed',
+        'message.blocked',
+        'message.opted_out',
+        'message.sent',
+      ])
+        t.ok(types.has(ty as never), ty);
       const blocked = rows.find((r) => r.type === 'message.blocked')!;
       t.match(JSON.parse(blocked.data), { status: 'blocked', publicId: /^msg_/ });
     });
@@ -128,7 +206,10 @@ for (const db of testDatabases()) {
       t.equal((await get(acme.test, a)).body.status, 'blocked');
       t.equal((await get(acme.test, b)).body.status, 'blocked');
       t.equal((await get(acme.test, c)).body.status, 'delivered');
-      t.ok(d.logs.some((l) => l.includes(a) && l.includes('blocked phrase')), 'the operator log has the real reason');
+      t.ok(
+        d.logs.some((l) => l.includes(a) && l.includes('blocked phrase')),
+        'the operator log has the real reason',
+      );
       t.notMatch(JSON.stringify((await get(acme.test, b)).body), /evil/);
     });
 
@@ -139,10 +220,30 @@ for (const db of testDatabases()) {
 
       const cap = createCaptureTransport();
       d.app.outbound.registerTransport('email', cap);
-      const r = await send(acme.live, email({ content: { subject: 'Hi {{name}}', text: 'Yo {{name}}' }, interpolate: true, vars: { name: 'Ann' }, replyTo: 'r@example.com', bcc: ['b@example.com'], attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'aGk=' }] }));
+      const r = await send(
+        acme.live,
+        email({
+          content: { subject: 'Hi {{name}}', text: 'Yo {{name}}' },
+          interpolate: true,
+          vars: { name: 'Ann' },
+          replyTo: 'r@example.com',
+          bcc: ['b@example.com'],
+          attachments: [{ filename: 'a.txt', contentType: 'text/plain', content: 'aGk=' }],
+        }),
+      );
       await dispatcher(d).tick();
       t.equal(cap.deliveries.length, 1);
-      t.match(cap.deliveries[0], { message: { publicId: r.body.id, livemode: true, replyTo: 'r@example.com', bcc: ['b@example.com'], attachments: [{ filename: 'a.txt' }], attempt: 1 }, content: { subject: 'Hi Ann', text: 'Yo Ann' } });
+      t.match(cap.deliveries[0], {
+        message: {
+          publicId: r.body.id,
+          livemode: true,
+          replyTo: 'r@example.com',
+          bcc: ['b@example.com'],
+          attachments: [{ filename: 'a.txt' }],
+          attempt: 1,
+        },
+        content: { subject: 'Hi Ann', text: 'Yo Ann' },
+      });
       t.match((await get(acme.live, r.body.id)).body, { status: 'delivered', provider: 'capture', interpolate: true });
 
       // Without interpolate the content is used verbatim.
@@ -169,8 +270,16 @@ for (const db of testDatabases()) {
     });
 
     t.test('template sends: channel inferred, version pinned or resolved by environment', async (t) => {
-      t.equal((await d.request('POST', '/v1/templates', { key: acme.live, body: { slug: 'welcome', channel: 'email', description: 'hi' } })).status < 300, true);
-      const draft = (subject: string) => d.request('PUT', '/v1/templates/welcome/draft', { key: acme.live, body: { content: { subject, text: 'Hello {{name}}' }, variables: [] } });
+      t.equal(
+        (await d.request('POST', '/v1/templates', { key: acme.live, body: { slug: 'welcome', channel: 'email', description: 'hi' } }))
+          .status < 300,
+        true,
+      );
+      const draft = (subject: string) =>
+        d.request('PUT', '/v1/templates/welcome/draft', {
+          key: acme.live,
+          body: { content: { subject, text: 'Hello {{name}}' }, variables: [] },
+        });
       t.ok((await draft('Welcome v1 {{name}}')).status < 300);
       t.ok((await d.request('POST', '/v1/templates/welcome/publish', { key: acme.live })).status < 300);
       t.ok((await draft('Welcome v2 {{name}}')).status < 300);
@@ -192,7 +301,10 @@ for (const db of testDatabases()) {
       t.equal(nope.status, 422);
       t.ok(nope.body.error.issues.some((i: { path: string }) => i.path === 'template'));
       const wrongTo = await send(acme.live, { template: 'welcome', to: '+14155550100' });
-      t.ok(wrongTo.body.error.issues.some((i: { path: string }) => i.path === 'to'), 'to is checked against the template channel');
+      t.ok(
+        wrongTo.body.error.issues.some((i: { path: string }) => i.path === 'to'),
+        'to is checked against the template channel',
+      );
       const mix = await send(acme.live, { template: 'welcome', to: 'a@example.com', interpolate: true });
       t.ok(mix.body.error.issues.some((i: { path: string }) => i.path === 'interpolate'));
     });
@@ -226,11 +338,18 @@ for (const db of testDatabases()) {
       await dispatcher(d).tick();
       const m = (await get(acme.test, r.body.id)).body;
       t.equal(m.status, 'delivered');
-      t.same(m.timeline.map((e: { e: string }) => e.e), ['accepted', 'scheduled', 'queued', 'rendered', 'dispatched', 'delivered']);
+      t.same(
+        m.timeline.map((e: { e: string }) => e.e),
+        ['accepted', 'scheduled', 'queued', 'rendered', 'dispatched', 'delivered'],
+      );
 
       const s = await send(acme.test, email({ scheduledAt: new Date(d.clock.now().getTime() + 60_000).toISOString() }));
       t.equal((await d.request('DELETE', `/v1/messages/${s.body.id}`, { key: other.test })).status, 404, 'another workspace cannot cancel');
-      t.equal((await d.request('DELETE', `/v1/messages/${s.body.id}`, { key: acme.live })).status, 404, 'another environment cannot cancel');
+      t.equal(
+        (await d.request('DELETE', `/v1/messages/${s.body.id}`, { key: acme.live })).status,
+        404,
+        'another environment cannot cancel',
+      );
       const c = await d.request('DELETE', `/v1/messages/${s.body.id}`, { key: acme.test });
       t.same(c.body, { id: s.body.id, status: 'canceled' });
       d.clock.advance(120_000);
@@ -273,7 +392,10 @@ for (const db of testDatabases()) {
       const ids: string[] = [];
       for (let i = 0; i < 10; i++) ids.push((await send(acme.live, email())).body.id);
       const before = cap.deliveries.length;
-      const [, ...cancels] = await Promise.all([w.tick(), ...ids.map((id) => d.request('DELETE', `/v1/messages/${id}`, { key: acme.live }))]);
+      const [, ...cancels] = await Promise.all([
+        w.tick(),
+        ...ids.map((id) => d.request('DELETE', `/v1/messages/${id}`, { key: acme.live })),
+      ]);
       await w.tick();
       const delivered = new Set(cap.deliveries.slice(before).map((x) => x.message.publicId));
       for (let i = 0; i < ids.length; i++) {
@@ -330,10 +452,15 @@ t.test('accept checks and hold checks plug in', async (t) => {
   d.app.outbound.addAcceptCheck(async ({ message }) => {
     if (message.recipient === 'capped@example.com') throw new AppError('quota_exceeded', 'sender cap reached');
   });
-  d.app.outbound.addHoldCheck(async (m) => (m.recipient === 'held@example.com' ? { kind: 'suppressed', reason: 'on the suppression list' } : null));
+  d.app.outbound.addHoldCheck(async (m) =>
+    m.recipient === 'held@example.com' ? { kind: 'suppressed', reason: 'on the suppression list' } : null,
+  );
   const capped = await d.request('POST', '/v1/send', { key: ws.test, body: email({ to: 'capped@example.com' }) });
   t.equal(capped.status, 429);
   const held = await d.request('POST', '/v1/send', { key: ws.test, body: email({ to: 'held@example.com' }) });
   await dispatcher(d).tick();
-  t.match((await d.request('GET', `/v1/messages/${held.body.id}`, { key: ws.test })).body, { status: 'suppressed', error: 'on the suppression list' });
+  t.match((await d.request('GET', `/v1/messages/${held.body.id}`, { key: ws.test })).body, {
+    status: 'suppressed',
+    error: 'on the suppression list',
+  });
 });

@@ -20,7 +20,15 @@ for (const db of testDatabases()) {
     t.test('draft → publish → render cycle with version numbering', async (t) => {
       const created = await req('POST', '/v1/templates', { slug: 'Welcome', channel: 'email', description: 'hello' });
       t.equal(created.status, 201);
-      t.match(created.body, { slug: 'welcome', channel: 'email', description: 'hello', status: 'active', currentVersion: null, draft: null, updatedAt: String });
+      t.match(created.body, {
+        slug: 'welcome',
+        channel: 'email',
+        description: 'hello',
+        status: 'active',
+        currentVersion: null,
+        draft: null,
+        updatedAt: String,
+      });
 
       const never = await req('POST', '/v1/templates/welcome/render', { vars: {} });
       t.equal(never.status, 422, 'never published: nothing to render');
@@ -45,14 +53,22 @@ for (const db of testDatabases()) {
 
       const detail = await req('GET', '/v1/templates/WELCOME', undefined, acme.test);
       t.equal(detail.status, 200, 'uppercase slug in the path is lowercased; the test env sees the same template');
-      t.match(detail.body, { slug: 'welcome', currentVersion: { versionNumber: 1, publishedAt: pub.body.publishedAt, variables: v1.body.variables }, draft: null });
+      t.match(detail.body, {
+        slug: 'welcome',
+        currentVersion: { versionNumber: 1, publishedAt: pub.body.publishedAt, variables: v1.body.variables },
+        draft: null,
+      });
 
       const r = await req('POST', '/v1/templates/welcome/render', { vars: { name: '<Ann>', raw: '<b>x</b>' } });
       t.equal(r.status, 200);
       t.equal(r.body.channel, 'email');
       t.equal(r.body.output.subject, 'Hey <Ann>', 'subject never escaped');
       t.equal(r.body.output.preheader, 'Hello <Ann>');
-      t.match(r.body.output.html, /^<body><div style="display:none[^"]*" aria-hidden="true">Hello &#60;Ann&#62;<\/div><p>Hi &lt;Ann&gt;<\/p><p><b>x<\/b><\/p><\/body>$/, 'escaped in html; preheader hidden first in body');
+      t.match(
+        r.body.output.html,
+        /^<body><div style="display:none[^"]*" aria-hidden="true">Hello &#60;Ann&#62;<\/div><p>Hi &lt;Ann&gt;<\/p><p><b>x<\/b><\/p><\/body>$/,
+        'escaped in html; preheader hidden first in body',
+      );
       t.match(r.body.output.text, /Hi <Ann>/, 'text derived from html, unescaped');
       t.notMatch(r.body.output.text, /Hello/, 'preheader is not part of the derived text');
       t.same(r.body.missing, []);
@@ -74,7 +90,14 @@ for (const db of testDatabases()) {
 
       const versions = await req('GET', '/v1/templates/welcome/versions');
       t.equal(versions.status, 200);
-      t.same(versions.body.data.map((v: any) => [v.versionNumber, v.status]), [[3, 'draft'], [2, 'published'], [1, 'published']]);
+      t.same(
+        versions.body.data.map((v: any) => [v.versionNumber, v.status]),
+        [
+          [3, 'draft'],
+          [2, 'published'],
+          [1, 'published'],
+        ],
+      );
       t.equal(versions.body.data[2].content.subject, 'Hey {{name}}', 'published v1 unchanged by later drafts');
 
       const old = await req('POST', '/v1/templates/welcome/render', { vars: { name: 'B' }, version: 1 });
@@ -89,28 +112,47 @@ for (const db of testDatabases()) {
       t.match(await s.resolveForSend(acme.id, 'welcome', { livemode: true }), { slug: 'welcome', channel: 'email', versionNumber: 2 });
       t.match(await s.resolveForSend(acme.id, 'WELCOME', { livemode: false }), { versionNumber: 3, content: { subject: 'v3' } });
       t.match(await s.resolveForSend(acme.id, 'welcome', { livemode: true, version: 1 }), { versionNumber: 1 });
-      await rejects(s.resolveForSend(acme.id, 'welcome', { livemode: true, version: 7 }), { code: 'invalid_body', extra: { issues: [{ path: 'version' }] } });
-      await rejects(s.resolveForSend(acme.id, 'welcome', { livemode: true, version: 3 }), { extra: { issues: [{ path: 'version', message: /draft/ }] } });
-      await rejects(s.resolveForSend(acme.id, 'nope', { livemode: false }), { extra: { issues: [{ path: 'template', message: /no template nope/ }] } });
+      await rejects(s.resolveForSend(acme.id, 'welcome', { livemode: true, version: 7 }), {
+        code: 'invalid_body',
+        extra: { issues: [{ path: 'version' }] },
+      });
+      await rejects(s.resolveForSend(acme.id, 'welcome', { livemode: true, version: 3 }), {
+        extra: { issues: [{ path: 'version', message: /draft/ }] },
+      });
+      await rejects(s.resolveForSend(acme.id, 'nope', { livemode: false }), {
+        extra: { issues: [{ path: 'template', message: /no template nope/ }] },
+      });
       await req('POST', '/v1/templates', { slug: 'fresh', channel: 'sms' });
       await req('PUT', '/v1/templates/fresh/draft', { content: { body: 'x' } });
-      await rejects(s.resolveForSend(acme.id, 'fresh', { livemode: true }), { extra: { issues: [{ path: 'template', message: /never been published/ }] } });
+      await rejects(s.resolveForSend(acme.id, 'fresh', { livemode: true }), {
+        extra: { issues: [{ path: 'template', message: /never been published/ }] },
+      });
       t.match(await s.resolveForSend(acme.id, 'fresh', { livemode: false }), { versionNumber: 1, channel: 'sms' });
-      await rejects(s.resolveForSend(other.id, 'welcome', { livemode: false }), { extra: { issues: [{ path: 'template' }] } }, 'another workspace cannot send it');
+      await rejects(
+        s.resolveForSend(other.id, 'welcome', { livemode: false }),
+        { extra: { issues: [{ path: 'template' }] } },
+        'another workspace cannot send it',
+      );
     });
 
     t.test('missing: nested, section and inverted-section paths, in order, no duplicates', async (t) => {
       await req('POST', '/v1/templates', { slug: 'order', channel: 'sms' });
       await req('PUT', '/v1/templates/order/draft', {
-        content: { body: '{{customer.name}} {{#order}}{{id}} {{#items}}{{sku}}{{/items}}{{/order}}{{^vip}}{{promo}}{{/vip}} {{customer.name}} {{total}}' },
+        content: {
+          body: '{{customer.name}} {{#order}}{{id}} {{#items}}{{sku}}{{/items}}{{/order}}{{^vip}}{{promo}}{{/vip}} {{customer.name}} {{total}}',
+        },
       });
       await req('POST', '/v1/templates/order/publish');
       const none = await req('POST', '/v1/templates/order/render', { vars: {} });
       t.same(none.body.missing, ['customer.name', 'order', 'order.id', 'order.items', 'order.items.sku', 'vip', 'promo', 'total']);
-      const some = await req('POST', '/v1/templates/order/render', { vars: { customer: {}, order: { id: 7, items: [{ sku: 'a' }, {}] }, vip: true, total: 0 } });
+      const some = await req('POST', '/v1/templates/order/render', {
+        vars: { customer: {}, order: { id: 7, items: [{ sku: 'a' }, {}] }, vip: true, total: 0 },
+      });
       t.same(some.body.missing, ['customer.name', 'order.items.sku']);
       t.equal(some.body.output.body, ' 7 a  0');
-      const all = await req('POST', '/v1/templates/order/render', { vars: { customer: { name: 'C' }, order: { id: 7, items: [] }, vip: false, promo: 'P', total: 3 } });
+      const all = await req('POST', '/v1/templates/order/render', {
+        vars: { customer: { name: 'C' }, order: { id: 7, items: [] }, vip: false, promo: 'P', total: 3 },
+      });
       t.same(all.body.missing, []);
       t.equal(all.body.output.body, 'C 7 P C 3');
     });
@@ -118,10 +160,16 @@ for (const db of testDatabases()) {
     t.test('escaping per field: sms, push, web-push never escape', async (t) => {
       const v = { x: '<a&"b">' };
       await req('POST', '/v1/templates', { slug: 'p', channel: 'push' });
-      await req('PUT', '/v1/templates/p/draft', { content: { title: 'T {{x}}', body: 'B {{x}}', data: { deep: ['{{x}}'], n: 1 }, badge: 3, sound: 'ding' } });
+      await req('PUT', '/v1/templates/p/draft', {
+        content: { title: 'T {{x}}', body: 'B {{x}}', data: { deep: ['{{x}}'], n: 1 }, badge: 3, sound: 'ding' },
+      });
       await req('POST', '/v1/templates/p/publish');
       const p = await req('POST', '/v1/templates/p/render', { vars: v });
-      t.same(p.body, { channel: 'push', output: { title: 'T <a&"b">', body: 'B <a&"b">', data: { deep: ['<a&"b">'], n: 1 }, badge: 3, sound: 'ding' }, missing: [] });
+      t.same(p.body, {
+        channel: 'push',
+        output: { title: 'T <a&"b">', body: 'B <a&"b">', data: { deep: ['<a&"b">'], n: 1 }, badge: 3, sound: 'ding' },
+        missing: [],
+      });
       await req('POST', '/v1/templates', { slug: 'w', channel: 'web-push' });
       await req('PUT', '/v1/templates/w/draft', { content: { title: '{{x}}', clickUrl: 'https://e.test/?q={{x}}' } });
       await req('POST', '/v1/templates/w/publish');
@@ -150,7 +198,13 @@ for (const db of testDatabases()) {
         ['PUT', '/v1/templates/w/draft', { content: { body: 'b' } }, 422, 'content.title'],
         ['PUT', '/v1/templates/fresh/draft', { content: { body: 'x' }, variables: [{ name: 'a', type: 'date' }] }, 422, 'variables.0.type'],
         ['PUT', '/v1/templates/fresh/draft', { content: { body: 'x' }, variables: [{ name: 'a b' }] }, 422, 'variables.0.name'],
-        ['PUT', '/v1/templates/fresh/draft', { content: { body: 'x' }, variables: [{ name: 'a' }, { name: 'a' }] }, 422, 'variables.1.name'],
+        [
+          'PUT',
+          '/v1/templates/fresh/draft',
+          { content: { body: 'x' }, variables: [{ name: 'a' }, { name: 'a' }] },
+          422,
+          'variables.1.name',
+        ],
         ['PUT', '/v1/templates/fresh/draft', { content: { body: 'x' }, variables: { name: 'a' } }, 422, 'variables'],
         ['PUT', '/v1/templates/fresh/draft', { content: { body: 'x {{> header}}' } }, 422, 'content.body'],
         ['PUT', '/v1/templates/nope/draft', { content: { body: 'x' } }, 404, ''],
@@ -167,7 +221,11 @@ for (const db of testDatabases()) {
         t.equal(r.status, status, `${method} ${path} ${JSON.stringify(body)}`);
         if (status === 422) {
           t.equal(r.body.error.code, 'invalid_body');
-          if (issuePath) t.ok(r.body.error.issues.some((i: any) => i.path === issuePath), `issue at ${issuePath}: ${JSON.stringify(r.body.error.issues)}`);
+          if (issuePath)
+            t.ok(
+              r.body.error.issues.some((i: any) => i.path === issuePath),
+              `issue at ${issuePath}: ${JSON.stringify(r.body.error.issues)}`,
+            );
         } else {
           t.equal(r.body.error.code, 'not_found');
         }
@@ -190,16 +248,26 @@ for (const db of testDatabases()) {
 
     t.test('concurrent draft saves open exactly one draft', async (t) => {
       await req('POST', '/v1/templates', { slug: 'race', channel: 'sms' });
-      const results = await Promise.all(Array.from({ length: 6 }, (_, i) => req('PUT', '/v1/templates/race/draft', { content: { body: `b${i}` } })));
-      t.same(results.map((r) => r.status), [200, 200, 200, 200, 200, 200]);
+      const results = await Promise.all(
+        Array.from({ length: 6 }, (_, i) => req('PUT', '/v1/templates/race/draft', { content: { body: `b${i}` } })),
+      );
+      t.same(
+        results.map((r) => r.status),
+        [200, 200, 200, 200, 200, 200],
+      );
       const versions = await req('GET', '/v1/templates/race/versions');
-      t.same(versions.body.data.map((v: any) => [v.versionNumber, v.status]), [[1, 'draft']]);
+      t.same(
+        versions.body.data.map((v: any) => [v.versionNumber, v.status]),
+        [[1, 'draft']],
+      );
     });
 
     t.test('archive through PATCH; archived templates cannot be sent', async (t) => {
       const r = await req('PATCH', '/v1/templates/fresh', { description: 'otp', status: 'archived' });
       t.match(r.body, { description: 'otp', status: 'archived' });
-      await rejects(d.app.templates.resolveForSend(acme.id, 'fresh', { livemode: false }), { extra: { issues: [{ path: 'template', message: /archived/ }] } });
+      await rejects(d.app.templates.resolveForSend(acme.id, 'fresh', { livemode: false }), {
+        extra: { issues: [{ path: 'template', message: /archived/ }] },
+      });
       t.equal((await req('PATCH', '/v1/templates/fresh', { status: 'gone' })).status, 422);
       await req('PATCH', '/v1/templates/fresh', { status: 'active' });
     });
@@ -207,7 +275,10 @@ for (const db of testDatabases()) {
     t.test('list: summaries of the workspace only', async (t) => {
       const list = await req('GET', '/v1/templates', undefined, acme.test);
       t.equal(list.status, 200);
-      t.same(list.body.data.map((s: any) => s.slug), ['fresh', 'order', 'p', 'race', 'w', 'welcome']);
+      t.same(
+        list.body.data.map((s: any) => s.slug),
+        ['fresh', 'order', 'p', 'race', 'w', 'welcome'],
+      );
       t.same(Object.keys(list.body.data[0]).sort(), ['channel', 'description', 'slug', 'status', 'updatedAt']);
       const o = await req('GET', '/v1/templates', undefined, other.live);
       t.same(o.body, { data: [] }, 'another workspace sees none of them');
@@ -221,7 +292,11 @@ for (const db of testDatabases()) {
     t.test('scopes: read for reads and render, send for draft operations', async (t) => {
       const readKey = (await d.cli('key', 'create', '--workspace', 'acme', '--env', 'live', '--scopes', 'read')).json.secret;
       const sendKey = (await d.cli('key', 'create', '--workspace', 'acme', '--env', 'live', '--scopes', 'send')).json.secret;
-      const reads: [string, string, unknown?][] = [['GET', '/v1/templates'], ['GET', '/v1/templates/welcome'], ['POST', '/v1/templates/welcome/render', { vars: {} }]];
+      const reads: [string, string, unknown?][] = [
+        ['GET', '/v1/templates'],
+        ['GET', '/v1/templates/welcome'],
+        ['POST', '/v1/templates/welcome/render', { vars: {} }],
+      ];
       const writes: [string, string, unknown?][] = [
         ['POST', '/v1/templates', { slug: 'scoped', channel: 'sms' }],
         ['PUT', '/v1/templates/scoped/draft', { content: { body: 'x' } }],

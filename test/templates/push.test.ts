@@ -19,12 +19,15 @@ for (const db of testDatabases()) {
     const first = await d.cli('template', 'push', '--workspace', 'acme', '--publish', dir);
     t.equal(first.code, 0, first.stderr);
     t.equal(first.json.changed, 4);
-    t.same(first.json.templates.map((c: any) => [c.slug, c.actions, c.versionNumber, c.status]), [
-      ['alert', ['created', 'draft v1 saved', 'v1 published'], 1, 'published'],
-      ['order-shipped', ['created', 'draft v1 saved', 'v1 published'], 1, 'published'],
-      ['otp', ['created', 'draft v1 saved', 'v1 published'], 1, 'published'],
-      ['welcome', ['created', 'draft v1 saved', 'v1 published'], 1, 'published'],
-    ]);
+    t.same(
+      first.json.templates.map((c: any) => [c.slug, c.actions, c.versionNumber, c.status]),
+      [
+        ['alert', ['created', 'draft v1 saved', 'v1 published'], 1, 'published'],
+        ['order-shipped', ['created', 'draft v1 saved', 'v1 published'], 1, 'published'],
+        ['otp', ['created', 'draft v1 saved', 'v1 published'], 1, 'published'],
+        ['welcome', ['created', 'draft v1 saved', 'v1 published'], 1, 'published'],
+      ],
+    );
 
     const second = await d.cli('template', 'push', '--workspace', 'acme', '--publish', dir);
     t.equal(second.code, 0);
@@ -34,26 +37,60 @@ for (const db of testDatabases()) {
     t.equal(versions.body.data.length, 1, 'no new version');
 
     // The html sibling became content.html; text is derived from it when rendering.
-    const r = await d.request('POST', '/v1/templates/welcome/render', { key: acme.live, body: { vars: { name: 'Ann', company: { name: 'Acme' } } } });
+    const r = await d.request('POST', '/v1/templates/welcome/render', {
+      key: acme.live,
+      body: { vars: { name: 'Ann', company: { name: 'Acme' } } },
+    });
     t.equal(r.body.output.subject, 'Welcome to Acme, Ann');
     t.match(r.body.output.html, /Your account is ready<\/div><h1>Hello Ann<\/h1>/);
     t.match(r.body.output.text, /HELLO ANN/);
-    const o = await d.request('POST', '/v1/templates/order-shipped/render', { key: acme.live, body: { vars: { order: { id: 5 }, items: [{ name: 'a' }, { name: 'b' }] } } });
+    const o = await d.request('POST', '/v1/templates/order-shipped/render', {
+      key: acme.live,
+      body: { vars: { order: { id: 5 }, items: [{ name: 'a' }, { name: 'b' }] } },
+    });
     t.equal(o.body.output.text, 'Order 5:\n- a\n- b\n', 'the .txt sibling is the text part');
     const detail = await d.request('GET', '/v1/templates/welcome', { key: acme.live });
-    t.match(detail.body, { description: 'Sent once an account is created', currentVersion: { variables: [{ name: 'name', required: true }, { name: 'company.name', type: 'string', required: false }] } });
+    t.match(detail.body, {
+      description: 'Sent once an account is created',
+      currentVersion: {
+        variables: [
+          { name: 'name', required: true },
+          { name: 'company.name', type: 'string', required: false },
+        ],
+      },
+    });
 
     // A changed file without --publish: a draft; published when pushed again with --publish.
-    writeFileSync(path.join(dir, 'otp.json'), JSON.stringify({ slug: 'otp', channel: 'sms', description: 'Login code', content: { body: 'Code: {{code}}' } }));
+    writeFileSync(
+      path.join(dir, 'otp.json'),
+      JSON.stringify({ slug: 'otp', channel: 'sms', description: 'Login code', content: { body: 'Code: {{code}}' } }),
+    );
     const third = await d.cli('template', 'push', '--workspace', 'acme', path.join(dir, 'otp.json'));
-    t.same(third.json.templates, [{ file: path.join(dir, 'otp.json'), slug: 'otp', actions: ['description updated', 'draft v2 saved'], changed: true, versionNumber: 2, status: 'draft' }]);
+    t.same(third.json.templates, [
+      {
+        file: path.join(dir, 'otp.json'),
+        slug: 'otp',
+        actions: ['description updated', 'draft v2 saved'],
+        changed: true,
+        versionNumber: 2,
+        status: 'draft',
+      },
+    ]);
     const again = await d.cli('template', 'push', '--workspace', 'acme', path.join(dir, 'otp.json'));
     t.equal(again.json.changed, 0, 'the same draft is not saved twice');
     const pub = await d.cli('template', 'push', '--workspace', 'acme', '--publish', path.join(dir, 'otp.json'));
     t.same(pub.json.templates[0].actions, ['v2 published']);
 
     const list = await d.cli('template', 'list', '--workspace', 'acme');
-    t.same(list.json.map((x: any) => [x.slug, x.currentVersion, x.draftVersion]), [['alert', 1, null], ['order-shipped', 1, null], ['otp', 2, null], ['welcome', 1, null]]);
+    t.same(
+      list.json.map((x: any) => [x.slug, x.currentVersion, x.draftVersion]),
+      [
+        ['alert', 1, null],
+        ['order-shipped', 1, null],
+        ['otp', 2, null],
+        ['welcome', 1, null],
+      ],
+    );
 
     // Bad files: everything is validated first, nothing is written.
     writeFileSync(path.join(dir, 'broken.json'), JSON.stringify({ slug: 'broken', channel: 'sms', content: { body: 'x {{#a}}' } }));
@@ -70,7 +107,10 @@ for (const db of testDatabases()) {
     t.equal(channel.code, 1);
     t.match(JSON.parse(channel.stderr).error.issues, [{ message: /channel cannot change/ }]);
 
-    writeFileSync(path.join(dir, 'both.json'), JSON.stringify({ slug: 'both', channel: 'email', content: { subject: 's', html: '<p>x</p>' } }));
+    writeFileSync(
+      path.join(dir, 'both.json'),
+      JSON.stringify({ slug: 'both', channel: 'email', content: { subject: 's', html: '<p>x</p>' } }),
+    );
     writeFileSync(path.join(dir, 'both.html'), '<p>y</p>');
     const both = await d.cli('template', 'push', '--workspace', 'acme', path.join(dir, 'both.json'));
     t.match(JSON.parse(both.stderr).error.issues, [{ message: /both in the JSON and in/ }]);

@@ -38,7 +38,12 @@ t.test('escaping only in html', async (t) => {
 
 t.test('text from html and inline content', async (t) => {
   t.equal(textFromHtml('<p>Hello <b>you</b></p><img src="x.png">'), 'Hello you');
-  t.same(contentAsOutput('email', { subject: '{{x}}', html: '<p>{{x}}</p>' }), { subject: '{{x}}', preheader: '', html: '<p>{{x}}</p>', text: '{{x}}' });
+  t.same(contentAsOutput('email', { subject: '{{x}}', html: '<p>{{x}}</p>' }), {
+    subject: '{{x}}',
+    preheader: '',
+    html: '<p>{{x}}</p>',
+    text: '{{x}}',
+  });
   t.same(renderContent('email', { subject: 's', text: 'only text' }).output, { subject: 's', preheader: '', html: '', text: 'only text' });
 });
 
@@ -46,5 +51,7 @@ t.test('checkTemplates: positions and partials', async (t) => {
   t.same(checkTemplates('sms', { body: 'ok {{x}}' }), []);
   t.match(checkTemplates('sms', { body: 'a\nb {{x' }), [{ path: 'content.body', position: 7, line: 2, column: 6 }]);
   t.match(checkTemplates('push', { body: 'x', data: { a: ['{{#b}}'] } }), [{ path: 'content.data.a.0', message: /Unclosed section/ }]);
-  t.match(checkTemplates('sms', { body: '{{#a}}{{> p}}{{/a}}' }), [{ path: 'content.body', message: /partials are not allowed/, position: 6 }]);
+  t.match(checkTemplates('sms', { body: '{{#a}}{{> p}}{{/a}}' }), [
+    { path: 'content.body', message: /partials are not allowed/, position: 6 },
+  ]);
 });

@@ -24,7 +24,13 @@ t.test('defaults are safe', async (t) => {
 
 t.test('environment overrides with types', async (t) => {
   const c = loadConfig({
-    env: { POSTERN_HTTP_PORT: '0', POSTERN_DNS_SERVERS: '127.0.0.1:5353, 10.0.0.1', POSTERN_RATE_LIMIT_READ: '2.5', POSTERN_HTTP_TRUST_PROXY: 'true', POSTERN_DATABASE_URL: 'postgres://u@h/db' },
+    env: {
+      POSTERN_HTTP_PORT: '0',
+      POSTERN_DNS_SERVERS: '127.0.0.1:5353, 10.0.0.1',
+      POSTERN_RATE_LIMIT_READ: '2.5',
+      POSTERN_HTTP_TRUST_PROXY: 'true',
+      POSTERN_DATABASE_URL: 'postgres://u@h/db',
+    },
   });
   t.equal(c.http.port, 0);
   t.same(c.dns.servers, ['127.0.0.1:5353', '10.0.0.1']);
@@ -56,7 +62,11 @@ t.test('invalid settings name the setting and why', async (t) => {
 });
 
 t.test('a config file merges over defaults and under the environment', async (t) => {
-  const dir = t.testdir({ 'c.json': JSON.stringify({ hostname: 'mx.example.com', http: { port: 9000 } }), 'bad.json': '{nope', 'typo.json': '{"htpp": {}}' });
+  const dir = t.testdir({
+    'c.json': JSON.stringify({ hostname: 'mx.example.com', http: { port: 9000 } }),
+    'bad.json': '{nope',
+    'typo.json': '{"htpp": {}}',
+  });
   const c = loadConfig({ env: { POSTERN_HTTP_PORT: '9001' }, file: `${dir}/c.json` });
   t.equal(c.hostname, 'mx.example.com');
   t.equal(c.http.port, 9001);

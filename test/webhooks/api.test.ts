@@ -9,15 +9,29 @@ for (const db of testDatabases()) {
     const other = await d.workspace('other');
 
     t.test('create shows the secret once; list and get never do', async (t) => {
-      const r = await d.request('POST', '/v1/webhooks', { key: acme.live, body: { url: 'http://127.0.0.1:9/hook', events: ['message.received'], description: 'inbox' } });
+      const r = await d.request('POST', '/v1/webhooks', {
+        key: acme.live,
+        body: { url: 'http://127.0.0.1:9/hook', events: ['message.received'], description: 'inbox' },
+      });
       t.equal(r.status, 201);
-      t.match(r.body, { id: /^whk_[0-9A-Za-z]{22}$/, url: 'http://127.0.0.1:9/hook', events: ['message.received'], description: 'inbox', enabled: true, livemode: true, secret: /^whsec_[A-Za-z0-9+/=]{40,}$/ });
+      t.match(r.body, {
+        id: /^whk_[0-9A-Za-z]{22}$/,
+        url: 'http://127.0.0.1:9/hook',
+        events: ['message.received'],
+        description: 'inbox',
+        enabled: true,
+        livemode: true,
+        secret: /^whsec_[A-Za-z0-9+/=]{40,}$/,
+      });
       t.equal(Buffer.from(r.body.secret.slice(6), 'base64').length, 32);
       const got = await d.request('GET', `/v1/webhooks/${r.body.id}`, { key: acme.live });
       t.equal(got.status, 200);
       t.notOk('secret' in got.body);
       const list = await d.request('GET', '/v1/webhooks', { key: acme.live });
-      t.same(list.body.data.map((e: { id: string }) => e.id), [r.body.id]);
+      t.same(
+        list.body.data.map((e: { id: string }) => e.id),
+        [r.body.id],
+      );
       t.notMatch(JSON.stringify(list.body), /whsec_/);
     });
 
@@ -39,7 +53,10 @@ for (const db of testDatabases()) {
     });
 
     t.test('validation lists every issue', async (t) => {
-      const r = await d.request('POST', '/v1/webhooks', { key: acme.live, body: { url: 'not a url', events: ['message.nope'], enabled: 'yes' } });
+      const r = await d.request('POST', '/v1/webhooks', {
+        key: acme.live,
+        body: { url: 'not a url', events: ['message.nope'], enabled: 'yes' },
+      });
       t.equal(r.status, 422);
       t.equal(r.body.error.code, 'invalid_body');
       t.same(r.body.error.issues.map((i: { path: string }) => i.path).sort(), ['enabled', 'events.0', 'url']);
@@ -50,7 +67,10 @@ for (const db of testDatabases()) {
 
     t.test('patch and delete', async (t) => {
       const c = await d.request('POST', '/v1/webhooks', { key: acme.live, body: { url: 'http://127.0.0.1:9/p' } });
-      const p = await d.request('PATCH', `/v1/webhooks/${c.body.id}`, { key: acme.live, body: { enabled: false, events: ['message.opened', 'message.clicked'], description: 'x' } });
+      const p = await d.request('PATCH', `/v1/webhooks/${c.body.id}`, {
+        key: acme.live,
+        body: { enabled: false, events: ['message.opened', 'message.clicked'], description: 'x' },
+      });
       t.equal(p.status, 200);
       t.match(p.body, { enabled: false, events: ['message.opened', 'message.clicked'], description: 'x', url: 'http://127.0.0.1:9/p' });
       const del = await d.request('DELETE', `/v1/webhooks/${c.body.id}`, { key: acme.live });

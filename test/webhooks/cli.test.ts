@@ -10,13 +10,27 @@ t.test('postern webhook …: the same operations as the API', async (t) => {
   const rx = await startReceiver(() => status);
   t.teardown(() => rx.close());
 
-  const created = await d.cli('webhook', 'create', '--workspace', 'acme', '--url', rx.url, '--events', 'message.sent,message.failed', '--description', 'ops');
+  const created = await d.cli(
+    'webhook',
+    'create',
+    '--workspace',
+    'acme',
+    '--url',
+    rx.url,
+    '--events',
+    'message.sent,message.failed',
+    '--description',
+    'ops',
+  );
   t.equal(created.code, 0, created.stderr);
   t.match(created.json, { id: /^whk_/, secret: /^whsec_/, events: ['message.sent', 'message.failed'], livemode: true });
   const id = created.json.id;
 
   const list = await d.cli('webhook', 'list', '--workspace', 'acme');
-  t.same(list.json.map((e: { id: string }) => e.id), [id]);
+  t.same(
+    list.json.map((e: { id: string }) => e.id),
+    [id],
+  );
   t.notMatch(list.stdout, /whsec_/);
   t.same((await d.cli('webhook', 'list', '--workspace', 'acme', '--env', 'test')).json, []);
   t.equal((await d.cli('webhook', 'get', id, '--workspace', 'acme')).json.description, 'ops');

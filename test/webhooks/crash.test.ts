@@ -52,11 +52,19 @@ for (const db of testDatabases()) {
     t.equal(res.status, 201);
 
     // Producers write events in their own transactions; here a second process does, as the CLI would.
-    const handle = openDatabase(db === 'postgres' ? { dialect: 'postgres', url: databaseUrl } : { dialect: 'sqlite', file: path.join(dataDir, 'postern.sqlite') });
+    const handle = openDatabase(
+      db === 'postgres' ? { dialect: 'postgres', url: databaseUrl } : { dialect: 'sqlite', file: path.join(dataDir, 'postern.sqlite') },
+    );
     const ws = await handle.db.selectFrom('workspaces').select('id').executeTakeFirstOrThrow();
     const ids: string[] = [];
     for (let i = 0; i < 20; i++) {
-      ids.push(await recordEvent(handle.db, { clock: systemClock, ids: createIds() }, { workspaceId: ws.id, livemode: true, type: 'message.sent', data: { n: i } }));
+      ids.push(
+        await recordEvent(
+          handle.db,
+          { clock: systemClock, ids: createIds() },
+          { workspaceId: ws.id, livemode: true, type: 'message.sent', data: { n: i } },
+        ),
+      );
     }
     await handle.close();
 

@@ -1,4 +1,4 @@
-import type { Test } from "tap";
+import type { Test } from 'tap';
 import t from 'tap';
 import { bootDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
@@ -50,7 +50,10 @@ for (const db of testDatabases()) {
       await tick(d);
       // Deliveries run concurrently, so arrival order is not guaranteed (receivers must not rely on it).
       t.same(rx.requests.map((r) => r.json.type).sort(), ['message.delivered', 'message.opened', 'message.sent']);
-      t.same(opensOnly.requests.map((r) => r.json.type), ['message.opened']);
+      t.same(
+        opensOnly.requests.map((r) => r.json.type),
+        ['message.opened'],
+      );
     });
 
     t.test('message.received goes to the bound endpoint only, else to every subscriber', async (t) => {
@@ -63,7 +66,10 @@ for (const db of testDatabases()) {
       const unbound = await emit(d, ws.id, 'message.received', { id: 'rcv_2' });
       await tick(d);
       t.same(a.requests.map((r) => r.id).sort(), [bound, unbound].sort());
-      t.same(b.requests.map((r) => r.id), [unbound]);
+      t.same(
+        b.requests.map((r) => r.id),
+        [unbound],
+      );
     });
 
     t.test('a disabled endpoint gets nothing', async (t) => {
@@ -86,7 +92,15 @@ for (const db of testDatabases()) {
     await tick(d);
     t.equal(rx.requests.length, 1);
     let list = (await d.request('GET', `/v1/webhooks/${ep.id}/deliveries`, { key: acme.live })).body.data;
-    t.match(list[0], { id: /^dlv_/, eventId: evt, eventType: 'message.failed', status: 'pending', attemptCount: 1, lastStatusCode: 500, lastError: 'HTTP 500' });
+    t.match(list[0], {
+      id: /^dlv_/,
+      eventId: evt,
+      eventType: 'message.failed',
+      status: 'pending',
+      attemptCount: 1,
+      lastStatusCode: 500,
+      lastError: 'HTTP 500',
+    });
     t.equal(list[0].nextAttemptAt, new Date(d.clock.now().getTime() + 5_000).toISOString(), 'first retry after 5 s');
 
     await tick(d);
@@ -103,8 +117,18 @@ for (const db of testDatabases()) {
     t.same(new Set(rx.requests.map((r) => r.id)), new Set([evt]), 'webhook-id is stable across retries');
     t.same(new Set(rx.requests.map((r) => r.body)).size, 1, 'the body is byte-identical across retries');
     list = (await d.request('GET', `/v1/webhooks/${ep.id}/deliveries`, { key: acme.live })).body.data;
-    t.match(list[0], { status: 'succeeded', attemptCount: 3, lastStatusCode: 204, lastError: null, nextAttemptAt: null, deliveredAt: d.clock.now().toISOString() });
-    t.same(list[0].attempts.map((a: { statusCode: number }) => a.statusCode), [500, 500, 204]);
+    t.match(list[0], {
+      status: 'succeeded',
+      attemptCount: 3,
+      lastStatusCode: 204,
+      lastError: null,
+      nextAttemptAt: null,
+      deliveredAt: d.clock.now().toISOString(),
+    });
+    t.same(
+      list[0].attempts.map((a: { statusCode: number }) => a.statusCode),
+      [500, 500, 204],
+    );
     const succeeded = await d.request('GET', `/v1/webhooks/${ep.id}/deliveries?status=succeeded&limit=10`, { key: acme.live });
     t.equal(succeeded.body.data.length, 1);
   });
@@ -152,7 +176,13 @@ for (const db of testDatabases()) {
     await tick(d);
     t.equal(rx.requests.length, 3, 'one attempt and two retries, then no more');
     const [failed] = (await d.request('GET', `/v1/webhooks/${ep.id}/deliveries`, { key: acme.live })).body.data;
-    t.match(failed, { status: 'failed', attemptCount: 3, lastStatusCode: 302, lastError: 'redirect not followed (HTTP 302)', nextAttemptAt: null });
+    t.match(failed, {
+      status: 'failed',
+      attemptCount: 3,
+      lastStatusCode: 302,
+      lastError: 'redirect not followed (HTTP 302)',
+      nextAttemptAt: null,
+    });
 
     status = 200;
     const retried = await d.request('POST', `/v1/webhooks/${ep.id}/deliveries/${failed.id}/retry`, { key: acme.live });
@@ -207,7 +237,10 @@ t.test('an endpoint failing for 5 days is disabled, and that is logged', async (
   t.equal(final.failingSince, new Date(start).toISOString());
   t.ok(d.clock.now().getTime() - start >= 5 * 86400_000, 'not before 5 days');
   t.ok(d.clock.now().getTime() - start < 5 * 86400_000 + 7 * 3600_000, 'soon after 5 days');
-  t.ok(d.logs.some((l) => /webhook endpoint disabled/.test(l) && l.includes(ep.id)), 'logged with the endpoint id');
+  t.ok(
+    d.logs.some((l) => /webhook endpoint disabled/.test(l) && l.includes(ep.id)),
+    'logged with the endpoint id',
+  );
   const count = rx.requests.length;
   await emit(d, acme.id, 'message.sent', sampleMessage(99));
   d.clock.advance(86400_000);

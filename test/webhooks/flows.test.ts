@@ -19,20 +19,46 @@ t.test('SMTP in → message.received, to the bound endpoint or every subscriber'
   const all = await startReceiver();
   t.teardown(() => bound.close());
   t.teardown(() => all.close());
-  const epBound = (await env.d.request('POST', '/v1/webhooks', { key: env.ws.live, body: { url: bound.url, events: ['message.received'] } })).body;
-  const epAll = (await env.d.request('POST', '/v1/webhooks', { key: env.ws.live, body: { url: all.url, events: ['message.received'] } })).body;
+  const epBound = (
+    await env.d.request('POST', '/v1/webhooks', { key: env.ws.live, body: { url: bound.url, events: ['message.received'] } })
+  ).body;
+  const epAll = (await env.d.request('POST', '/v1/webhooks', { key: env.ws.live, body: { url: all.url, events: ['message.received'] } }))
+    .body;
   const support = await createAddress(env, { localPart: 'support', webhookEndpointId: epBound.id });
   const sales = await createAddress(env, { localPart: 'sales' });
 
-  t.match(await sendRaw(env.d.smtpPort, { from: 'alice@sender.example', to: [support.address] }, simpleMail({ to: support.address, subject: 'Help me' })), /^250 /);
-  t.match(await sendRaw(env.d.smtpPort, { from: 'alice@sender.example', to: [sales.address] }, simpleMail({ to: sales.address, subject: 'Buy' })), /^250 /);
+  t.match(
+    await sendRaw(
+      env.d.smtpPort,
+      { from: 'alice@sender.example', to: [support.address] },
+      simpleMail({ to: support.address, subject: 'Help me' }),
+    ),
+    /^250 /,
+  );
+  t.match(
+    await sendRaw(env.d.smtpPort, { from: 'alice@sender.example', to: [sales.address] }, simpleMail({ to: sales.address, subject: 'Buy' })),
+    /^250 /,
+  );
   await tick(env.d);
 
-  t.same(bound.requests.map((r) => r.json.data.subject).sort(), ['Buy', 'Help me'], 'the bound endpoint gets its address and the unbound one');
-  t.same(all.requests.map((r) => r.json.data.subject), ['Buy'], 'the other subscriber gets only unbound mail');
+  t.same(
+    bound.requests.map((r) => r.json.data.subject).sort(),
+    ['Buy', 'Help me'],
+    'the bound endpoint gets its address and the unbound one',
+  );
+  t.same(
+    all.requests.map((r) => r.json.data.subject),
+    ['Buy'],
+    'the other subscriber gets only unbound mail',
+  );
   const got = bound.requests.find((r) => r.json.data.subject === 'Help me')!;
   t.ok(verify(epBound.secret, got));
-  t.match(got.json, { id: /^evt_/, type: 'message.received', createdAt: /Z$/, data: { id: /^rcv_/, status: 'received', address: support.address, from: { email: 'alice@sender.example' } } });
+  t.match(got.json, {
+    id: /^evt_/,
+    type: 'message.received',
+    createdAt: /Z$/,
+    data: { id: /^rcv_/, status: 'received', address: support.address, from: { email: 'alice@sender.example' } },
+  });
   const detail = await env.d.request('GET', `/v1/inbound/messages/${got.json.data.id}`, { key: env.ws.live });
   t.same(got.json.data, detail.body, 'data is the Received message as the API returns it');
   t.ok(verify(epAll.secret, all.requests[0]));
@@ -46,7 +72,10 @@ t.test('test-mode sends → lifecycle events', async (t) => {
   const ep = (await d.request('POST', '/v1/webhooks', { key: ws.test, body: { url: rx.url } })).body;
   const ids: Record<string, string> = {};
   for (const to of ['someone@example.com', 'sent@example.com', 'failed@example.com', 'suppressed@example.com', 'opted_out@example.com']) {
-    const r = await d.request('POST', '/v1/send-raw', { key: ws.test, body: { to, channel: 'email', content: { subject: 'Hi', text: 'Hello' } } });
+    const r = await d.request('POST', '/v1/send-raw', {
+      key: ws.test,
+      body: { to, channel: 'email', content: { subject: 'Hi', text: 'Hello' } },
+    });
     t.equal(r.status, 202);
     ids[to] = r.body.id;
   }
@@ -71,20 +100,39 @@ t.test('live email → message.delivered; open pixel → message.opened; click �
     'mx.example.net': [{ type: 'A', data: '127.0.0.1' }],
   });
   t.teardown(() => dns.close());
-  const d = await bootDaemon(t, { env: { ...PRIVATE_OK, POSTERN_DNS_SERVERS: dns.address, POSTERN_DELIVERY_PORT: String(sink.port), POSTERN_DELIVERY_IDLE_TIMEOUT_MS: '300' } });
+  const d = await bootDaemon(t, {
+    env: {
+      ...PRIVATE_OK,
+      POSTERN_DNS_SERVERS: dns.address,
+      POSTERN_DELIVERY_PORT: String(sink.port),
+      POSTERN_DELIVERY_IDLE_TIMEOUT_MS: '300',
+    },
+  });
   const ws = await d.workspace('acme', { plan: 'pro' });
   const rx = await startReceiver();
   t.teardown(() => rx.close());
-  const ep = (await d.request('POST', '/v1/webhooks', { key: ws.live, body: { url: rx.url, events: ['message.delivered', 'message.opened', 'message.clicked'] } })).body;
+  const ep = (
+    await d.request('POST', '/v1/webhooks', {
+      key: ws.live,
+      body: { url: rx.url, events: ['message.delivered', 'message.opened', 'message.clicked'] },
+    })
+  ).body;
   t.equal((await d.cli('tracking', 'enable', '--workspace', 'acme')).code, 0);
   const sent = await d.request('POST', '/v1/send-raw', {
     key: ws.live,
-    body: { to: 'bob@example.net', channel: 'email', content: { subject: 'Hi', html: '<p>Hello <a href="https://example.org/welcome">welcome</a></p>', text: 'Hello' } },
+    body: {
+      to: 'bob@example.net',
+      channel: 'email',
+      content: { subject: 'Hi', html: '<p>Hello <a href="https://example.org/welcome">welcome</a></p>', text: 'Hello' },
+    },
   });
   t.equal(sent.status, 202);
   await dispatch(d);
   await tick(d);
-  t.same(rx.requests.map((r) => r.json.type), ['message.delivered']);
+  t.same(
+    rx.requests.map((r) => r.json.type),
+    ['message.delivered'],
+  );
 
   const html = String((await simpleParser(sink.received.at(-1)!.raw)).html);
   const pixel = /<img src="([^"]+\/t\/o\/[^"]+)"/.exec(html)![1];

@@ -24,7 +24,9 @@ t.test('forwarding end to end', async (t) => {
   const { d, dns } = env;
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   dns.set('sender.example', [{ type: 'TXT', data: 'v=spf1 ip4:127.0.0.1 -all' }]);
-  dns.set('s1._domainkey.sender.example', [{ type: 'TXT', data: `v=DKIM1; k=rsa; p=${(publicKey.export({ type: 'spki', format: 'der' }) as Buffer).toString('base64')}` }]);
+  dns.set('s1._domainkey.sender.example', [
+    { type: 'TXT', data: `v=DKIM1; k=rsa; p=${(publicKey.export({ type: 'spki', format: 'der' }) as Buffer).toString('base64')}` },
+  ]);
   dns.set('_dmarc.sender.example', [{ type: 'TXT', data: 'v=DMARC1; p=reject' }]);
   dns.set('example.net', [{ type: 'MX', data: { preference: 10, exchange: 'mx.example.net' } }]);
   dns.set('mx.example.net', [{ type: 'A', data: '127.0.0.1' }]);
@@ -38,7 +40,9 @@ t.test('forwarding end to end', async (t) => {
   const forwarder = d.app.workers.find((w) => w.name === 'forwarder')!;
   const dispatcher = d.app.workers.find((w) => w.name === 'dispatcher')!;
   const bySubject = async (subject: string) =>
-    (await d.request('GET', '/v1/inbound/messages', { key: env.ws.live })).body.messages.find((m: { subject: string }) => m.subject === subject);
+    (await d.request('GET', '/v1/inbound/messages', { key: env.ws.live })).body.messages.find(
+      (m: { subject: string }) => m.subject === subject,
+    );
   const run = async () => {
     await forwarder.tick();
     await dispatcher.tick();
@@ -58,7 +62,11 @@ t.test('forwarding end to end', async (t) => {
   t.match(out.from, /^SRS0=[^=]{4}=[A-Z2-7]{2}=sender\.example=alice@bounces\.mx\.postern\.test$/, 'SRS envelope sender');
 
   const [rcv] = (await d.request('GET', '/v1/inbound/messages', { key: env.ws.live })).body.messages;
-  const original = Buffer.from(await (await fetch(`${d.url}/v1/inbound/messages/${rcv.id}/raw`, { headers: { authorization: `Bearer ${env.ws.live}` } })).arrayBuffer());
+  const original = Buffer.from(
+    await (
+      await fetch(`${d.url}/v1/inbound/messages/${rcv.id}/raw`, { headers: { authorization: `Bearer ${env.ws.live}` } })
+    ).arrayBuffer(),
+  );
   const text = out.raw.toString('latin1');
   t.ok(text.endsWith(original.toString('latin1')), 'the stored original follows the added headers byte for byte');
   const added = text.slice(0, text.length - original.length);
@@ -81,13 +89,23 @@ t.test('forwarding end to end', async (t) => {
 
   const link = await d.request('GET', `/v1/inbound/messages/${rcv.id}/forward`, { key: env.ws.live });
   t.equal(link.status, 200);
-  t.match(link.body, { receivedId: rcv.id, forwardTo: 'dest@example.net', status: 'queued', reason: null, message: { publicId: /^msg_/, status: 'delivered', recipient: 'dest@example.net', metadata: { forwardOf: rcv.id } } });
+  t.match(link.body, {
+    receivedId: rcv.id,
+    forwardTo: 'dest@example.net',
+    status: 'queued',
+    reason: null,
+    message: { publicId: /^msg_/, status: 'delivered', recipient: 'dest@example.net', metadata: { forwardOf: rcv.id } },
+  });
   t.ok(link.body.message.timeline.length >= 2);
 
   t.test('a failing forward is visible on the linked message', async (t) => {
     rcptRule = (a) => (a === 'gone@example.net' ? { code: 550, message: '5.1.1 no such user' } : undefined);
     const bad = await createAddress(env, { localPart: 'bad', forwardTo: 'gone@example.net' });
-    await sendRaw(d.smtpPort, { from: 'alice@sender.example', to: [bad.address] }, simpleMail({ to: bad.address, subject: 'To a dead end' }));
+    await sendRaw(
+      d.smtpPort,
+      { from: 'alice@sender.example', to: [bad.address] },
+      simpleMail({ to: bad.address, subject: 'To a dead end' }),
+    );
     await run();
     const latest = await bySubject('To a dead end');
     const view = (await d.request('GET', `/v1/inbound/messages/${latest.id}/forward`, { key: env.ws.live })).body;
@@ -96,7 +114,15 @@ t.test('forwarding end to end', async (t) => {
 
   t.test('never loops: mail Postern already forwarded is not forwarded again', async (t) => {
     const before = sink.received.length;
-    await sendRaw(d.smtpPort, { from: 'alice@sender.example', to: [fwd.address] }, simpleMail({ to: fwd.address, subject: 'Looping', headers: `X-Postern-Forwarded: rcv_earlier by mx.postern.test for <${fwd.address}>` }));
+    await sendRaw(
+      d.smtpPort,
+      { from: 'alice@sender.example', to: [fwd.address] },
+      simpleMail({
+        to: fwd.address,
+        subject: 'Looping',
+        headers: `X-Postern-Forwarded: rcv_earlier by mx.postern.test for <${fwd.address}>`,
+      }),
+    );
     await run();
     const latest = await bySubject('Looping');
     const view = (await d.request('GET', `/v1/inbound/messages/${latest.id}/forward`, { key: env.ws.live })).body;

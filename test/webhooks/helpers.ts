@@ -10,7 +10,13 @@ export async function emit(
   data: unknown,
   opts: { livemode?: boolean; endpointId?: string | null } = {},
 ): Promise<string> {
-  const id = await recordEvent(d.app.db, d.app, { workspaceId, livemode: opts.livemode ?? true, type, data, endpointId: opts.endpointId ?? null });
+  const id = await recordEvent(d.app.db, d.app, {
+    workspaceId,
+    livemode: opts.livemode ?? true,
+    type,
+    data,
+    endpointId: opts.endpointId ?? null,
+  });
   d.app.bus.publish('events.recorded', { id });
   return id;
 }

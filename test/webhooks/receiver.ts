@@ -39,7 +39,9 @@ export interface Receiver {
 /** Independent Standard Webhooks verification; returns true when any v1 signature matches. */
 export function verify(secret: string, r: { id: string; timestamp: string; signature: string; body: string }): boolean {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  const expected = createHmac('sha256', key).update(r.id + '.' + r.timestamp + '.' + r.body).digest();
+  const expected = createHmac('sha256', key)
+    .update(r.id + '.' + r.timestamp + '.' + r.body)
+    .digest();
   return r.signature.split(' ').some((part) => {
     const [version, sig] = part.split(',');
     if (version !== 'v1' || !sig) return false;
@@ -52,10 +54,11 @@ export async function startReceiver(behaviour: Behaviour = () => 200): Promise<R
   const held: http.ServerResponse[] = [];
   const waiters: { pred: () => boolean; resolve: () => void }[] = [];
   const check = () => {
-    for (const w of [...waiters]) if (w.pred()) {
-      waiters.splice(waiters.indexOf(w), 1);
-      w.resolve();
-    }
+    for (const w of [...waiters])
+      if (w.pred()) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
   };
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -110,7 +113,10 @@ export async function startReceiver(behaviour: Behaviour = () => 200): Promise<R
     until(pred, what, timeoutMs = 20_000) {
       if (pred()) return Promise.resolve();
       return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`receiver: timed out waiting for ${what} (${rec.requests.length} requests so far)`)), timeoutMs);
+        const timer = setTimeout(
+          () => reject(new Error(`receiver: timed out waiting for ${what} (${rec.requests.length} requests so far)`)),
+          timeoutMs,
+        );
         waiters.push({ pred, resolve: () => (clearTimeout(timer), resolve()) });
       });
     },

@@ -7,10 +7,26 @@ import { startReceiver } from './receiver.js';
 
 t.test('private address table', async (t) => {
   const cases: [string, boolean][] = [
-    ['127.0.0.1', true], ['127.255.0.9', true], ['10.0.0.1', true], ['172.16.5.4', true], ['172.32.0.1', false],
-    ['192.168.1.1', true], ['169.254.169.254', true], ['100.64.0.1', true], ['0.0.0.0', true], ['224.0.0.1', true],
-    ['8.8.8.8', false], ['93.184.216.34', false], ['::1', true], ['::', true], ['fe80::1', true], ['fd00::1', true],
-    ['::ffff:127.0.0.1', true], ['::ffff:8.8.8.8', false], ['2606:4700::1111', false], ['not-an-ip', true],
+    ['127.0.0.1', true],
+    ['127.255.0.9', true],
+    ['10.0.0.1', true],
+    ['172.16.5.4', true],
+    ['172.32.0.1', false],
+    ['192.168.1.1', true],
+    ['169.254.169.254', true],
+    ['100.64.0.1', true],
+    ['0.0.0.0', true],
+    ['224.0.0.1', true],
+    ['8.8.8.8', false],
+    ['93.184.216.34', false],
+    ['::1', true],
+    ['::', true],
+    ['fe80::1', true],
+    ['fd00::1', true],
+    ['::ffff:127.0.0.1', true],
+    ['::ffff:8.8.8.8', false],
+    ['2606:4700::1111', false],
+    ['not-an-ip', true],
   ];
   for (const [ip, expected] of cases) t.equal(isPrivateAddress(ip), expected, ip);
 });
@@ -28,15 +44,26 @@ t.test('SSRF guard at creation and at connect time', async (t) => {
   t.teardown(() => rx.close());
 
   for (const url of [
-    `http://127.0.0.1:${rx.port}/`, 'http://localhost/x', 'http://api.localhost/x', 'http://[::1]/x', 'http://10.1.2.3/x',
-    'http://169.254.169.254/latest/meta-data', 'http://internal.example.test/x', 'http://[::ffff:127.0.0.1]/x', 'http://0x7f000001/x',
+    `http://127.0.0.1:${rx.port}/`,
+    'http://localhost/x',
+    'http://api.localhost/x',
+    'http://[::1]/x',
+    'http://10.1.2.3/x',
+    'http://169.254.169.254/latest/meta-data',
+    'http://internal.example.test/x',
+    'http://[::ffff:127.0.0.1]/x',
+    'http://0x7f000001/x',
   ]) {
     const r = await d.request('POST', '/v1/webhooks', { key: acme.live, body: { url } });
     t.equal(r.status, 422, url);
     t.match(r.body.error, { code: 'invalid_body', issues: [{ path: 'url', message: /private or loopback/ }] }, url);
   }
   t.equal((await d.request('POST', '/v1/webhooks', { key: acme.live, body: { url: 'https://public.example.test/hook' } })).status, 201);
-  t.equal((await d.request('POST', '/v1/webhooks', { key: acme.live, body: { url: 'https://nowhere.example.test/hook' } })).status, 201, 'an unresolvable name is accepted');
+  t.equal(
+    (await d.request('POST', '/v1/webhooks', { key: acme.live, body: { url: 'https://nowhere.example.test/hook' } })).status,
+    201,
+    'an unresolvable name is accepted',
+  );
 
   // Accepted while it pointed outside; then DNS changes to loopback. The connection is refused.
   const ws = await d.workspace('rebind');
@@ -55,7 +82,9 @@ t.test('SSRF guard at creation and at connect time', async (t) => {
 t.test('the allow list admits named hosts and CIDR ranges', async (t) => {
   const dns = await startDnsServer({ 'hooks.internal.test': [{ type: 'A', data: '127.0.0.1' }] });
   t.teardown(() => dns.close());
-  const d = await bootDaemon(t, { env: { POSTERN_DNS_SERVERS: dns.address, POSTERN_WEBHOOKS_ALLOW_LIST: 'hooks.internal.test,127.0.0.2/32' } });
+  const d = await bootDaemon(t, {
+    env: { POSTERN_DNS_SERVERS: dns.address, POSTERN_WEBHOOKS_ALLOW_LIST: 'hooks.internal.test,127.0.0.2/32' },
+  });
   const acme = await d.workspace('acme');
   const rx = await startReceiver();
   t.teardown(() => rx.close());

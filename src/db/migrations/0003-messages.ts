@@ -52,7 +52,11 @@ export async function up(db: Kysely<any>): Promise<void> {
   // The list: newest first within a workspace and environment, optionally narrowed by one column.
   await db.schema.createIndex('messages_list').on('messages').columns(['workspace_id', 'livemode', 'seq']).execute();
   await db.schema.createIndex('messages_list_status').on('messages').columns(['workspace_id', 'livemode', 'status', 'seq']).execute();
-  await db.schema.createIndex('messages_list_template').on('messages').columns(['workspace_id', 'livemode', 'template_slug', 'seq']).execute();
+  await db.schema
+    .createIndex('messages_list_template')
+    .on('messages')
+    .columns(['workspace_id', 'livemode', 'template_slug', 'seq'])
+    .execute();
   await db.schema.createIndex('messages_list_channel').on('messages').columns(['workspace_id', 'livemode', 'channel', 'seq']).execute();
   // The queue: only rows with work left have due_at, so this index stays small however many rows exist.
   await db.schema.createIndex('messages_due').on('messages').column('due_at').where(sql.ref('due_at'), 'is not', null).execute();

@@ -21,7 +21,12 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('deleted_at', 'text')
     .execute();
-  await db.schema.createIndex('inbound_addresses_domain_local').on('inbound_addresses').columns(['domain_id', 'local_part']).unique().execute();
+  await db.schema
+    .createIndex('inbound_addresses_domain_local')
+    .on('inbound_addresses')
+    .columns(['domain_id', 'local_part'])
+    .unique()
+    .execute();
   await db.schema.createIndex('inbound_addresses_workspace').on('inbound_addresses').columns(['workspace_id', 'created_at']).execute();
 
   await db.schema
@@ -51,7 +56,11 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('size_bytes', 'integer', (c) => c.notNull())
     .addColumn('received_at', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('received_messages_list').on('received_messages').columns(['workspace_id', 'livemode', 'received_at']).execute();
+  await db.schema
+    .createIndex('received_messages_list')
+    .on('received_messages')
+    .columns(['workspace_id', 'livemode', 'received_at'])
+    .execute();
   // Per-workspace monthly count of `received` messages, kept in the storing transaction, so the
   // quota check reads one row instead of counting a month of mail.
   await db.schema

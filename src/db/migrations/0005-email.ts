@@ -55,5 +55,6 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['email_secrets', 'sender_counters', 'email_settings', 'suppressions', 'email_recipients']) await db.schema.dropTable(t).execute();
+  for (const t of ['email_secrets', 'sender_counters', 'email_settings', 'suppressions', 'email_recipients'])
+    await db.schema.dropTable(t).execute();
 }

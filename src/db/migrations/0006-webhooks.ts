@@ -81,11 +81,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('delivered_at', 'text')
     .addUniqueConstraint('webhook_deliveries_event_endpoint', ['event_id', 'endpoint_id'])
     .execute();
-  await db.schema
-    .createIndex('webhook_deliveries_due')
-    .on('webhook_deliveries')
-    .columns(['status', 'next_attempt_at'])
-    .execute();
+  await db.schema.createIndex('webhook_deliveries_due').on('webhook_deliveries').columns(['status', 'next_attempt_at']).execute();
   // Leases held (per-endpoint concurrency across nodes) and one endpoint's due work.
   await db.schema.createIndex('webhook_deliveries_lease').on('webhook_deliveries').column('locked_until').execute();
   await db.schema
@@ -93,11 +89,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .on('webhook_deliveries')
     .columns(['endpoint_id', 'status', 'next_attempt_at'])
     .execute();
-  await db.schema
-    .createIndex('webhook_deliveries_endpoint')
-    .on('webhook_deliveries')
-    .columns(['endpoint_id', 'created_at'])
-    .execute();
+  await db.schema.createIndex('webhook_deliveries_endpoint').on('webhook_deliveries').columns(['endpoint_id', 'created_at']).execute();
 
   await db.schema
     .createTable('webhook_attempts')
@@ -112,7 +104,8 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  for (const t of ['forwarding_keys', 'forwards', 'webhook_attempts', 'webhook_deliveries', 'webhook_endpoints']) await db.schema.dropTable(t).execute();
+  for (const t of ['forwarding_keys', 'forwards', 'webhook_attempts', 'webhook_deliveries', 'webhook_endpoints'])
+    await db.schema.dropTable(t).execute();
   await db.schema.dropIndex('events_forward').execute();
   await db.schema.dropIndex('events_fanout').execute();
   await db.schema.alterTable('events').dropColumn('forward_checked').execute();

@@ -8,7 +8,5 @@ export function isPostgres(db: Kysely<any>): boolean {
 
 /** An auto-incrementing integer primary key: INTEGER PRIMARY KEY on SQLite, BIGSERIAL on PostgreSQL. */
 export function serialPrimaryKey(db: Kysely<any>): [ColumnDataType, (c: ColumnDefinitionBuilder) => ColumnDefinitionBuilder] {
-  return isPostgres(db)
-    ? ['bigserial', (c) => c.primaryKey()]
-    : ['integer', (c) => c.primaryKey().autoIncrement()];
+  return isPostgres(db) ? ['bigserial', (c) => c.primaryKey()] : ['integer', (c) => c.primaryKey().autoIncrement()];
 }

@@ -26,15 +26,18 @@ function parseFilters(req: Request): ListFilters & { tail: boolean } {
   const limit = limitText === undefined ? 50 : Number(limitText);
   if (!/^\d+$/.test(limitText ?? '50') || limit < 1 || limit > 200) throw invalidRequest('limit must be an integer from 1 to 200');
   const status = one(q.status, 'status');
-  if (status !== undefined && !STATUSES.includes(status as MessageStatus)) throw invalidRequest(`unknown status ${status}; statuses are ${STATUSES.join(', ')}`);
+  if (status !== undefined && !STATUSES.includes(status as MessageStatus))
+    throw invalidRequest(`unknown status ${status}; statuses are ${STATUSES.join(', ')}`);
   const channel = one(q.channel, 'channel');
-  if (channel !== undefined && !CHANNELS.includes(channel as Channel)) throw invalidRequest(`unknown channel ${channel}; channels are ${CHANNELS.join(', ')}`);
+  if (channel !== undefined && !CHANNELS.includes(channel as Channel))
+    throw invalidRequest(`unknown channel ${channel}; channels are ${CHANNELS.join(', ')}`);
   const search = one(q.q, 'q');
   if (search !== undefined && search.length > 512) throw invalidRequest('q must be at most 512 characters');
   if (search !== undefined && /[\u0000-\u001f\u007f]/.test(search)) throw invalidRequest('q must not contain control characters');
   let metadata: Record<string, string> | undefined;
   if (q.metadata !== undefined) {
-    if (typeof q.metadata !== 'object' || Array.isArray(q.metadata)) throw invalidRequest('metadata filters are given as metadata[key]=value');
+    if (typeof q.metadata !== 'object' || Array.isArray(q.metadata))
+      throw invalidRequest('metadata filters are given as metadata[key]=value');
     metadata = {};
     for (const [k, v] of Object.entries(q.metadata as Record<string, unknown>)) metadata[k] = one(v, `metadata[${k}]`)!;
   }
@@ -96,7 +99,9 @@ export function messageRoutes(outbound: Outbound, config: Config, bus: EventBus)
       cleanup();
       throw err;
     }
-    res.status(200).set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
+    res
+      .status(200)
+      .set({ 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive', 'x-accel-buffering': 'no' });
     res.flushHeaders();
     res.write(': tail\n\n');
     for (const m of backfill) write(m);

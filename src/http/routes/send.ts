@@ -6,11 +6,17 @@ import { principalOf, requireScope } from '../auth.js';
 
 export function sendRoutes(outbound: Outbound): Router {
   const r = Router();
-  for (const [path, raw] of [['/send', false], ['/send-raw', true]] as const) {
+  for (const [path, raw] of [
+    ['/send', false],
+    ['/send-raw', true],
+  ] as const) {
     r.post(path, requireScope('send'), async (req, res) => {
       const p = principalOf(res);
       const key = req.get('idempotency-key');
-      const accepted = await outbound.accept({ workspace: p.workspace, livemode: p.livemode }, req.body, { raw, idempotencyKey: key ?? null });
+      const accepted = await outbound.accept({ workspace: p.workspace, livemode: p.livemode }, req.body, {
+        raw,
+        idempotencyKey: key ?? null,
+      });
       res.status(202).json(accepted);
     });
   }

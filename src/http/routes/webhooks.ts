@@ -46,7 +46,12 @@ export function webhookRoutes(endpoints: EndpointStore): Router {
 
   r.get('/webhooks/:id/deliveries', async (req, res) => {
     const parsed = listDeliveriesSchema.safeParse(req.query);
-    if (!parsed.success) throw invalidRequest(zodIssues(parsed.error).map((i) => `${i.path}: ${i.message}`).join('; '));
+    if (!parsed.success)
+      throw invalidRequest(
+        zodIssues(parsed.error)
+          .map((i) => `${i.path}: ${i.message}`)
+          .join('; '),
+      );
     res.json({ data: await endpoints.deliveries(ownerOf(res), req.params.id, parsed.data) });
   });
 

@@ -61,7 +61,12 @@ export function transportDeps(clock = new ManualClock('2030-01-01T00:00:00Z')): 
   return { clock, log: pino({ level: 'silent' }), publicUrl: () => 'https://postern.example', timeoutMs: 5000 };
 }
 
-export function connection(channel: Channel, provider: string, settings: Record<string, string>, credentials: Record<string, string>): ResolvedConnection {
+export function connection(
+  channel: Channel,
+  provider: string,
+  settings: Record<string, string>,
+  credentials: Record<string, string>,
+): ResolvedConnection {
   return {
     id: '0190aaaa-bbbb-7ccc-8ddd-eeeeffff0000',
     workspaceId: 'ws',

@@ -17,7 +17,8 @@ export function newSubscription(): TestSubscription {
   return {
     ecdh,
     auth,
-    json: (endpoint) => JSON.stringify({ endpoint, keys: { p256dh: ecdh.getPublicKey().toString('base64url'), auth: auth.toString('base64url') } }),
+    json: (endpoint) =>
+      JSON.stringify({ endpoint, keys: { p256dh: ecdh.getPublicKey().toString('base64url'), auth: auth.toString('base64url') } }),
   };
 }
 

@@ -66,7 +66,9 @@ export function quotedPrintableAscii(text: string): string {
 function textPart(content: string, type: 'plain' | 'html'): string | { raw: string } | undefined {
   if (!content) return undefined;
   if (!ASCII.test(content) || !LONG_LINE.test(content)) return content;
-  return { raw: `Content-Type: text/${type}; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n${quotedPrintableAscii(content)}` };
+  return {
+    raw: `Content-Type: text/${type}; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n${quotedPrintableAscii(content)}`,
+  };
 }
 
 export async function composeMessage(input: ComposeInput): Promise<Buffer> {
@@ -87,7 +89,12 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
     messageId: input.messageId,
     date: input.date,
     headers,
-    attachments: input.attachments.map((a) => ({ filename: a.filename, contentType: a.contentType, content: a.content, encoding: 'base64' })),
+    attachments: input.attachments.map((a) => ({
+      filename: a.filename,
+      contentType: a.contentType,
+      content: a.content,
+      encoding: 'base64',
+    })),
     // Bodies that are plain ASCII are quoted-printable without nodemailer's per-part character
     // census (a measurable cost per message); others keep its Q-or-B choice.
     textEncoding: ASCII.test(input.html + input.text + input.subject) ? 'quoted-printable' : undefined,

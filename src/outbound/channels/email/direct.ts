@@ -26,7 +26,12 @@ const PROVIDER = 'smtp-direct';
 
 export function createDirectTransport(deps: DirectDeps): ChannelTransport {
   const routeOf = createRouteCache(deps.dns, () => deps.clock.now().getTime());
-  async function deliverDomain(domain: string, group: RecipientState[], prepared: { raw: Buffer; envelopeFrom: string }, summary: AttemptSummary): Promise<void> {
+  async function deliverDomain(
+    domain: string,
+    group: RecipientState[],
+    prepared: { raw: Buffer; envelopeFrom: string },
+    summary: AttemptSummary,
+  ): Promise<void> {
     const setAll = (status: RecipientState['status'], response: string, attempted: boolean) => {
       for (const r of group) {
         r.status = status;
@@ -51,7 +56,11 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
     for (const host of route.hosts) {
       for (const address of host.addresses) {
         try {
-          const res = await deps.pool.send({ host: host.name, address }, { from: prepared.envelopeFrom, to: group.map((r) => r.address) }, prepared.raw);
+          const res = await deps.pool.send(
+            { host: host.name, address },
+            { from: prepared.envelopeFrom, to: group.map((r) => r.address) },
+            prepared.raw,
+          );
           const rejected = new Map(res.rejected.map((x) => [x.address.toLowerCase(), x.error]));
           for (const r of group) {
             r.attempts++;
@@ -114,7 +123,13 @@ function recordRejection(r: RecipientState, err: SmtpError, host: string, summar
 }
 
 /** Saves the attempted recipients and suppresses hard-bounced addresses. */
-export async function finishAttempt(deps: EmailDeps, delivery: Delivery, summary: AttemptSummary, attempted: RecipientState[], suppressedSome: boolean): Promise<void> {
+export async function finishAttempt(
+  deps: EmailDeps,
+  delivery: Delivery,
+  summary: AttemptSummary,
+  attempted: RecipientState[],
+  suppressedSome: boolean,
+): Promise<void> {
   const changed = suppressedSome ? summary.recipients.filter((r) => r.status !== 'pending') : attempted;
   // A lone recipient with a final answer needs no row: the message's own status says it all, and
   // a retry never happens. Rows matter for retries and for messages with several recipients.
@@ -122,6 +137,11 @@ export async function finishAttempt(deps: EmailDeps, delivery: Delivery, summary
   if (!lone) await saveRecipients(deps.db, delivery.message.id, changed, deps.clock.now().toISOString());
   for (const address of summary.hardBounces) {
     const r = summary.recipients.find((x) => x.address === address);
-    await deps.suppressions.add(delivery.message.workspaceId, { address, reason: 'bounce', detail: r?.response ?? null, messageId: delivery.message.publicId });
+    await deps.suppressions.add(delivery.message.workspaceId, {
+      address,
+      reason: 'bounce',
+      detail: r?.response ?? null,
+      messageId: delivery.message.publicId,
+    });
   }
 }

@@ -51,7 +51,12 @@ export async function isVerifiedDomain(db: Db, workspaceId: string, domain: stri
 
 /** Prepends a DKIM-Signature header to a complete RFC 5322 message. */
 export async function signMessage(raw: Buffer, key: SigningKey): Promise<Buffer> {
-  const signer = new DKIM({ domainName: key.domain, keySelector: key.selector, privateKey: key.privateKey, headerFieldNames: SIGNED_HEADERS });
+  const signer = new DKIM({
+    domainName: key.domain,
+    keySelector: key.selector,
+    privateKey: key.privateKey,
+    headerFieldNames: SIGNED_HEADERS,
+  });
   const chunks: Buffer[] = [];
   for await (const chunk of signer.sign(raw)) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks);

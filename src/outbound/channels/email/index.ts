@@ -73,7 +73,9 @@ function safeHost(url: string): string {
 export function createTokenSource(deps: { config: Config; db: Db; clock: Clock }): () => Promise<TokenSigner> {
   let signer: Promise<TokenSigner> | null = null;
   return () => {
-    signer ??= (deps.config.tracking.secret ? Promise.resolve(deps.config.tracking.secret) : loadSecret(deps.db, deps.clock, 'tracking')).then(createTokenSigner);
+    signer ??= (
+      deps.config.tracking.secret ? Promise.resolve(deps.config.tracking.secret) : loadSecret(deps.db, deps.clock, 'tracking')
+    ).then(createTokenSigner);
     signer.catch(() => (signer = null));
     return signer;
   };

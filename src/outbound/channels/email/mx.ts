@@ -12,10 +12,7 @@ export interface MxHost {
   addresses: string[];
 }
 
-export type Route =
-  | { kind: 'hosts'; hosts: MxHost[] }
-  | { kind: 'no-mail'; reason: string }
-  | { kind: 'dns-error'; reason: string };
+export type Route = { kind: 'hosts'; hosts: MxHost[] } | { kind: 'no-mail'; reason: string } | { kind: 'dns-error'; reason: string };
 
 const isIp = (s: string) => /^\d+\.\d+\.\d+\.\d+$/.test(s) || s.includes(':');
 
@@ -40,7 +37,10 @@ export function createRouteCache(dns: DnsResolver, now: () => number, ttlMs = 60
     const route = resolveRoute(dns, domain);
     cache.set(domain, { at: now(), route });
     if (cache.size > 10_000) cache.delete(cache.keys().next().value!);
-    void route.then((r) => r.kind === 'dns-error' && cache.delete(domain), () => cache.delete(domain));
+    void route.then(
+      (r) => r.kind === 'dns-error' && cache.delete(domain),
+      () => cache.delete(domain),
+    );
     return route;
   };
 }
@@ -52,7 +52,8 @@ export async function resolveRoute(dns: DnsResolver, domain: string): Promise<Ro
     mx = await dns.resolveMx(domain);
   } catch (err) {
     if (isNxDomain(err)) return { kind: 'no-mail', reason: `${domain}: domain does not exist (NXDOMAIN)` };
-    if (!isNoData(err)) return { kind: 'dns-error', reason: `${domain}: MX lookup failed (${(err as { code?: string }).code ?? String(err)})` };
+    if (!isNoData(err))
+      return { kind: 'dns-error', reason: `${domain}: MX lookup failed (${(err as { code?: string }).code ?? String(err)})` };
     mx = [];
   }
   if (mx.length === 1 && (mx[0].exchange === '' || mx[0].exchange === '.')) {

@@ -34,7 +34,11 @@ export function outcomeOf(s: AttemptSummary, final: 'delivered' | 'sent'): Deliv
 }
 
 /** The start of every attempt (direct or relay): the prepared message, its summary, and the recipients still to try. */
-export async function startAttempt(deps: EmailDeps & { connectionId: string }, delivery: Delivery, provider: string): Promise<{ prepared: Prepared; summary: AttemptSummary; todo: RecipientState[] }> {
+export async function startAttempt(
+  deps: EmailDeps & { connectionId: string },
+  delivery: Delivery,
+  provider: string,
+): Promise<{ prepared: Prepared; summary: AttemptSummary; todo: RecipientState[] }> {
   const prepared = await prepareEmail(deps, delivery);
   const summary: AttemptSummary = {
     provider,

@@ -64,7 +64,11 @@ export async function prepareEmail(deps: EmailDeps, delivery: Delivery): Promise
 
   const list: { address: string; kind: RecipientKind }[] = [];
   const seen = new Set<string>();
-  for (const [kind, addrs] of [['to', [m.recipient]], ['cc', m.cc], ['bcc', m.bcc]] as const) {
+  for (const [kind, addrs] of [
+    ['to', [m.recipient]],
+    ['cc', m.cc],
+    ['bcc', m.bcc],
+  ] as const) {
     for (const a of addrs) {
       const address = a.trim().toLowerCase();
       if (seen.has(address)) continue;
@@ -78,7 +82,10 @@ export async function prepareEmail(deps: EmailDeps, delivery: Delivery): Promise
   const notes: string[] = [];
   const secondary = recipients.filter((r) => r.kind !== 'to' && r.status === 'pending');
   if (secondary.length) {
-    const suppressed = await deps.suppressions.getMany(m.workspaceId, secondary.map((r) => r.address));
+    const suppressed = await deps.suppressions.getMany(
+      m.workspaceId,
+      secondary.map((r) => r.address),
+    );
     for (const r of secondary) {
       const s = suppressed.get(r.address);
       if (s && s.reason !== 'unsubscribe') {

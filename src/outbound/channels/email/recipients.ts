@@ -24,7 +24,12 @@ export const domainOf = (address: string) => address.slice(address.lastIndexOf('
  * the dispatcher's attempt number: rows are only written by an attempt, and each attempt is counted
  * (committed) before it starts, so the first attempt has nothing to read and skips the query.
  */
-export async function loadRecipients(db: Db, messageId: string, list: { address: string; kind: RecipientKind }[], attempt = Infinity): Promise<RecipientState[]> {
+export async function loadRecipients(
+  db: Db,
+  messageId: string,
+  list: { address: string; kind: RecipientKind }[],
+  attempt = Infinity,
+): Promise<RecipientState[]> {
   const rows = attempt <= 1 ? [] : await db.selectFrom('email_recipients').selectAll().where('message_id', '=', messageId).execute();
   const byAddress = new Map(rows.map((r) => [r.address, r]));
   return list.map(({ address, kind }) => {
@@ -40,7 +45,18 @@ export async function saveRecipients(db: Db, messageId: string, states: Recipien
   if (states.length === 0) return;
   await db
     .insertInto('email_recipients')
-    .values(states.map((s) => ({ message_id: messageId, address: s.address, kind: s.kind, domain: s.domain, status: s.status, attempts: s.attempts, response: s.response, updated_at: now })))
+    .values(
+      states.map((s) => ({
+        message_id: messageId,
+        address: s.address,
+        kind: s.kind,
+        domain: s.domain,
+        status: s.status,
+        attempts: s.attempts,
+        response: s.response,
+        updated_at: now,
+      })),
+    )
     .onConflict((oc) =>
       oc.columns(['message_id', 'address']).doUpdateSet((eb) => ({
         status: eb.ref('excluded.status'),

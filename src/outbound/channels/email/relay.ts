@@ -51,7 +51,10 @@ export function createRelayTransport(deps: RelayDeps): ChannelTransport {
           summary.notes.push(`${r.kind} ${r.address}: ${r.status} (${r.response})`);
         };
         try {
-          const info = (await transport.sendMail({ envelope: { from: prepared.envelopeFrom, to: todo.map((r) => r.address) }, raw: prepared.raw })) as {
+          const info = (await transport.sendMail({
+            envelope: { from: prepared.envelopeFrom, to: todo.map((r) => r.address) },
+            raw: prepared.raw,
+          })) as {
             accepted: string[];
             rejected: string[];
             rejectedErrors?: (SmtpError & { recipient?: string })[];
@@ -70,7 +73,9 @@ export function createRelayTransport(deps: RelayDeps): ChannelTransport {
           }
         } catch (err) {
           const e = err as SmtpError;
-          const byAddr = new Map((e.rejectedErrors ?? []).map((x) => [String((x as { recipient?: string }).recipient ?? '').toLowerCase(), x]));
+          const byAddr = new Map(
+            (e.rejectedErrors ?? []).map((x) => [String((x as { recipient?: string }).recipient ?? '').toLowerCase(), x]),
+          );
           for (const r of todo) {
             r.attempts++;
             reject(r, byAddr.get(r.address) ?? e);

@@ -20,7 +20,10 @@ export function createSenderCapsCheck(deps: { config: Config; db: Db; clock: Clo
     if (!config.senderCaps.enabled || message.channel !== 'email' || !message.livemode || config.delivery.mode === 'relay') return;
     const caps = config.senderCaps.plans[plan];
     if (!caps) return;
-    const onDomain = message.fromOverride !== null && caps.domain.month !== 0 && (await isVerifiedDomain(db, message.workspaceId, domainOf(message.fromOverride)));
+    const onDomain =
+      message.fromOverride !== null &&
+      caps.domain.month !== 0 &&
+      (await isVerifiedDomain(db, message.workspaceId, domainOf(message.fromOverride)));
     const tier = onDomain ? 'domain' : 'shared';
     const limits = caps[tier];
     const now = deps.clock.now().toISOString();
@@ -36,9 +39,18 @@ export function createSenderCapsCheck(deps: { config: Config; db: Db; clock: Clo
           .values({ workspace_id: message.workspaceId, period: p.period, count: 1 })
           .onConflict((oc) => oc.columns(['workspace_id', 'period']).doUpdateSet((eb) => ({ count: eb('sender_counters.count', '+', 1) })))
           .execute();
-        const row = await trx.selectFrom('sender_counters').select('count').where('workspace_id', '=', message.workspaceId).where('period', '=', p.period).executeTakeFirstOrThrow();
+        const row = await trx
+          .selectFrom('sender_counters')
+          .select('count')
+          .where('workspace_id', '=', message.workspaceId)
+          .where('period', '=', p.period)
+          .executeTakeFirstOrThrow();
         if (Number(row.count) > p.limit) {
-          throw new AppError('quota_exceeded', `the ${tier === 'domain' ? 'verified-domain' : 'shared'} sender ${p.what} cap of the ${plan} plan (${p.limit}) is reached`, { limit: p.limit });
+          throw new AppError(
+            'quota_exceeded',
+            `the ${tier === 'domain' ? 'verified-domain' : 'shared'} sender ${p.what} cap of the ${plan} plan (${p.limit}) is reached`,
+            { limit: p.limit },
+          );
         }
       }
     });

@@ -183,7 +183,9 @@ export function createSmtpPool(opts: PoolOptions): SmtpPool {
       const c = await acquire(target);
       try {
         const info = await new Promise<SMTPConnection.SentMessageInfo>((resolve, reject) => {
-          c.smtp.send({ from: envelope.from, to: envelope.to, size: raw.length } as SMTPConnection.Envelope, raw, (err, info) => (err ? reject(err) : resolve(info)));
+          c.smtp.send({ from: envelope.from, to: envelope.to, size: raw.length } as SMTPConnection.Envelope, raw, (err, info) =>
+            err ? reject(err) : resolve(info),
+          );
         });
         c.sent++;
         const rejectedErrors = ((info as { rejectedErrors?: SmtpError[] }).rejectedErrors ?? []) as (SmtpError & { recipient?: string })[];

@@ -71,7 +71,8 @@ export function createApnsTransport(conn: ResolvedConnection, deps: TransportDep
       req.on('data', (c: string) => (data += c));
       req.on('end', () => resolve({ status: Number(head[':status']), headers: head, body: data }));
       req.on('close', () => {
-        if (!head[':status']) reject(new Error(req.rstCode === http2.constants.NGHTTP2_CANCEL ? 'timed out' : `stream closed (${req.rstCode})`));
+        if (!head[':status'])
+          reject(new Error(req.rstCode === http2.constants.NGHTTP2_CANCEL ? 'timed out' : `stream closed (${req.rstCode})`));
       });
       req.on('error', reject);
       req.end(body);
@@ -83,18 +84,23 @@ export function createApnsTransport(conn: ResolvedConnection, deps: TransportDep
     name: 'apns',
     async deliver({ message, content }): Promise<DeliveryOutcome> {
       const deviceToken = message.recipient;
-      if (!/^[0-9a-fA-F]{64,200}$/.test(deviceToken)) return { kind: 'suppressed', ...base, error: 'recipient is not an APNs device token (hex)' };
+      if (!/^[0-9a-fA-F]{64,200}$/.test(deviceToken))
+        return { kind: 'suppressed', ...base, error: 'recipient is not an APNs device token (hex)' };
       const { payload, pushType } = apnsPayload(content as PushOutput);
       const type = pushType === 'alert' ? alertType : 'background';
       let res;
       try {
-        res = await send(deviceToken, {
-          authorization: `bearer ${providerToken()}`,
-          'apns-topic': topic,
-          'apns-push-type': type,
-          'apns-priority': type === 'background' ? '5' : '10',
-          'content-type': 'application/json',
-        }, JSON.stringify(payload));
+        res = await send(
+          deviceToken,
+          {
+            authorization: `bearer ${providerToken()}`,
+            'apns-topic': topic,
+            'apns-push-type': type,
+            'apns-priority': type === 'background' ? '5' : '10',
+            'content-type': 'application/json',
+          },
+          JSON.stringify(payload),
+        );
       } catch (err) {
         return { kind: 'deferred', ...base, error: `apns: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}` };
       }
@@ -112,7 +118,8 @@ export function createApnsTransport(conn: ResolvedConnection, deps: TransportDep
         token = null;
         return { kind: 'deferred', ...base, error };
       }
-      if (res.status === 429 || res.status >= 500) return { kind: 'deferred', ...base, error, retryAt: retryAfter(res.headers as Record<string, unknown>, deps.clock) };
+      if (res.status === 429 || res.status >= 500)
+        return { kind: 'deferred', ...base, error, retryAt: retryAfter(res.headers as Record<string, unknown>, deps.clock) };
       return { kind: 'failed', ...base, error };
     },
     async close() {

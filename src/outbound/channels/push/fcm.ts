@@ -14,7 +14,10 @@ import { signJwt } from './jwt.js';
 export const FCM_SCOPE = 'https://www.googleapis.com/auth/firebase.messaging';
 
 class TokenError extends Error {
-  constructor(message: string, readonly temporary: boolean) {
+  constructor(
+    message: string,
+    readonly temporary: boolean,
+  ) {
     super(message);
   }
 }
@@ -53,7 +56,13 @@ export function createFcmTransport(conn: ResolvedConnection, deps: TransportDeps
 
   const exchange = async (): Promise<string> => {
     const iat = Math.floor(deps.clock.now().getTime() / 1000);
-    const assertion = signJwt('RS256', key, privateKeyId ? { kid: privateKeyId } : {}, { iss: clientEmail, scope: FCM_SCOPE, aud: tokenUrl, iat, exp: iat + 3600 });
+    const assertion = signJwt('RS256', key, privateKeyId ? { kid: privateKeyId } : {}, {
+      iss: clientEmail,
+      scope: FCM_SCOPE,
+      aud: tokenUrl,
+      iat,
+      exp: iat + 3600,
+    });
     let res;
     try {
       res = await post(tokenUrl, {
@@ -82,7 +91,8 @@ export function createFcmTransport(conn: ResolvedConnection, deps: TransportDeps
   return {
     name: 'fcm',
     async deliver({ message, content }): Promise<DeliveryOutcome> {
-      if (!/^[\w:.\-]{16,4096}$/.test(message.recipient)) return { kind: 'suppressed', ...base, error: 'recipient is not an FCM registration token' };
+      if (!/^[\w:.\-]{16,4096}$/.test(message.recipient))
+        return { kind: 'suppressed', ...base, error: 'recipient is not an FCM registration token' };
       let token;
       try {
         token = await accessToken();
@@ -100,7 +110,8 @@ export function createFcmTransport(conn: ResolvedConnection, deps: TransportDeps
       } catch (err) {
         return { kind: 'deferred', ...base, error: `fcm: ${networkReason(err)}` };
       }
-      if (res.status === 200) return { kind: 'sent', ...base, providerMessageId: typeof res.json?.name === 'string' ? res.json.name : null };
+      if (res.status === 200)
+        return { kind: 'sent', ...base, providerMessageId: typeof res.json?.name === 'string' ? res.json.name : null };
       const code = fcmErrorCode(res.json);
       const error = `fcm: HTTP ${res.status}${code ? ` ${code}` : ''}`;
       if (code === 'UNREGISTERED') return { kind: 'failed', ...base, error, suppress: true };

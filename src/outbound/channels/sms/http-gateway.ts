@@ -21,7 +21,13 @@ export function signHttpSms(secret: string, timestamp: string, body: string): st
 }
 
 /** Checks a signature and that the timestamp is within five minutes of now. */
-export function verifyHttpSms(secret: string, timestamp: string | undefined, body: string, signature: string | undefined, nowMs: number): boolean {
+export function verifyHttpSms(
+  secret: string,
+  timestamp: string | undefined,
+  body: string,
+  signature: string | undefined,
+  nowMs: number,
+): boolean {
   if (!timestamp || !signature || !/^\d{1,12}$/.test(timestamp)) return false;
   if (Math.abs(nowMs / 1000 - Number(timestamp)) > 300) return false;
   const expected = Buffer.from(signHttpSms(secret, timestamp, body));
@@ -51,7 +57,11 @@ export function createHttpSmsTransport(conn: ResolvedConnection, deps: Transport
       let res;
       try {
         res = await post(conn.settings.url, {
-          headers: { 'content-type': 'application/json', 'x-postern-timestamp': timestamp, 'x-postern-signature': signHttpSms(conn.credentials.secret, timestamp, body) },
+          headers: {
+            'content-type': 'application/json',
+            'x-postern-timestamp': timestamp,
+            'x-postern-signature': signHttpSms(conn.credentials.secret, timestamp, body),
+          },
           body,
           timeoutMs: deps.timeoutMs,
         });
@@ -61,7 +71,8 @@ export function createHttpSmsTransport(conn: ResolvedConnection, deps: Transport
       const providerMessageId = typeof res.json?.id === 'string' ? res.json.id : null;
       const reason = typeof res.json?.error === 'string' ? `: ${res.json.error.slice(0, 200)}` : '';
       if (res.status >= 200 && res.status < 300) {
-        if (res.json?.status === 'failed') return { kind: 'failed', ...base, error: `sms gateway: failed${reason}`, suppress: res.json?.suppress === true, notes };
+        if (res.json?.status === 'failed')
+          return { kind: 'failed', ...base, error: `sms gateway: failed${reason}`, suppress: res.json?.suppress === true, notes };
         if (res.json?.status === 'delivered') return { kind: 'delivered', ...base, providerMessageId, notes };
         return { kind: 'sent', ...base, providerMessageId, notes };
       }

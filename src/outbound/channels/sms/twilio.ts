@@ -67,11 +67,21 @@ export function createTwilioTransport(conn: ResolvedConnection, deps: TransportD
  * called followed by every POST parameter name and value, names sorted.
  */
 export function twilioSignature(authToken: string, url: string, params: Record<string, string>): string {
-  const data = url + Object.keys(params).sort().map((k) => k + params[k]).join('');
+  const data =
+    url +
+    Object.keys(params)
+      .sort()
+      .map((k) => k + params[k])
+      .join('');
   return createHmac('sha1', authToken).update(data, 'utf8').digest('base64');
 }
 
-export function verifyTwilioSignature(authToken: string, url: string, params: Record<string, string>, signature: string | undefined): boolean {
+export function verifyTwilioSignature(
+  authToken: string,
+  url: string,
+  params: Record<string, string>,
+  signature: string | undefined,
+): boolean {
   if (!signature) return false;
   const expected = Buffer.from(twilioSignature(authToken, url, params));
   const given = Buffer.from(signature);
@@ -79,7 +89,9 @@ export function verifyTwilioSignature(authToken: string, url: string, params: Re
 }
 
 /** What a Twilio MessageStatus means for our message; null for intermediate states we ignore. */
-export function mapTwilioStatus(params: Record<string, string>): { status: 'sent' | 'delivered' | 'failed'; error?: string; suppress?: boolean } | null {
+export function mapTwilioStatus(
+  params: Record<string, string>,
+): { status: 'sent' | 'delivered' | 'failed'; error?: string; suppress?: boolean } | null {
   const s = params.MessageStatus ?? params.SmsStatus;
   const code = Number(params.ErrorCode) || null;
   switch (s) {
@@ -89,7 +101,11 @@ export function mapTwilioStatus(params: Record<string, string>): { status: 'sent
       return { status: 'delivered' };
     case 'undelivered':
     case 'failed':
-      return { status: 'failed', error: `twilio: ${s}${code ? ` (error ${code})` : ''}`, suppress: code !== null && SUPPRESSING_CODES.has(code) };
+      return {
+        status: 'failed',
+        error: `twilio: ${s}${code ? ` (error ${code})` : ''}`,
+        suppress: code !== null && SUPPRESSING_CODES.has(code),
+      };
     default:
       return null;
   }

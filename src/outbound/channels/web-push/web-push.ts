@@ -26,7 +26,8 @@ export function parseSubscription(recipient: string): PushSubscriptionJson | nul
   }
   const b64url = /^[A-Za-z0-9_-]+={0,2}$/;
   if (!v || typeof v.endpoint !== 'string' || !/^https?:\/\/[^\s]+$/.test(v.endpoint)) return null;
-  if (typeof v.keys?.p256dh !== 'string' || typeof v.keys?.auth !== 'string' || !b64url.test(v.keys.p256dh) || !b64url.test(v.keys.auth)) return null;
+  if (typeof v.keys?.p256dh !== 'string' || typeof v.keys?.auth !== 'string' || !b64url.test(v.keys.p256dh) || !b64url.test(v.keys.auth))
+    return null;
   return { endpoint: v.endpoint, keys: { p256dh: v.keys.p256dh, auth: v.keys.auth } };
 }
 
@@ -52,10 +53,16 @@ export function createWebPushTransport(conn: ResolvedConnection, deps: Transport
     name: 'web-push',
     async deliver({ message, content }): Promise<DeliveryOutcome> {
       const sub = parseSubscription(message.recipient);
-      if (!sub) return { kind: 'suppressed', ...base, error: 'recipient is not a JSON web-push subscription {endpoint, keys: {p256dh, auth}}' };
+      if (!sub)
+        return { kind: 'suppressed', ...base, error: 'recipient is not a JSON web-push subscription {endpoint, keys: {p256dh, auth}}' };
       let details;
       try {
-        details = webpush.generateRequestDetails(sub, webPushPayload(content as WebPushOutput), { vapidDetails, TTL: ttl, urgency, contentEncoding: 'aes128gcm' });
+        details = webpush.generateRequestDetails(sub, webPushPayload(content as WebPushOutput), {
+          vapidDetails,
+          TTL: ttl,
+          urgency,
+          contentEncoding: 'aes128gcm',
+        });
       } catch (err) {
         // Bad subscription keys (not a P-256 point, wrong auth length): it can never be delivered.
         return { kind: 'failed', ...base, error: `web-push: ${(err as Error).message.slice(0, 200)}`, suppress: true };
@@ -70,7 +77,8 @@ export function createWebPushTransport(conn: ResolvedConnection, deps: Transport
       }
       if (res.status >= 200 && res.status < 300) return { kind: 'sent', ...base, providerMessageId: res.headers.get('location') };
       const error = `web-push: HTTP ${res.status}`;
-      if (res.status === 404 || res.status === 410) return { kind: 'failed', ...base, error: `${error} (subscription gone)`, suppress: true };
+      if (res.status === 404 || res.status === 410)
+        return { kind: 'failed', ...base, error: `${error} (subscription gone)`, suppress: true };
       if (isTemporary(res.status)) return { kind: 'deferred', ...base, error, retryAt: retryAfter(res.headers, deps.clock) };
       return { kind: 'failed', ...base, error };
     },
