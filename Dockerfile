@@ -15,6 +15,9 @@ COPY src ./src
 RUN npm ci --no-audit --no-fund && npm prune --omit=dev
 
 FROM node:24-bookworm-slim
+# HTTP listens on every address of the container; with POSTERN_PUBLIC_URL unset, links are made
+# with http://<POSTERN_HOSTNAME>:8025 (never 0.0.0.0) and the start logs a warning to set it.
+# The first start's API keys go to /data/bootstrap-keys.txt (mode 0600) unless run with -t.
 ENV NODE_ENV=production \
     POSTERN_DATA_DIR=/data \
     POSTERN_HTTP_HOST=0.0.0.0 \

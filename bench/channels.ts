@@ -9,11 +9,12 @@ import { performance } from 'node:perf_hooks';
 import { pino } from 'pino';
 import webpush from 'web-push';
 import { ManualClock } from '../src/lib/clock.js';
-import type { ResolvedConnection } from '../src/connections/store.js';
-import type { Channel } from '../src/templates/render.js';
-import type { ChannelTransport, Delivery } from '../src/outbound/channels/channel.js';
-import { transportFor } from '../src/connections/transports.js';
-import { selfSignedCert } from '../test/channels/helpers/self-signed.js';
+import { createResolver } from '../src/lib/dns.js';
+import type { ResolvedConnection } from '../src/channels/provider.js';
+import type { Channel } from '../src/channel.js';
+import type { ChannelTransport, Delivery } from '../src/channel.js';
+import { transportFor } from '../src/channels/connection-transport.js';
+import { selfSignedCert } from '../test/helpers/self-signed.js';
 
 const SENDS = 2000;
 const CONCURRENCY = 32;
@@ -107,7 +108,15 @@ async function measure(label: string, transport: ChannelTransport, d: Delivery):
 }
 
 export async function run(): Promise<void> {
-  const deps = { clock: new ManualClock(), log: pino({ level: 'silent' }), publicUrl: () => 'https://postern.example', timeoutMs: 10_000 };
+  const deps = {
+    clock: new ManualClock(),
+    log: pino({ level: 'silent' }),
+    publicUrl: () => 'https://postern.example',
+    timeoutMs: 10_000,
+    // The fakes listen on loopback, which the SSRF guard admits only through the allow list.
+    dns: createResolver(['127.0.0.1:9'], 200),
+    ssrf: { allowPrivate: false, allowList: ['127.0.0.1'], settings: 'channels.allowList' },
+  };
   const closers: (() => void)[] = [];
 
   const twilio = await httpFake(() => ({ status: 201, body: JSON.stringify({ sid: 'SM1', status: 'queued' }) }));

@@ -121,6 +121,8 @@ export async function run(): Promise<void> {
   };
   const quiet = { out: () => {}, err: () => {} };
   let out = '';
+  // The CLI creates no database of its own: make it first, as an operator would.
+  await cli(['migrate'], env, quiet);
   await cli(['workspace', 'create', '--slug', 'bench', '--name', 'Bench', '--plan', 'custom'], env, quiet);
   await cli(['key', 'create', '--workspace', 'bench', '--env', 'live'], env, { out: (s) => (out += s), err: () => {} });
   const key = JSON.parse(out).secret as string;

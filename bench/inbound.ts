@@ -128,17 +128,18 @@ export async function run(): Promise<void> {
   const env: Record<string, string> = {
     POSTERN_DATA_DIR: dataDir,
     POSTERN_HOSTNAME: 'mx.postern.test',
-    POSTERN_SHARED_INBOUND_DOMAIN: 'in.postern.test',
+    POSTERN_SHARED_INBOUND_DOMAIN: 'postern.test',
     POSTERN_DNS_SERVERS: dns.address,
     POSTERN_LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'error',
-    POSTERN_INBOUND_MONTHLY_QUOTA: '{"free":0}',
+    POSTERN_PLANS_FREE_INBOUND_PER_MONTH: '0',
     POSTERN_SMTP_MAX_CLIENTS: '1000',
-    ...(GREETING_DELAY_MS === undefined ? {} : { POSTERN_SMTP_GREETING_DELAY_MS: String(GREETING_DELAY_MS) }),
-    POSTERN_INBOUND_STORE_WORKER: process.env.BENCH_STORE_WORKER ?? 'false',
+    ...(GREETING_DELAY_MS === undefined ? {} : { POSTERN_SMTP_GREETING_DELAY: `${GREETING_DELAY_MS}ms` }),
     ...(Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('POSTERN_'))) as Record<string, string>),
   };
   const quiet = { out: () => {}, err: () => {} };
   let out = '';
+  // The CLI creates no database of its own: make it first, as an operator would.
+  await cli(['migrate'], env, quiet);
   await cli(['workspace', 'create', '--slug', 'bench', '--name', 'Bench'], env, quiet);
   await cli(['key', 'create', '--workspace', 'bench', '--env', 'live'], env, { out: (t) => (out += t), err: () => {} });
   const key = JSON.parse(out).secret as string;
@@ -151,7 +152,7 @@ export async function run(): Promise<void> {
   });
   if (res.status !== 201) throw new Error(`creating the address: ${res.status} ${await res.text()}`);
   const address = ((await res.json()) as { address: string }).address;
-  const delay = GREETING_DELAY_MS ?? loadConfig({ env }).smtp.greetingDelayMs;
+  const delay = GREETING_DELAY_MS ?? loadConfig({ env }).smtp.greetingDelay;
   const bare = await startScript('bare-smtp.ts', { BENCH_GREETING_DELAY_MS: String(delay) });
   const pid = postern.child.pid!;
 

@@ -87,7 +87,7 @@ export async function startPostern(
     env: { ...process.env, ...fullEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child.stderr!.resume();
+  child.stderr.resume();
   const ready = await waitForLine(child, (j) => j.msg === 'ready');
   return { child, port: ready.http, smtp: ready.smtp, dataDir, env: fullEnv, stop: stopper(child) };
 }

@@ -49,7 +49,7 @@ async function bare(body: string): Promise<Figures> {
   return f;
 }
 
-// Settings under study can be passed through: BENCH_POSTERN_* → POSTERN_* (e.g. BENCH_POSTERN_DISPATCHER_COMMIT_WINDOW_MS).
+// Settings under study can be passed through: BENCH_POSTERN_* → POSTERN_* (e.g. BENCH_POSTERN_DISPATCHER_COMMIT_WINDOW).
 function benchOverrides(): Record<string, string> {
   return Object.fromEntries(
     Object.entries(process.env)

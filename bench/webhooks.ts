@@ -61,7 +61,7 @@ async function boot(env: Record<string, string>): Promise<{ app: App; http: numb
       POSTERN_HTTP_PORT: '0',
       POSTERN_SMTP_PORT: '0',
       POSTERN_SMTP_HOST: '127.0.0.1',
-      POSTERN_SHARED_INBOUND_DOMAIN: 'in.postern.test',
+      POSTERN_SHARED_INBOUND_DOMAIN: 'postern.test',
       POSTERN_RATE_LIMIT_SEND: '0',
       POSTERN_RATE_LIMIT_READ: '0',
       POSTERN_WEBHOOKS_ALLOW_PRIVATE: 'true',
@@ -98,7 +98,7 @@ async function throughput(endpoints: number, events: number, env: Record<string,
           });
         }
       });
-      d.app.bus.publish('events.recorded', null);
+      d.app.bus.publish('events.recorded', { type: 'message.delivered' });
     }
     await Promise.all(sinks.map((s) => s.waitFor(events)));
     const secs = (performance.now() - started) / 1000;
@@ -116,7 +116,7 @@ const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, 
 
 async function smtpToWebhook(messages: number): Promise<void> {
   const dns = await startDnsServer({ 'sender.example': [{ type: 'TXT', data: 'v=spf1 ip4:127.0.0.1 -all' }] });
-  const d = await boot({ POSTERN_DNS_SERVERS: dns.address, POSTERN_DNS_TIMEOUT_MS: '500' });
+  const d = await boot({ POSTERN_DNS_SERVERS: dns.address, POSTERN_DNS_TIMEOUT: '500ms' });
   const rx = await sink();
   try {
     const ws = await d.app.workspaces.create({ slug: 'bench', name: 'Bench', plan: 'custom' });

@@ -1,58 +1,64 @@
 // The composition root: the only place that builds the object graph. Phases in order:
-// storage → domain modules → adapters (HTTP, SMTP) → background workers. Nothing listens or runs
-// until start(); the CLI builds the same graph and never starts it.
+// storage → domain modules → channels → adapters (HTTP, SMTP) → background workers. Nothing
+// listens or runs until start(); the CLI builds the same graph and never starts it.
+import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
 import http from 'node:http';
-import cron from 'node-cron';
 import type { AddressInfo } from 'node:net';
-import type { Router } from 'express';
-import { callbackRoutes, type ProviderStatusSink } from './connections/callbacks.js';
-import { connectionRoutes } from './connections/routes.js';
-import { createProviderStatusSink } from './connections/provider-status.js';
-import { createSecretBox, loadSecretsKey } from './connections/secrets.js';
-import { createConnectionStore, type ConnectionStore } from './connections/store.js';
-import { createConnectionTransports, type ConnectionTransports } from './connections/transports.js';
-import { ConfigError, databaseTarget, type Config } from './config.js';
-import { openDatabase, type DatabaseHandle, type Db, type Dialect } from './db/database.js';
+import path from 'node:path';
+import cron from 'node-cron';
+import { createConnectionTransports, type ConnectionTransports } from './channels/connection-transport.js';
+import { createConnectionStore, type ConnectionStore } from './channels/connections.js';
+import { createBounceHandler, type BounceHandler } from './channels/email/bounces.js';
+import { createEmailTransport, createTokenSource } from './channels/email/index.js';
+import { createCustomDomainPlanCheck, createSenderCapsCheck } from './channels/email/sender-caps.js';
+import { recordEngagement } from './channels/email/tracking/engagement.js';
+import { channelSsrfPolicy } from './channels/provider-http.js';
+import { createProviderStatusSink } from './channels/provider-status.js';
+import { CONNECTION_CHANNELS } from './channels/registry.js';
+import { ConfigError, databaseTarget, envName, type Config } from './config.js';
+import { openDatabase, type DatabaseHandle } from './db/database.js';
+import { createBatchCommitter, createWriteBatcher } from './db/group-commit.js';
 import { migrateToLatest } from './db/migrate.js';
-import { createEventBus, type EventBus } from './events/bus.js';
+import type { Deps } from './deps.js';
+import { createDomainStore, type DomainStore } from './domains/domains.js';
+import { bounceDomainOf } from './domains/names.js';
+import { createEventBus } from './events/bus.js';
+import { createForwarding, type Forwarding } from './forwarding/forwarding.js';
+import { callbackRoutes } from './http/routes/callbacks.js';
+import { connectionRoutes } from './http/routes/connections.js';
 import { contextRoutes } from './http/routes/context.js';
+import { forwardingRoutes } from './http/routes/forwarding.js';
+import { inboundAddressRoutes } from './http/routes/inbound-addresses.js';
+import { inboundDomainRoutes } from './http/routes/inbound-domains.js';
+import { inboundMessageRoutes } from './http/routes/inbound-messages.js';
 import { messageRoutes } from './http/routes/messages.js';
 import { sendRoutes } from './http/routes/send.js';
+import { suppressionRoutes } from './http/routes/suppressions.js';
 import { templateRoutes } from './http/routes/templates.js';
-import { createHttpApp } from './http/server.js';
+import { trackingRoutes } from './http/routes/tracking.js';
+import { webhookRoutes } from './http/routes/webhooks.js';
+import { createHttpApp, listRoutes, type RouteEntry } from './http/server.js';
+import { createAddressStore, type AddressStore } from './inbound/addresses.js';
+import { createAnalyzer } from './inbound/analysis-pool.js';
+import { createReceivedReader, type ReceivedReader } from './inbound/received.js';
+import { createReceiver, type Receiver } from './inbound/receive.js';
+import { createRouter as createInboundRouter } from './inbound/routing.js';
+import { storeMessages } from './inbound/store.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createResolver, type DnsResolver } from './lib/dns.js';
 import { createIds, type Ids } from './lib/ids.js';
 import { createLogger, type Logger } from './lib/logger.js';
+import { createSecretBox, loadSecretsKey } from './lib/secret-box.js';
 import { createWorker, type Worker, type WorkerSpec } from './lib/worker.js';
+import { createLedger, type Ledger } from './messages/ledger.js';
+import { createDeliveryThreads } from './outbound/delivery-threads.js';
 import { createOutbound, DISPATCHER_WORKER, type Outbound } from './outbound/outbound.js';
-import { createBounceHandler, type BounceHandler } from './outbound/bounces.js';
-import { createEmailTransport, createTokenSource } from './outbound/channels/email/index.js';
-import { bounceDomainOf } from './outbound/channels/email/prepare.js';
-import { createSenderCapsCheck } from './outbound/channels/email/sender-caps.js';
-import { suppressionRoutes } from './suppressions/routes.js';
-import { createSuppressHook, createSuppressionCheck, createSuppressionStore, type SuppressionStore } from './suppressions/store.js';
-import { recordEngagement } from './tracking/engagement.js';
-import { trackingRoutes } from './tracking/routes.js';
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
+import { createSuppressHook, createSuppressionCheck, createSuppressionStore, type SuppressionStore } from './suppressions/store.js';
 import { createTemplateStore, type TemplateStore } from './templates/store.js';
-import { createDomainStore, type DomainStore } from './domains/domains.js';
-import { createCustomDomainPlanCheck } from './domains/sending-plan.js';
-import { createAddressStore, type AddressStore } from './inbound/addresses.js';
-import { createAnalyzer } from './inbound/analysis-pool.js';
-import { createCommitter, type Committer } from './inbound/group-commit.js';
-import { createMessageReader, type MessageReader } from './inbound/messages.js';
-import { createReceiver, type Receiver } from './inbound/receive.js';
-import { createRouter as createInboundRouter } from './inbound/routing.js';
-import { inboundAddressRoutes } from './http/routes/inbound-addresses.js';
-import { inboundDomainRoutes } from './http/routes/inbound-domains.js';
-import { inboundMessageRoutes } from './http/routes/inbound-messages.js';
+import { createWebhooks, type Webhooks } from './webhooks/webhooks.js';
 import { createKeyStore, type KeyStore } from './workspaces/keys.js';
 import { createWorkspaceStore, type WorkspaceStore } from './workspaces/workspaces.js';
-import { webhookRoutes } from './http/routes/webhooks.js';
-import { createWebhooks, type Webhooks } from './webhooks/webhooks.js';
-import { createForwarding, type Forwarding } from './forwarding/forwarding.js';
-import { forwardingRoutes } from './http/routes/forwarding.js';
 
 export interface AppOptions {
   config: Config;
@@ -64,21 +70,11 @@ export interface AppOptions {
   database?: DatabaseHandle;
 }
 
-/** What every domain module may depend on. */
-export interface Deps {
-  config: Config;
-  db: Db;
-  dialect: Dialect;
-  clock: Clock;
-  ids: Ids;
-  log: Logger;
-  dns: DnsResolver;
-  bus: EventBus;
-}
-
 export interface App extends Deps {
   workspaces: WorkspaceStore;
   keys: KeyStore;
+  /** The only writer of a message's status, timeline and lifecycle events. */
+  ledger: Ledger;
   outbound: Outbound;
   suppressions: SuppressionStore;
   /** DSNs and complaints arriving for the bounce domain (the SMTP listener calls it). */
@@ -88,82 +84,99 @@ export interface App extends Deps {
   /** Live transports for sms, push and web-push, routed through each workspace's connection. */
   channelTransports: ConnectionTransports;
   domains: DomainStore;
-  inbound: { addresses: AddressStore; messages: MessageReader; receiver: Receiver; bounces: BounceHandler; committer: Committer };
+  inbound: { addresses: AddressStore; messages: ReceivedReader; receiver: Receiver };
   webhooks: Webhooks;
   forwarding: Forwarding;
   workers: Worker[];
   /** The URL clients and recipients reach the HTTP listener on (config, or derived after listen). */
   publicUrl(): string;
+  /** Every HTTP route (method and path pattern). */
+  routes(): RouteEntry[];
   start(): Promise<{ http: number; smtp: number }>;
   stop(): Promise<void>;
 }
 
 export async function createApp(options: AppOptions): Promise<App> {
   const { config } = options;
+
+  // Storage and infrastructure.
   const clock = options.clock ?? systemClock;
   const ids = options.ids ?? createIds(() => clock.now().getTime());
   const log = options.log ?? createLogger(config.log.level);
-  const dns = options.dns ?? createResolver(config.dns.servers, config.dns.timeoutMs);
+  const dns = options.dns ?? createResolver(config.dns.servers, config.dns.timeout);
   const handle = options.database ?? openDatabase(databaseTarget(config));
   await migrateToLatest(handle.db);
-
   const bus = createEventBus();
-  const deps: Deps = { config, db: handle.db, dialect: handle.dialect, clock, ids, log, dns, bus };
+  const writes = createWriteBatcher(handle.db, handle.dialect, { windowMs: config.dispatcher.commitWindow });
+  const deps: Deps = { config, db: handle.db, dialect: handle.dialect, writes, clock, ids, log, dns, bus };
+  // Late-bound: the derived public URL needs the port known only after listen().
+  const publicUrl = () => app.publicUrl();
 
   // Domain modules.
   const workspaces = createWorkspaceStore(deps);
-  const keys = createKeyStore({ ...deps, cacheTtlMs: config.auth.cacheTtlMs });
+  const keys = createKeyStore({ ...deps, cacheTtlMs: config.auth.cacheTtl });
   const templates = createTemplateStore(deps);
+  const ledger = createLedger(deps);
+  const suppressions = createSuppressionStore(deps);
+  const domains = createDomainStore(deps);
+  const addresses = createAddressStore({ ...deps, domains });
+  const receivedMessages = createReceivedReader({ ...deps, publicUrl });
   // message.received events name the stored message; their payload is its detail (inbound).
   const webhooks = createWebhooks({
     ...deps,
-    eventPayload: async (type, data) => (type === 'message.received' ? inboundMessages.eventPayload(data) : data),
+    eventPayload: async (type, data) => (type === 'message.received' ? receivedMessages.eventPayload(data) : data),
   });
-  const outbound = createOutbound({ ...deps, templates: () => templates });
-  const connections = createConnectionStore({ ...deps, box: createSecretBox(loadSecretsKey(config)) });
-  // Late-bound: the derived public URL needs the port known only after listen().
-  const publicUrl = () => app.publicUrl();
-  const channelTransports = createConnectionTransports(connections, { clock, log, publicUrl, timeoutMs: config.channels.timeoutMs });
-  for (const channel of ['sms', 'push', 'web-push'] as const) outbound.registerTransport(channel, channelTransports.router(channel));
-  // Provider status callbacks (Twilio, HTTP gateway) move messages through this sink.
-  const providerStatus: ProviderStatusSink = createProviderStatusSink(deps);
-  // Email: live transport (direct MX or relay), suppression hold, sender caps, bounces, tracking.
-  const suppressions = createSuppressionStore(deps);
-  const emailTokens = createTokenSource(deps);
-  if (config.delivery.mode === 'relay' && !config.delivery.relayUrl)
-    throw new ConfigError('invalid setting delivery.relayUrl (POSTERN_DELIVERY_RELAY_URL): required when delivery.mode is relay');
-  // Forwarding wraps the live email transport (messages tagged forwardOf send the original source).
+  const threads = createDeliveryThreads({ threads: config.dispatcher.renderThreads, log });
+  const outbound = createOutbound({ ...deps, ledger, threads, templates: () => templates });
   const forwarding = createForwarding(deps, outbound);
+
+  // Channels: email as the config says; sms, push and web-push through provider connections.
+  const emailTokens = createTokenSource(deps);
   outbound.registerTransport(
     'email',
-    forwarding.wrap(createEmailTransport({ ...deps, suppressions, publicUrl, renderer: outbound.renderer }, emailTokens)),
+    createEmailTransport({ ...deps, suppressions, publicUrl, tokens: emailTokens, offload: threads, source: forwarding.source }),
   );
+  // Provider URLs and web-push endpoints pass the SSRF guard with the channels' own policy.
+  const channelSsrf = channelSsrfPolicy(config.channels);
+  const connections = createConnectionStore({ ...deps, box: createSecretBox(loadSecretsKey(config)), ssrf: channelSsrf });
+  const channelTransports = createConnectionTransports(connections, {
+    clock,
+    log,
+    publicUrl,
+    timeoutMs: config.channels.timeout,
+    dns,
+    ssrf: channelSsrf,
+  });
+  for (const channel of CONNECTION_CHANNELS) outbound.registerTransport(channel, channelTransports.router(channel));
   outbound.addHoldCheck(createSuppressionCheck(suppressions));
   outbound.addSuppressHook(createSuppressHook(suppressions));
   outbound.addAcceptCheck(createSenderCapsCheck(deps));
-  outbound.addAcceptCheck(createCustomDomainPlanCheck(deps.db));
-  const bounces = createBounceHandler({ ...deps, suppressions, bounceDomain: bounceDomainOf(config) });
-  const domains = createDomainStore(deps);
-  const addresses = createAddressStore({ ...deps, domains });
-  const inboundMessages = createMessageReader({ ...deps, publicUrl });
-  // Verification and parsing on `inbound.analysisThreads` worker threads; an injected resolver
-  // (tests) cannot cross into a thread, so then they run on the event loop.
+  outbound.addAcceptCheck(createCustomDomainPlanCheck(deps));
+  const bounces = createBounceHandler({
+    ...deps,
+    ledger,
+    suppressions,
+    bounceDomain: bounceDomainOf(config),
+    forwards: forwarding.bounces,
+  });
+  // Provider status callbacks (Twilio, HTTP gateway) move messages through this sink.
+  const providerStatus = createProviderStatusSink(ledger);
+
+  // Receiving: verification and parsing on `inbound.analysisThreads` threads (an injected resolver
+  // cannot cross into a thread, so then they run on the event loop), stored a batch at a time.
   const analyzer = createAnalyzer({
     threads: config.inbound.analysisThreads,
     dns,
-    thread: options.dns ? null : { dnsServers: config.dns.servers, dnsTimeoutMs: config.dns.timeoutMs },
+    thread: options.dns ? null : { dnsServers: config.dns.servers, dnsTimeoutMs: config.dns.timeout },
   });
   // Lingering for a batch pays only while commits hold up verification on the same loop.
-  const committer = createCommitter(handle.db, handle.dialect, {
+  const committer = createBatchCommitter(handle.db, handle.dialect, {
+    storeBatch: storeMessages,
     enabled: config.inbound.groupCommit,
+    maxBatch: 64,
     maxLingerMs: analyzer.threaded ? 0 : 10,
   });
   const receiver = createReceiver({ ...deps, committer, analyzer });
-  // inbound.storeWorker (off by default): received mail committed by a worker thread on its own connection.
-  if (!options.database && handle.dialect === 'sqlite' && config.inbound.storeWorker)
-    committer.attachWorker((databaseTarget(config) as { file: string }).file, (err) =>
-      log.error({ err }, 'inbound store worker failed; storing on the event loop'),
-    );
 
   // Background workers: an explicit registry.
   const workerSpecs: WorkerSpec[] = [outbound.workerSpec, webhooks.deliverer.spec, forwarding.workerSpec];
@@ -173,21 +186,21 @@ export async function createApp(options: AppOptions): Promise<App> {
   outbound.attachWorker(workers.find((w) => w.name === DISPATCHER_WORKER));
 
   // Adapters.
-  const v1: Router[] = [
+  const v1 = [
     contextRoutes(),
     sendRoutes(outbound),
-    messageRoutes(outbound, config, bus),
+    messageRoutes(outbound, config, ledger, bus),
     templateRoutes(templates),
     suppressionRoutes(suppressions),
     connectionRoutes(connections, config),
     inboundDomainRoutes({ domains }),
     inboundAddressRoutes({ addresses }),
-    inboundMessageRoutes({ messages: inboundMessages }),
+    inboundMessageRoutes({ messages: receivedMessages }),
     forwardingRoutes(forwarding),
     webhookRoutes(webhooks.endpoints),
   ];
-  const open: Router[] = [
-    trackingRoutes({ tokens: emailTokens, suppressions, log, engage: (id, kind, link) => recordEngagement(deps, id, kind, link) }),
+  const open = [
+    trackingRoutes({ tokens: emailTokens, suppressions, log, engage: (id, kind, link) => recordEngagement(ledger, id, kind, link) }),
     callbackRoutes({ connections, clock, publicUrl, sink: providerStatus }),
   ];
   const httpApp = createHttpApp({ config, clock, log, keys, v1, open });
@@ -195,7 +208,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   httpServer.keepAliveTimeout = 65_000;
   const smtp: SmtpListener = createSmtpListener({ config, log, clock, dns, router: createInboundRouter(deps), receiver, bounces });
   // Daily scheduled jobs (node-cron); tests call the job functions directly with a ManualClock.
-  const dailyJobs: (() => Promise<unknown>)[] = [() => inboundMessages.purge(), () => domains.expireClaims()];
+  const dailyJobs: (() => Promise<unknown>)[] = [() => receivedMessages.purge(), () => domains.expireClaims()];
   let purgeTask: { stop(): unknown } | null = null;
 
   let httpPort = config.http.port;
@@ -205,6 +218,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...deps,
     workspaces,
     keys,
+    ledger,
     outbound,
     suppressions,
     bounces,
@@ -212,23 +226,35 @@ export async function createApp(options: AppOptions): Promise<App> {
     connections,
     channelTransports,
     domains,
-    inbound: { addresses, messages: inboundMessages, receiver, bounces, committer },
+    inbound: { addresses, messages: receivedMessages, receiver },
     webhooks,
     forwarding,
     workers,
-    publicUrl: () =>
-      config.publicUrl.replace(/\/$/, '') ||
-      `http://${config.http.host.includes(':') ? `[${config.http.host}]` : config.http.host}:${httpPort}`,
+    routes: () => listRoutes(httpApp),
+    publicUrl: () => derivePublicUrl(config, httpPort),
     async start() {
-      await new Promise<void>((resolve, reject) => {
-        httpServer.once('error', reject);
-        httpServer.listen(config.http.port, config.http.host, () => {
-          httpServer.off('error', reject);
-          resolve();
-        });
-      });
+      // The listeners first: a port in use stops the start before any worker runs.
+      await listening(
+        'http',
+        config.http,
+        () =>
+          new Promise<void>((resolve, reject) => {
+            httpServer.once('error', reject);
+            httpServer.listen(config.http.port, config.http.host, () => {
+              httpServer.off('error', reject);
+              resolve();
+            });
+          }),
+      );
       httpPort = (httpServer.address() as AddressInfo).port;
-      const smtpPort = await smtp.listen();
+      const smtpPort = await listening('smtp', config.smtp, () => smtp.listen());
+      const otherForm = await domains.sharedDomainsOfOtherForm();
+      if (otherForm.length > 0) {
+        log.info(
+          { domains: otherForm.slice(0, 10), count: otherForm.length, form: `{slug}.in.${config.sharedInboundDomain}` },
+          'shared domains created under another form keep receiving; new workspaces receive on the form shown (see CHANGELOG 0.2.0)',
+        );
+      }
       for (const w of workers) w.start();
       purgeTask = cron.schedule(config.inbound.purgeCron, () => {
         for (const job of dailyJobs) job().catch((err: unknown) => log.error({ err }, 'daily job failed'));
@@ -244,10 +270,11 @@ export async function createApp(options: AppOptions): Promise<App> {
         httpServer.closeIdleConnections();
         const grace = setTimeout(() => httpServer.closeAllConnections(), 5_000);
         await Promise.all([httpServer.listening ? httpClosed : Promise.resolve(), smtp.close()]);
-        await Promise.all([committer.close(), analyzer.close()]);
+        await analyzer.close();
         clearTimeout(grace);
         for (const w of workers) await w.stop();
         await outbound.stop();
+        await threads.close();
         await channelTransports.close();
         await webhooks.close();
         if (!options.database) await handle.close();
@@ -256,4 +283,103 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
   };
   return app;
+}
+
+// --- The public URL: links in mail, attachment URLs and provider callbacks are made with it.
+
+// Listening on every address names no host a link could use.
+const WILDCARDS = new Set(['0.0.0.0', '::', '::0', '0:0:0:0:0:0:0:0']);
+
+/**
+ * `publicUrl`, or when it is empty the HTTP listener's own URL. A wildcard listener (0.0.0.0 in the
+ * Docker image, ::) takes `hostname` instead, the name the machine answers to (`localhost` unless set).
+ */
+export function derivePublicUrl(
+  config: Pick<Config, 'publicUrl' | 'hostname'> & { http: Pick<Config['http'], 'host'> },
+  port: number,
+): string {
+  if (config.publicUrl) return config.publicUrl.replace(/\/$/, '');
+  const host = WILDCARDS.has(config.http.host) ? config.hostname : config.http.host;
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+}
+
+/** Why a derived public URL makes links that work on this machine only; null when publicUrl is set or it may work elsewhere. */
+export function publicUrlWarning(config: Pick<Config, 'publicUrl'>, url: string): string | null {
+  if (config.publicUrl) return null;
+  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  const local = host === 'localhost' || host.endsWith('.localhost') || host.startsWith('127.') || host === '::1';
+  if (!local) return null;
+  return (
+    `publicUrl is empty, so links in mail (tracking, unsubscribe), attachment URLs and provider callbacks use ${url}, ` +
+    'which only this machine can reach: set publicUrl (POSTERN_PUBLIC_URL) to the URL clients and recipients use'
+  );
+}
+
+// --- Start-up checks: what the daemon needs from the machine, said in one line naming the setting.
+
+const FS_REASONS: Record<string, string> = {
+  EACCES: 'permission denied to the user running Postern',
+  EPERM: 'permission denied to the user running Postern',
+  EROFS: 'the file system is read-only',
+  ENOTDIR: 'part of the path is a file, not a directory',
+  EEXIST: 'it is a file, not a directory',
+  ENOSPC: 'no space left on the device',
+};
+
+function usableDirectory(dir: string, setting: string[]): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+    if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'EEXIST' });
+    accessSync(dir, constants.W_OK | constants.X_OK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? '';
+    throw new ConfigError(
+      `cannot keep data in ${dir} (${setting.join('.')}, ${envName(setting)}): ${FS_REASONS[code] ?? (err as Error).message}`,
+    );
+  }
+}
+
+/**
+ * Makes sure the daemon can keep its state before it creates any: the data directory (and the
+ * SQLite file's, when `databaseUrl` puts it elsewhere) exists or can be made, and is writable.
+ * Throws a ConfigError naming the setting.
+ */
+export function checkDataDir(config: Config): void {
+  const dataDir = path.resolve(config.dataDir);
+  usableDirectory(dataDir, ['dataDir']);
+  const target = databaseTarget(config);
+  if (target.dialect !== 'sqlite') return;
+  const dbDir = path.dirname(target.file);
+  if (dbDir !== dataDir) usableDirectory(dbDir, ['databaseUrl']);
+  try {
+    if (existsSync(target.file)) accessSync(target.file, constants.R_OK | constants.W_OK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? '';
+    const setting = dbDir === dataDir && config.databaseUrl === '' ? ['dataDir'] : ['databaseUrl'];
+    throw new ConfigError(
+      `cannot write the database ${target.file} (${setting.join('.')}, ${envName(setting)}): ${FS_REASONS[code] ?? (err as Error).message}`,
+    );
+  }
+}
+
+const LISTEN_REASONS: Record<string, string> = {
+  EADDRINUSE: 'the address is already in use (another Postern, or another server?)',
+  EACCES: 'permission denied (a port below 1024 needs root or CAP_NET_BIND_SERVICE)',
+  EADDRNOTAVAIL: 'no network interface of this machine has that address',
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name does not resolve',
+};
+
+/** Runs a listener's listen(); its failure becomes a ConfigError naming the address and settings. */
+async function listening<T>(listener: 'http' | 'smtp', at: { host: string; port: number }, listen: () => Promise<T>): Promise<T> {
+  try {
+    return await listen();
+  } catch (err) {
+    const { code = '', syscall = '' } = err as NodeJS.ErrnoException;
+    // Anything but the socket's refusal (a TLS file that cannot be read…) keeps its own error.
+    if (!(code in LISTEN_REASONS) || !['listen', 'bind', 'getaddrinfo'].includes(syscall)) throw err;
+    const address = `${at.host.includes(':') ? `[${at.host}]` : at.host}:${at.port}`;
+    const settings = `${listener}.host, ${listener}.port: ${envName([listener, 'host'])}, ${envName([listener, 'port'])}`;
+    throw new ConfigError(`cannot listen for ${listener.toUpperCase()} on ${address} (${settings}): ${LISTEN_REASONS[code]}`);
+  }
 }

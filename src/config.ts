@@ -3,13 +3,46 @@
 // derived from its key path (`delivery.mode` → POSTERN_DELIVERY_MODE), so adding a key to
 // default.json and to the schema below is all it takes to make it configurable everywhere.
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+import { deprecatedEnvNames, renamedFromEnv, renameRetrySchedule, renameSettings } from './config-renames.js';
+import { parseDuration } from './lib/duration.js';
 
 const hostPort = /^(\[[0-9a-fA-F:]+\]|[0-9.]+|[0-9a-fA-F:]+)(:\d{1,5})?$/;
 const port = z.number().int().min(0).max(65535);
-const duration = /^\d+(ms|s|m|h|d)$/;
+const DURATION = /^\d+(ms|s|m|h|d)$/;
+const RATE = /^\d+\/(s|sec|min|h|hour|d|day)$/;
+
+/** An IPv4 or IPv6 address, or a CIDR range of one. */
+function isAddressOrRange(v: string): boolean {
+  const [address, prefix, ...rest] = v.split('/');
+  const family = isIP(address);
+  if (!family || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+}
+
+// A duration setting: a string such as 500ms, 5s, 5m, 2h, 5d, read as milliseconds.
+const duration = (bounds: { min?: string; max?: string } = {}) => {
+  const min = bounds.min === undefined ? 0 : parseDuration(bounds.min);
+  const max = bounds.max === undefined ? Infinity : parseDuration(bounds.max);
+  const range = `${bounds.min ?? '0ms'}${bounds.max ? ` to ${bounds.max}` : ' or more'}`;
+  return z
+    .string()
+    .regex(DURATION, 'must be a duration such as 500ms, 5s, 5m, 2h or 5d')
+    .transform(parseDuration)
+    .refine((ms) => ms >= min && ms <= max, `must be ${range}`);
+};
+
+const cap = z.strictObject({ day: z.number().int().min(-1), month: z.number().int().min(-1) });
+const plan = z.strictObject({
+  messagesPerMonth: z.number().int().min(0),
+  templates: z.number().int().min(0),
+  customSendingDomain: z.boolean(),
+  inboundPerMonth: z.number().int().min(0),
+  senderCaps: z.strictObject({ shared: cap, domain: cap }),
+});
 
 const schema = z.strictObject({
   dataDir: z.string().min(1),
@@ -32,20 +65,26 @@ const schema = z.strictObject({
     maxSizeBytes: z.number().int().min(1024),
     maxClients: z.number().int().min(1),
     maxRecipients: z.number().int().min(1),
-    socketTimeoutMs: z.number().int().min(1000),
-    maxConnectionMs: z.number().int().min(1000),
+    socketTimeout: duration({ min: '1s' }),
+    maxConnectionTime: duration({ min: '1s' }),
     proxyProtocol: z.boolean(),
     reverseLookup: z.boolean(),
     tlsCert: z.string(),
     tlsKey: z.string(),
-    greetingDelayMs: z.number().int().min(0).max(60_000),
+    greetingDelay: duration({ max: '60s' }),
+    maxConnectionsPerAddress: z.number().int().min(0),
+    connectionRatePerAddress: z.string().regex(RATE, 'must look like 300/min'),
+    limitExceptions: z.array(z.string().refine(isAddressOrRange, 'must be an IP address or a CIDR range such as 10.0.0.0/8')),
+    maxNoops: z.number().int().min(0),
+    commandTimeout: duration({ min: '100ms', max: '1h' }),
+    postmasterAddress: z.union([z.literal(''), z.email()]),
   }),
   dns: z.strictObject({
     servers: z.array(z.string().regex(hostPort, 'must be ip or ip:port')),
-    timeoutMs: z.number().int().min(100).max(60000),
+    timeout: duration({ min: '100ms', max: '60s' }),
   }),
   auth: z.strictObject({
-    cacheTtlMs: z.number().int().min(0).max(60_000),
+    cacheTtl: duration({ max: '60s' }),
   }),
   rateLimit: z.strictObject({
     send: z.number().min(0),
@@ -56,62 +95,57 @@ const schema = z.strictObject({
   }),
   inbound: z.strictObject({
     maxBodyBytes: z.number().int().min(1024),
-    retentionDays: z.number().int().min(1),
+    retention: duration({ min: '1d' }),
     purgeCron: z.string().min(1),
-    monthlyQuota: z.record(z.string(), z.number().int().min(0)),
     groupCommit: z.boolean(),
-    storeWorker: z.boolean(),
     analysisThreads: z.number().int().min(0).max(64),
+    maxParts: z.number().int().min(10).max(100_000),
   }),
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   }),
-  // Webhook delivery. Durations are strings such as 500ms, 5s, 5m, 2h, 5d. The default retry
-  // schedule adds up to about 28 hours after the first attempt.
+  // Webhook delivery. The default retry schedule adds up to about 28 hours after the first attempt.
   webhooks: z
     .strictObject({
       allowPrivate: z.boolean(),
       allowList: z.array(z.string().min(1)),
-      timeoutMs: z.number().int().min(100).max(120000),
-      retrySchedule: z.array(z.string().regex(duration, 'must be a duration such as 5s, 5m, 2h')),
-      disableAfter: z.string().regex(duration, 'must be a duration such as 5d'),
+      timeout: duration({ min: '100ms', max: '120s' }),
+      retrySchedule: z.array(duration()),
+      disableAfter: duration(),
       concurrencyPerEndpoint: z.number().int().min(1).max(1000),
       maxInFlight: z.number().int().min(1).max(10000),
-      leaseMs: z.number().int().min(200),
-      pollIntervalMs: z.number().int().min(10),
-      rotationOverlap: z.string().regex(duration, 'must be a duration such as 24h'),
-      fanoutDelayMs: z.number().int().min(0).max(1000),
+      lease: duration({ min: '200ms' }),
+      pollInterval: duration({ min: '10ms' }),
+      rotationOverlap: duration(),
+      fanoutDelay: duration({ max: '1s' }),
     })
-    .refine((w) => w.leaseMs > w.timeoutMs, { message: 'leaseMs must exceed timeoutMs', path: ['leaseMs'] }),
+    .refine((w) => w.lease > w.timeout, { message: 'lease must exceed timeout', path: ['lease'] }),
   // Forwarding of received mail: the ARC seal's signing domain (empty: `hostname`) and selector,
   // and how many Received headers a message may carry before forwarding it is refused as a loop.
   forwarding: z.strictObject({
     arcDomain: z.union([z.literal(''), z.string().regex(/^[a-z0-9.-]+$/, 'must be a lowercase domain name')]),
     arcSelector: z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'must be a DNS label'),
     maxHops: z.number().int().min(1).max(200),
-    pollIntervalMs: z.number().int().min(10),
+    pollInterval: duration({ min: '10ms' }),
   }),
   dispatcher: z.strictObject({
     concurrency: z.number().int().min(1).max(256),
     batchSize: z.number().int().min(1).max(1000),
-    leaseSeconds: z.number().int().min(5).max(86400),
-    intervalMs: z.number().int().min(10).max(600000),
-    commitWindowMs: z.number().int().min(0).max(100),
+    lease: duration({ min: '5s', max: '1d' }),
+    interval: duration({ min: '10ms', max: '10m' }),
+    commitWindow: duration({ max: '100ms' }),
     renderThreads: z.number().int().min(0).max(64),
   }),
+  // When a deferred message is tried again: the schedule's entries in turn (the last repeats) until
+  // the message is maxAge old. The default adds up to about 28 attempts over 5 days.
   retry: z.strictObject({
-    schedule: z.array(z.coerce.number().int().min(1)).min(1),
-    maxAgeHours: z.number().min(0),
+    schedule: z.array(duration({ min: '1s' })).min(1),
+    maxAge: duration(),
   }),
-  plans: z.strictObject({
-    free: z.strictObject({ messagesPerMonth: z.number().int().min(0) }),
-    starter: z.strictObject({ messagesPerMonth: z.number().int().min(0) }),
-    pro: z.strictObject({ messagesPerMonth: z.number().int().min(0) }),
-    custom: z.strictObject({ messagesPerMonth: z.number().int().min(0) }),
-  }),
+  plans: z.strictObject({ free: plan, starter: plan, pro: plan, custom: plan }),
   tail: z.strictObject({
-    pingSeconds: z.number().min(0.01).max(3600),
-    maxMinutes: z.number().min(0.01).max(1440),
+    ping: duration({ min: '10ms', max: '1h' }),
+    maxDuration: duration({ min: '10ms', max: '1d' }),
   }),
   scanner: z.strictObject({
     blockedPhrases: z.array(z.string().min(1)),
@@ -138,19 +172,24 @@ const schema = z.strictObject({
     }),
   }),
   channels: z.strictObject({
-    timeoutMs: z.number().int().min(100).max(300000),
+    timeout: duration({ min: '100ms', max: '5m' }),
+    // The SSRF guard of provider URLs and web-push endpoints (like webhooks.allowPrivate/allowList).
+    allowPrivate: z.boolean(),
+    allowList: z.array(z.string().min(1)),
   }),
-  // --- email delivery (README: Email delivery) ---
+  // --- email delivery (docs/email-delivery.md) ---
   delivery: z.strictObject({
     mode: z.enum(['direct', 'relay']),
     relayUrl: z.union([z.literal(''), z.string().regex(/^smtps?:\/\//, 'must be smtp://… or smtps://…')]),
+    // Extra certificate authorities (a PEM file) the relay's certificate may chain to, beside the system's.
+    relayCaFile: z.string(),
     port,
     tls: z.enum(['opportunistic', 'verify', 'require', 'none']),
     maxConnections: z.number().int().min(1).max(10000),
     maxConnectionsPerHost: z.number().int().min(1).max(1000),
     messagesPerConnection: z.number().int().min(1).max(100000),
-    idleTimeoutMs: z.number().int().min(100).max(600000),
-    timeoutMs: z.number().int().min(100).max(600000),
+    idleTimeout: duration({ min: '100ms', max: '10m' }),
+    timeout: duration({ min: '100ms', max: '10m' }),
     domainRates: z.record(z.string(), z.string().regex(/^\d+\/(s|sec|min|h|hour|d|day)$/, 'must look like 60/min')),
     from: z.strictObject({ address: z.union([z.literal(''), z.email()]), name: z.string().max(128) }),
   }),
@@ -158,18 +197,13 @@ const schema = z.strictObject({
     enabledByDefault: z.boolean(),
     secret: z.string(),
   }),
+  // The built-in sender caps of direct delivery (their numbers are per plan, in `plans`).
   senderCaps: z.strictObject({
     enabled: z.boolean(),
-    plans: z.record(
-      z.string(),
-      z.strictObject({
-        shared: z.strictObject({ day: z.number().int().min(-1), month: z.number().int().min(-1) }),
-        domain: z.strictObject({ day: z.number().int().min(-1), month: z.number().int().min(-1) }),
-      }),
-    ),
   }),
 });
 
+/** The configuration; every duration in it is a number of milliseconds. */
 export type Config = z.infer<typeof schema>;
 
 /** A setting that cannot be used; `postern serve` exits with code 2 on it. */
@@ -243,25 +277,80 @@ function applyEnv(defaults: JsonObject, target: JsonObject, env: NodeJS.ProcessE
     if (raw !== undefined) {
       out[k] = parseEnvValue(name, raw, like);
     } else if (isObject(like) && Object.keys(like).length > 0 && isObject(out[k])) {
-      out[k] = applyEnv(like, out[k] as JsonObject, env, keyPath);
+      out[k] = applyEnv(like, out[k], env, keyPath);
     }
   }
   return out;
 }
 
-function readJson(file: string): JsonObject {
+const FILE_REASONS: Record<string, string> = {
+  ENOENT: 'it does not exist',
+  EACCES: 'permission denied',
+  EISDIR: 'it is a directory',
+  ENOTDIR: 'part of the path is not a directory',
+};
+
+/** A JSON object from a file; `source` says who named it (--config, POSTERN_CONFIG). */
+function readJson(file: string, source?: string): JsonObject {
+  const named = source ? `${file} (${source})` : file;
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch (err) {
-    throw new ConfigError(`cannot read config file ${file}: ${(err as Error).message}`);
+    const code = (err as NodeJS.ErrnoException).code ?? '';
+    throw new ConfigError(`cannot read config file ${named}: ${FILE_REASONS[code] ?? (err as Error).message}`);
   }
   try {
     const v = JSON.parse(text) as Json;
     if (!isObject(v)) throw new Error('the top level must be an object');
     return v;
   } catch (err) {
-    throw new ConfigError(`config file ${file} is not valid JSON: ${(err as Error).message}`);
+    throw new ConfigError(`config file ${named} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+// Variables Postern reads that are not settings. POSTERN_TEST_DATABASE_URL is the test suite's
+// PostgreSQL server (test/helpers/databases.ts, .ci/run): Postern never reads it, but a shell that
+// runs the tests exports it to every daemon they spawn, and the closest setting it would suggest,
+// POSTERN_DATABASE_URL, would be the wrong advice.
+const NOT_SETTINGS = ['POSTERN_CONFIG', 'POSTERN_TEST_DATABASE_URL'];
+
+/** Every key path of the defaults, objects included (a variable may set a whole object as JSON). */
+function settingNames(defaults: JsonObject, prefix: string[] = []): string[] {
+  return Object.entries(defaults).flatMap(([k, v]) => {
+    const keyPath = [...prefix, k];
+    return [envName(keyPath), ...(isObject(v) ? settingNames(v, keyPath) : [])];
+  });
+}
+
+// Optimal string alignment distance: edits, with a swap of two neighbours counted as one.
+function distance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  }
+  return d[a.length][b.length];
+}
+
+/** One warning per POSTERN_* variable that names no setting, with the closest setting if one is near. */
+function warnUnknownVariables(env: NodeJS.ProcessEnv, defaults: JsonObject, warn: (message: string) => void): void {
+  const settings = settingNames(defaults);
+  const known = new Set([...settings, ...deprecatedEnvNames(envName), ...NOT_SETTINGS]);
+  for (const name of Object.keys(env).sort()) {
+    if (!name.startsWith('POSTERN_') || known.has(name)) continue;
+    const tail = name.slice('POSTERN_'.length);
+    let best: { name: string; d: number } | null = null;
+    for (const s of settings) {
+      const d = distance(tail, s.slice('POSTERN_'.length));
+      if (!best || d < best.d) best = { name: s, d };
+    }
+    // Near enough to be a typo: at most 2 edits, or a quarter of the name for long names.
+    const near = best && best.d <= Math.max(2, Math.floor(tail.length / 4)) ? `; did you mean ${best.name}?` : '';
+    warn(`${name} names no setting and is ignored${near}`);
   }
 }
 
@@ -270,16 +359,31 @@ export interface LoadConfigOptions {
   file?: string;
   /** Values merged last, for tests that build a config in code. */
   overrides?: Record<string, unknown>;
+  /** Where warnings about deprecated settings go (default: stderr). */
+  warn?: (message: string) => void;
 }
 
-/** Builds the one typed Config from default.json, an optional file, the environment and overrides. */
+const warnOnStderr = (message: string) => void process.stderr.write(`postern: warning: ${message}\n`);
+
+/**
+ * Builds the one typed Config: default.json, then an optional file, then the environment, then
+ * overrides; settings under a name deprecated in 0.2.0 still work, with a warning (config-renames.ts).
+ */
 export function loadConfig(options: LoadConfigOptions = {}): Config {
+  const warn = options.warn ?? warnOnStderr;
+  const env = options.env ?? {};
   const defaults = readJson(defaultsPath);
   let merged = defaults;
-  const file = options.file ?? options.env?.POSTERN_CONFIG;
-  if (file) merged = merge(merged, readJson(file));
-  merged = applyEnv(defaults, merged, options.env ?? {});
-  if (options.overrides) merged = merge(merged, options.overrides as JsonObject);
+  warnUnknownVariables(env, defaults, warn);
+  if (options.file === undefined && env.POSTERN_CONFIG === '') {
+    throw new ConfigError('POSTERN_CONFIG is set but empty: name a config file, or unset it');
+  }
+  const [file, source] = options.file !== undefined ? [options.file, '--config'] : [env.POSTERN_CONFIG, 'POSTERN_CONFIG'];
+  if (file) merged = merge(merged, renameSettings(readJson(file, source), envName, warn));
+  merged = merge(merged, renamedFromEnv(env, envName, parseEnvValue, warn));
+  merged = applyEnv(defaults, merged, env);
+  if (options.overrides) merged = merge(merged, renameSettings(options.overrides as JsonObject, envName, warn));
+  renameRetrySchedule(merged, warn);
   const result = schema.safeParse(merged);
   if (!result.success) {
     const problems = result.error.issues.map((issue) => {

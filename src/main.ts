@@ -1,30 +1,101 @@
 // `postern serve`: config → app → listeners, one ready line, and an orderly stop on SIGTERM/SIGINT
-// (a second signal exits at once).
+// (a second signal exits at once). On the first start it creates the workspace `default` with one
+// live and one test key, and hands the keys to the operator once: on the terminal when stderr is
+// one, otherwise (systemd, Docker, a pipe) in a 0600 file in the data dir, so they never sit in
+// journald or a container log.
+import { unlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { App } from './app.js';
-import { createApp } from './app.js';
-import type { Config } from './config.js';
+import { checkDataDir, createApp, publicUrlWarning } from './app.js';
+import { databaseFailure } from './cli/database.js';
+import { databaseTarget, type Config } from './config.js';
+import type { Logger } from './lib/logger.js';
+
+/** Where the first start writes its keys when stderr is not a terminal. */
+export const BOOTSTRAP_KEYS_FILE = 'bootstrap-keys.txt';
+
+const RECOVERY = 'Lost them? Create another: postern key create --workspace default --env live (or test).';
+
+export interface BootstrapKeys {
+  live: string;
+  test: string;
+}
+
+/**
+ * Hands the first start's keys to the operator, once: printed to stderr when it is a terminal,
+ * else written to `<dataDir>/bootstrap-keys.txt` (mode 0600) with only its path in the log.
+ * Returns the file written, or null when they were printed.
+ */
+export function announceBootstrapKeys(
+  keys: BootstrapKeys,
+  opts: { stderrIsTTY: boolean; dataDir: string; writeStderr(text: string): void; log: Logger },
+): string | null {
+  const lines = [
+    'Created workspace "default" with two API keys. They are shown only this once:',
+    `  live: ${keys.live}`,
+    `  test: ${keys.test}`,
+  ];
+  if (opts.stderrIsTTY) {
+    // Outside the structured log, so the secrets never enter log storage.
+    opts.writeStderr(['', ...lines, RECOVERY, ''].join('\n') + '\n');
+    return null;
+  }
+  const file = path.resolve(opts.dataDir, BOOTSTRAP_KEYS_FILE);
+  try {
+    try {
+      // A file left by an earlier database holds dead keys: replace it, never write through it.
+      unlinkSync(file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    }
+    writeFileSync(file, [...lines, 'Copy them, then delete this file.', RECOVERY, ''].join('\n'), { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    opts.log.error({ err, file }, `could not write the first-start API keys; ${RECOVERY}`);
+    return null;
+  }
+  opts.log.warn({ file }, `created workspace "default"; its two API keys are in ${file} (mode 0600): copy them, then delete the file`);
+  return file;
+}
 
 async function bootstrapDefaultWorkspace(app: App): Promise<void> {
   if ((await app.workspaces.count()) > 0) return;
   const ws = await app.workspaces.create({ slug: 'default', name: 'Default workspace', plan: 'custom' });
   const live = await app.keys.create(ws, { env: 'live', name: 'bootstrap live key' });
   const test = await app.keys.create(ws, { env: 'test', name: 'bootstrap test key' });
-  // Printed once, outside the structured log, so the secrets never enter log storage.
-  process.stderr.write(
-    [
-      '',
-      'Created workspace "default" with two API keys. They are shown only this once:',
-      `  live: ${live.secret}`,
-      `  test: ${test.secret}`,
-      '',
-    ].join('\n') + '\n',
+  announceBootstrapKeys(
+    { live: live.secret, test: test.secret },
+    {
+      stderrIsTTY: process.stderr.isTTY === true,
+      dataDir: app.config.dataDir,
+      writeStderr: (text) => void process.stderr.write(text),
+      log: app.log,
+    },
   );
 }
 
+/**
+ * Runs the daemon until a signal stops it. What the machine must provide is checked before the
+ * first-start keys are made: the data directory first, then both listeners (a ConfigError, exit 2).
+ */
 export async function serve(config: Config): Promise<number> {
-  const app = await createApp({ config });
+  checkDataDir(config);
+  let app: App;
+  try {
+    app = await createApp({ config });
+  } catch (err) {
+    // A PostgreSQL database that does not exist, a server down: one line, not a stack trace.
+    throw databaseFailure(err, databaseTarget(config)) ?? err;
+  }
+  let ports;
+  try {
+    ports = await app.start();
+  } catch (err) {
+    await app.stop();
+    throw err;
+  }
   await bootstrapDefaultWorkspace(app);
-  const ports = await app.start();
+  const warning = publicUrlWarning(config, app.publicUrl());
+  if (warning) app.log.warn({ publicUrl: app.publicUrl() }, warning);
   // The ready line is printed whatever the log level: supervisors and tests wait for it.
   process.stdout.write(
     JSON.stringify({

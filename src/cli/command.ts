@@ -5,11 +5,15 @@ import type { App } from '../app.js';
 export type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;
 export type ArgValues = Record<string, string | boolean | string[] | undefined>;
 
-export interface Command {
-  /** Words that select the command, e.g. 'key create'. */
+/** What `--help` shows of a command. */
+export interface CommandInfo {
+  /** Words that select the command, e.g. 'key create'; the first word names its group. */
   name: string;
   usage: string;
   summary: string;
+}
+
+export interface Command extends CommandInfo {
   options?: OptionSpec;
   /** Accept unknown --name value flags (provider settings). */
   loose?: boolean;
@@ -18,6 +22,20 @@ export interface Command {
 
 /** Thrown for a missing or malformed argument; printed with the command's usage, exit code 2. */
 export class UsageError extends Error {}
+
+/**
+ * A problem said in one line on stderr (`postern: …`), with its exit code: 2 for something the
+ * operator must fix first (a setting, a missing database), 1 for a failure worth retrying.
+ */
+export class CommandFailure extends Error {
+  constructor(
+    message: string,
+    readonly exitCode: 1 | 2 = 2,
+  ) {
+    super(message);
+    this.name = 'CommandFailure';
+  }
+}
 
 export function required(values: ArgValues, name: string): string {
   const v = values[name];

@@ -97,17 +97,3 @@ export function containsText(dialect: Dialect, column: string, needle: string): 
     ? sql<boolean>`strpos(${sql.ref(column)}, ${needle}) > 0`
     : sql<boolean>`instr(${sql.ref(column)}, ${needle}) > 0`;
 }
-
-/**
- * Another connection to the same SQLite file, with the same pragmas and statement cache, for a
- * worker thread that writes without blocking the daemon's event loop (inbound store worker).
- */
-export function openSqliteConnection(file: string): { db: Db; close(): void } {
-  const sqlite = new SQLite(file);
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = FULL');
-  sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingStatements(sqlite) }) });
-  return { db, close: () => sqlite.close() };
-}

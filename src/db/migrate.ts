@@ -9,6 +9,8 @@ import * as m0004 from './migrations/0004-inbound.js';
 import * as m0005 from './migrations/0005-email.js';
 import * as m0006 from './migrations/0006-webhooks.js';
 import * as m0007 from './migrations/0007-connections.js';
+import * as m0008 from './migrations/0008-domain-capabilities.js';
+import * as m0009 from './migrations/0009-received-stamps.js';
 
 const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -18,14 +20,16 @@ const migrations: Record<string, Migration> = {
   '0005-email': m0005,
   '0006-webhooks': m0006,
   '0007-connections': m0007,
+  '0008-domain-capabilities': m0008,
+  '0009-received-stamps': m0009,
 };
 
-const provider: MigrationProvider = { getMigrations: async () => migrations };
+const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };
 
 /** Applies every pending migration; returns the names applied. */
 export async function migrateToLatest(db: Db): Promise<string[]> {
   const migrator = new Migrator({ db, provider });
   const { error, results } = await migrator.migrateToLatest();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
+  if (error) throw error instanceof Error ? error : new Error(`migration failed: ${JSON.stringify(error)}`);
   return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
 }

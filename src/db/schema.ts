@@ -1,7 +1,73 @@
-// Every table's row type, in one file. Conventions that keep one set of queries portable between
-// SQLite and PostgreSQL: timestamps are ISO 8601 UTC text (they sort as text), booleans are
-// integers 0/1, JSON is text, internal ids are UUID text, counts come back as number | string.
+// Every table's row type, in one file, with the vocabulary its columns hold. Conventions that keep
+// one set of queries portable between SQLite and PostgreSQL: timestamps are ISO 8601 UTC text (they
+// sort as text), booleans are integers 0/1 (`Flag`, converted by flag()/isSet() only), JSON is text,
+// internal ids are UUID text, counts come back as number | string. A column that holds one of a
+// closed set of values has that union as its type, so a query cannot store a misspelt status.
 import type { Generated } from 'kysely';
+import type { Channel } from '../channel.js';
+
+// --- the stored vocabulary -----------------------------------------------------------------
+
+/** A boolean column: SQLite has no boolean type, so both dialects store 0 or 1. */
+export type Flag = 0 | 1;
+
+/** The one conversion of a boolean into a stored flag. */
+export const flag = (b: boolean): Flag => (b ? 1 : 0);
+
+/** The one reading of a stored flag (drivers may hand back 0/1 as number or string). */
+export const isSet = (v: number | string | null | undefined): boolean => Number(v) === 1;
+
+export const PLANS = ['free', 'starter', 'pro', 'custom'] as const;
+export type Plan = (typeof PLANS)[number];
+
+export type Env = 'live' | 'test';
+
+export const MESSAGE_STATUSES = [
+  'scheduled',
+  'queued',
+  'rendered',
+  'dispatched',
+  'sent',
+  'delivered',
+  'failed',
+  'opted_out',
+  'suppressed',
+  'blocked',
+  'canceled',
+] as const;
+export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
+
+export const TEMPLATE_STATUSES = ['active', 'archived'] as const;
+export type TemplateStatus = (typeof TEMPLATE_STATUSES)[number];
+
+export type DomainKind = 'shared' | 'custom';
+export type DomainStatus = 'pending' | 'verified' | 'failed';
+
+export type RecipientKind = 'to' | 'cc' | 'bcc';
+export type RecipientStatus = 'pending' | 'accepted' | 'deferred' | 'failed' | 'suppressed';
+
+export const SUPPRESSION_REASONS = ['bounce', 'complaint', 'manual', 'unsubscribe', 'unregistered'] as const;
+export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
+
+export type ReceivedStatus = 'received' | 'dropped' | 'quota_exceeded';
+
+export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
+export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
+
+export type ForwardStatus = 'queued' | 'skipped' | 'refused';
+
+export const EVENT_TYPES = [
+  'message.received',
+  'message.sent',
+  'message.delivered',
+  'message.failed',
+  'message.suppressed',
+  'message.blocked',
+  'message.opted_out',
+  'message.opened',
+  'message.clicked',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
 
 // --- foundation: workspaces and keys ---------------------------------------------------------
 
@@ -9,7 +75,7 @@ export interface WorkspacesTable {
   id: string;
   slug: string;
   name: string;
-  plan: string;
+  plan: Plan;
   created_at: string;
 }
 
@@ -17,7 +83,7 @@ export interface ApiKeysTable {
   id: string;
   workspace_id: string;
   name: string;
-  env: string; // 'live' | 'test'
+  env: Env;
   /** Hex SHA-256 of the whole secret; the secret itself is never stored. */
   key_hash: string;
   /** The first characters of the secret, for recognising a key in a listing. */
@@ -36,17 +102,17 @@ export interface EventsTable {
   /** evt_ public id; stays the same across webhook retries (webhook-id). */
   id: string;
   workspace_id: string;
-  livemode: number;
-  type: string;
+  livemode: Flag;
+  type: EventType;
   /** JSON of the event's `data` (a Message or a Received message as the API shows it). */
   data: string;
   /** Routing hint for message.received: the bound endpoint of the address, when there is one. */
   endpoint_id: string | null;
   created_at: string;
   /** 0 until the webhook worker has turned the event into delivery rows (migration 0006). */
-  fanned_out: Generated<number>;
+  fanned_out: Generated<Flag>;
   /** 0 until the forwarder has looked at a message.received event (migration 0006). */
-  forward_checked: Generated<number>;
+  forward_checked: Generated<Flag>;
 }
 
 // --- domains: inbound and sending domains, with their DKIM keys --------------------------------
@@ -55,12 +121,17 @@ export interface DomainsTable {
   id: string;
   workspace_id: string;
   domain: string;
-  kind: string; // 'shared' | 'custom'
-  status: string; // 'pending' | 'verified' | 'failed'
+  kind: DomainKind;
+  status: DomainStatus;
   dkim_selector: string | null;
   dkim_private_key: string | null;
   dkim_public_key: string | null;
+  /** When both capabilities below were confirmed (status `verified`). */
   verified_at: string | null;
+  /** Sending: when the DKIM record was found published (the domain signs and may be `from`). */
+  dkim_verified_at: string | null;
+  /** Receiving: when the MX was found pointing at Postern (mail for it is accepted). */
+  mx_verified_at: string | null;
   created_at: string;
   deleted_at: string | null;
 }
@@ -72,9 +143,9 @@ export interface TemplatesTable {
   workspace_id: string;
   /** Lowercase, unique per workspace; both environments of the workspace share it. */
   slug: string;
-  channel: string; // 'email' | 'sms' | 'push' | 'web-push'
+  channel: Channel;
   description: string;
-  status: string; // 'active' | 'archived'
+  status: TemplateStatus;
   /** versionNumber of the current published version; null until the first publish. */
   current_version: number | null;
   created_at: string;
@@ -102,9 +173,9 @@ export interface MessagesTable {
   id: string;
   public_id: string;
   workspace_id: string;
-  livemode: number;
-  channel: string;
-  status: string;
+  livemode: Flag;
+  channel: Channel;
+  status: MessageStatus;
   recipient: string;
   template_slug: string | null;
   /** The template version resolved at accept time (template sends). */
@@ -112,7 +183,7 @@ export interface MessagesTable {
   pinned_version: number | null;
   /** JSON of the channel content to render: the inline content or the resolved template version's. */
   content: string;
-  interpolate: number;
+  interpolate: Flag;
   vars: string;
   metadata: string;
   /** JSON of metadata with every value as a string, for `metadata[key]` matching. */
@@ -147,7 +218,7 @@ export interface MessagesTable {
 
 export interface MessageIdempotencyTable {
   workspace_id: string;
-  livemode: number;
+  livemode: Flag;
   key: string;
   message_id: string;
   /** JSON of the original 202 body. */
@@ -167,8 +238,8 @@ export interface MessageUsageTable {
 export interface ProviderConnectionsTable {
   id: string;
   workspace_id: string;
-  livemode: number;
-  channel: string;
+  livemode: Flag;
+  channel: Channel;
   provider: string;
   name: string;
   /** JSON of the settings that are not secret (URLs, sender, topic, …). */
@@ -185,9 +256,9 @@ export interface EmailRecipientsTable {
   /** Internal id of the outbound message. */
   message_id: string;
   address: string;
-  kind: string; // 'to' | 'cc' | 'bcc'
+  kind: RecipientKind;
   domain: string;
-  status: string; // 'pending' | 'accepted' | 'deferred' | 'failed' | 'suppressed'
+  status: RecipientStatus;
   attempts: number;
   /** The remote server's last reply (or the local reason). */
   response: string | null;
@@ -199,7 +270,7 @@ export interface SuppressionsTable {
   workspace_id: string;
   /** Lowercased address. */
   address: string;
-  reason: string; // 'bounce' | 'complaint' | 'manual' | 'unsubscribe'
+  reason: SuppressionReason;
   detail: string | null;
   message_public_id: string | null;
   created_at: string;
@@ -207,7 +278,7 @@ export interface SuppressionsTable {
 
 export interface EmailSettingsTable {
   workspace_id: string;
-  tracking: number;
+  tracking: Flag;
   updated_at: string;
 }
 
@@ -238,8 +309,8 @@ export interface InboundAddressesTable {
   description: string;
   forward_to: string | null;
   webhook_endpoint_id: string | null;
-  active: number;
-  livemode: number;
+  active: Flag;
+  livemode: Flag;
   created_at: string;
   deleted_at: string | null;
 }
@@ -257,8 +328,8 @@ export interface ReceivedMessagesTable {
   /** rcv_ public id. */
   public_id: string;
   workspace_id: string;
-  livemode: number;
-  status: string; // 'received' | 'dropped' | 'quota_exceeded'
+  livemode: Flag;
+  status: ReceivedStatus;
   /** The matched address row (exact or catch-all); null when dropped. */
   address_id: string | null;
   /** Canonical address for an exact match; null for catch-all or unmatched mail. */
@@ -289,12 +360,12 @@ export interface WebhookEndpointsTable {
   /** whk_ public id. */
   public_id: string;
   workspace_id: string;
-  livemode: number;
+  livemode: Flag;
   url: string;
   description: string;
   /** JSON array of event types, or ["*"] for every type. */
   events: string;
-  enabled: number;
+  enabled: Flag;
   /** whsec_… signing secret (must be kept: HMAC needs it). */
   secret: string;
   /** The secret before the last rotation, still signed with until previous_secret_expires_at. */
@@ -315,8 +386,8 @@ export interface WebhookDeliveriesTable {
   endpoint_id: string;
   /** evt_ id of the event: the webhook-id header, stable across retries. */
   event_id: string;
-  event_type: string;
-  status: string; // 'pending' | 'succeeded' | 'failed'
+  event_type: EventType;
+  status: DeliveryStatus;
   attempts: number;
   next_attempt_at: string | null;
   /** Lease: a worker owns the row until then; an expired lease is claimable again. */
@@ -348,7 +419,7 @@ export interface ForwardsTable {
   forward_to: string;
   /** msg_ id of the outbound message carrying the forward; null when none was made. */
   message_id: string | null;
-  status: string; // 'queued' | 'skipped' | 'refused'
+  status: ForwardStatus;
   reason: string | null;
   created_at: string;
 }

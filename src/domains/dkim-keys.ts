@@ -17,7 +17,7 @@ export async function generateDkimKey(): Promise<DkimKey> {
     publicKeyEncoding: { type: 'spki', format: 'der' },
     privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
   });
-  return { privateKey: privateKey as unknown as string, publicKey: (publicKey as unknown as Buffer).toString('base64') };
+  return { privateKey: privateKey, publicKey: (publicKey as unknown as Buffer).toString('base64') };
 }
 
 /** The TXT value to publish at {selector}._domainkey.{domain}. */

@@ -1,16 +1,21 @@
 // Inbound (and sending) domains of a workspace. The shared domain {slug}.in.{shared} is created
-// lazily and needs no DNS; a custom domain is claimed with a fresh DKIM key and becomes verified
-// when a live DNS lookup finds both published records (checked on every read while pending).
-// A claim still pending 7 days after creation becomes failed and no longer blocks other claims.
-import type { Deps } from '../app.js';
+// lazily and needs no DNS; a custom domain is claimed with a fresh DKIM key and two records to
+// publish, each confirmed by a live DNS lookup on every read until it is (docs/dns.md):
+//   - the DKIM record confirms sending: the domain signs and may be `from` (domains/sending.ts);
+//   - the MX record pointing at `hostname` confirms receiving: mail for it is accepted
+//     (inbound/routing.ts) and addresses may be created on it.
+// A domain that only sends never needs Postern as its MX. `status` is the interface's: pending
+// until both are confirmed, then verified (with `verifiedAt`). A claim with neither confirmed 7
+// days after creation becomes failed and no longer blocks other claims.
 import { isUniqueViolation } from '../db/database.js';
-import type { DomainsTable } from '../db/schema.js';
+import { flag, type DomainKind, type DomainsTable, type DomainStatus } from '../db/schema.js';
+import type { Deps } from '../deps.js';
 import type { EventBus } from '../events/bus.js';
 import { AppError, notFound } from '../lib/errors.js';
 import { dkimRecordMatches, dkimRecordValue, generateDkimKey } from './dkim-keys.js';
-import { bounceDomainOf, isDomainName, normalizeDomain, sharedDomainOf, slugOfSharedDomain } from './names.js';
+import { bounceDomainOf, isDomainName, normalizeDomain, sharedDomainOf, sharedParentOf, slugOfSharedDomain } from './names.js';
 
-export const CLAIM_EXPIRY_MS = 7 * 24 * 3600 * 1000;
+const CLAIM_EXPIRY_MS = 7 * 24 * 3600 * 1000;
 
 export interface DnsRecord {
   type: 'MX' | 'TXT';
@@ -19,14 +24,26 @@ export interface DnsRecord {
   priority?: number;
   purpose: string;
   check: 'inboundMx' | 'dkim';
+  /** Whether this record's check has been confirmed (it stays confirmed). */
+  verified: boolean;
+}
+
+/** One capability of a domain and when it was confirmed. */
+export interface Capability {
+  verified: boolean;
+  verifiedAt: string | null;
 }
 
 export interface InboundDomain {
   id: string;
   domain: string;
-  kind: 'shared' | 'custom';
-  status: 'pending' | 'verified' | 'failed';
+  kind: DomainKind;
+  status: DomainStatus;
   records: DnsRecord[];
+  /** DKIM record confirmed: the domain signs and may be a send's `from`. */
+  sending: Capability;
+  /** MX confirmed (always, for the shared domain): Postern receives mail for it. */
+  receiving: Capability;
   verifiedAt: string | null;
   createdAt: string;
 }
@@ -41,12 +58,14 @@ export interface DomainStore {
   get(workspaceId: string, id: string): Promise<InboundDomain>;
   claim(workspaceId: string, input: { domain: string; acknowledgeExistingMx?: boolean }): Promise<InboundDomain>;
   remove(workspaceId: string, id: string): Promise<void>;
-  /** Marks claims pending for more than 7 days as failed; returns how many. */
+  /** Marks claims pending for more than 7 days with no record confirmed as failed; returns how many. */
   expireClaims(): Promise<number>;
-  /** A verified custom domain row of the workspace (for address creation). */
+  /** A custom domain row of the workspace verified for receiving (for address creation). */
   verifiedCustom(workspaceId: string, id: string): Promise<Row | null>;
   /** True when mail to this domain would be received by Postern (any workspace, any state but failed/deleted). */
   isServedDomain(domain: string): Promise<boolean>;
+  /** Shared domains stored in another form than {slug}.in.{sharedInboundDomain} (they keep receiving). */
+  sharedDomainsOfOtherForm(): Promise<string[]>;
 }
 
 export interface DomainDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'ids' | 'dns' | 'log'> {
@@ -56,10 +75,8 @@ export interface DomainDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'ids'
 
 const sameHost = (a: string, b: string) => normalizeDomain(a) === normalizeDomain(b);
 
-export const ROUTING_CHANGED = 'inbound.routing.changed';
-
 export function createDomainStore({ config, db, clock, ids, dns, log, bus }: DomainDeps): DomainStore {
-  const changed = () => bus?.publish(ROUTING_CHANGED, null);
+  const changed = () => bus?.publish('inbound.routing.changed', null);
   const records = (row: Row): DnsRecord[] => {
     if (row.kind === 'shared') return [];
     return [
@@ -68,25 +85,30 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
         name: row.domain,
         value: config.hostname,
         priority: 10,
-        purpose: `Routes mail for ${row.domain} to this Postern server (replaces any other MX for the domain)`,
+        purpose: `Routes mail for ${row.domain} to this Postern server (replaces any other MX for the domain); needed only to receive`,
         check: 'inboundMx',
+        verified: row.mx_verified_at !== null,
       },
       {
         type: 'TXT',
         name: `${row.dkim_selector}._domainkey.${row.domain}`,
         value: dkimRecordValue(row.dkim_public_key ?? ''),
-        purpose: `Publishes the DKIM public key Postern signs mail from ${row.domain} with`,
+        purpose: `Publishes the DKIM public key Postern signs mail from ${row.domain} with; needed to send from it`,
         check: 'dkim',
+        verified: row.dkim_verified_at !== null,
       },
     ];
   };
 
+  const capability = (at: string | null): Capability => ({ verified: at !== null, verifiedAt: at });
   const view = (row: Row): InboundDomain => ({
     id: row.id,
     domain: row.domain,
-    kind: row.kind as InboundDomain['kind'],
-    status: row.status as InboundDomain['status'],
+    kind: row.kind,
+    status: row.status,
     records: records(row),
+    sending: capability(row.dkim_verified_at),
+    receiving: capability(row.mx_verified_at),
     verifiedAt: row.verified_at,
     createdAt: row.created_at,
   });
@@ -108,26 +130,55 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
     }
   };
 
-  // pending → failed after 7 days, pending → verified when both records check out.
+  // While pending, each record not yet confirmed is looked up; one found is confirmed for good (its
+  // capability starts), both make the domain verified. Nothing confirmed after 7 days: failed.
   const refresh = async (row: Row): Promise<Row> => {
     if (row.kind !== 'custom' || row.status !== 'pending') return row;
     const now = clock.now();
-    if (now.getTime() - Date.parse(row.created_at) > CLAIM_EXPIRY_MS) {
-      await db.updateTable('domains').set({ status: 'failed' }).where('id', '=', row.id).where('status', '=', 'pending').execute();
+    const nothingYet = row.mx_verified_at === null && row.dkim_verified_at === null;
+    if (nothingYet && now.getTime() - Date.parse(row.created_at) > CLAIM_EXPIRY_MS) {
+      await db
+        .updateTable('domains')
+        .set({ status: 'failed' })
+        .where('id', '=', row.id)
+        .where('status', '=', 'pending')
+        .where('mx_verified_at', 'is', null)
+        .where('dkim_verified_at', 'is', null)
+        .execute();
       return { ...row, status: 'failed' };
     }
-    const [mx, dkim] = await Promise.all([mxPointsHere(row.domain), dkimPublished(row)]);
-    if (!mx || !dkim) return row;
-    const verifiedAt = now.toISOString();
+    const [mx, dkim] = await Promise.all([
+      row.mx_verified_at === null && mxPointsHere(row.domain),
+      row.dkim_verified_at === null && dkimPublished(row),
+    ]);
+    if (!mx && !dkim) return row;
+    // A confirmation is only ever added (another node may have confirmed the other record
+    // meanwhile); the domain becomes verified once the row holds both.
+    const at = now.toISOString();
+    if (mx)
+      await db.updateTable('domains').set({ mx_verified_at: at }).where('id', '=', row.id).where('mx_verified_at', 'is', null).execute();
+    if (dkim)
+      await db
+        .updateTable('domains')
+        .set({ dkim_verified_at: at })
+        .where('id', '=', row.id)
+        .where('dkim_verified_at', 'is', null)
+        .execute();
     await db
       .updateTable('domains')
-      .set({ status: 'verified', verified_at: verifiedAt })
+      .set({ status: 'verified', verified_at: at })
       .where('id', '=', row.id)
       .where('status', '=', 'pending')
+      .where('mx_verified_at', 'is not', null)
+      .where('dkim_verified_at', 'is not', null)
       .execute();
-    log.info({ domain: row.domain }, 'domain verified');
-    changed();
-    return { ...row, status: 'verified', verified_at: verifiedAt };
+    const next = (await db.selectFrom('domains').selectAll().where('id', '=', row.id).executeTakeFirst()) ?? row;
+    log.info(
+      { domain: row.domain, sending: next.dkim_verified_at !== null, receiving: next.mx_verified_at !== null, status: next.status },
+      'domain records confirmed',
+    );
+    if (next.mx_verified_at !== row.mx_verified_at) changed();
+    return next;
   };
 
   const liveRow = (workspaceId: string, id: string) =>
@@ -162,6 +213,8 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
         dkim_private_key: null,
         dkim_public_key: null,
         verified_at: now,
+        dkim_verified_at: null,
+        mx_verified_at: now,
         created_at: now,
         deleted_at: null,
       };
@@ -206,7 +259,7 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
     async claim(workspaceId, input) {
       const domain = normalizeDomain(input.domain);
       if (!isDomainName(domain)) throw new AppError('invalid_domain', `${input.domain} is not a domain name that can receive mail`);
-      const shared = normalizeDomain(config.sharedInboundDomain);
+      const shared = sharedParentOf(config.sharedInboundDomain);
       if (domain === shared || domain.endsWith('.' + shared) || domain === bounceDomainOf(config) || sameHost(domain, config.hostname)) {
         throw new AppError('invalid_domain', `${domain} is served by Postern itself and cannot be claimed`);
       }
@@ -248,6 +301,8 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
         dkim_private_key: key.privateKey,
         dkim_public_key: key.publicKey,
         verified_at: null,
+        dkim_verified_at: null,
+        mx_verified_at: null,
         created_at: clock.now().toISOString(),
         deleted_at: null,
       };
@@ -269,7 +324,7 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
         await trx.updateTable('domains').set({ deleted_at: now }).where('id', '=', id).execute();
         await trx
           .updateTable('inbound_addresses')
-          .set({ deleted_at: now, active: 0 })
+          .set({ deleted_at: now, active: flag(false) })
           .where('domain_id', '=', id)
           .where('deleted_at', 'is', null)
           .execute();
@@ -284,6 +339,8 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
         .set({ status: 'failed' })
         .where('status', '=', 'pending')
         .where('created_at', '<', cutoff)
+        .where('mx_verified_at', 'is', null)
+        .where('dkim_verified_at', 'is', null)
         .executeTakeFirst();
       return Number(r.numUpdatedRows);
     },
@@ -292,13 +349,24 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
       const row = await liveRow(workspaceId, id);
       if (!row || row.kind !== 'custom') return null;
       const fresh = await refresh(row);
-      return fresh.status === 'verified' ? fresh : null;
+      return fresh.status !== 'failed' && fresh.mx_verified_at !== null ? fresh : null;
+    },
+
+    async sharedDomainsOfOtherForm() {
+      const rows = await db
+        .selectFrom('domains')
+        .innerJoin('workspaces', 'workspaces.id', 'domains.workspace_id')
+        .select(['domains.domain', 'workspaces.slug'])
+        .where('domains.kind', '=', 'shared')
+        .where('domains.deleted_at', 'is', null)
+        .execute();
+      return rows.filter((r) => r.domain !== sharedDomainOf(r.slug, config.sharedInboundDomain)).map((r) => r.domain);
     },
 
     async isServedDomain(domain) {
       const d = normalizeDomain(domain);
       if (d === bounceDomainOf(config) || slugOfSharedDomain(d, config.sharedInboundDomain) !== null) return true;
-      if (d === normalizeDomain(config.sharedInboundDomain)) return true;
+      if (d === sharedParentOf(config.sharedInboundDomain)) return true;
       const row = await db
         .selectFrom('domains')
         .select('id')

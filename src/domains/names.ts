@@ -17,14 +17,19 @@ export function isDomainName(name: string): boolean {
   return /^[a-z]{2,63}$/.test(tld) || /^xn--[a-z0-9-]+$/.test(tld);
 }
 
-/** The workspace's shared receiving domain: {slug}.in.{sharedInboundDomain}. */
-export function sharedDomainOf(slug: string, sharedInboundDomain: string): string {
-  return `${slug}.${sharedInboundDomain}`;
+/** The parent of every shared receiving domain: in.{sharedInboundDomain}. */
+export function sharedParentOf(sharedInboundDomain: string): string {
+  return `in.${normalizeDomain(sharedInboundDomain)}`;
 }
 
-/** The workspace slug when `domain` is a shared receiving domain, else null. */
+/** The workspace's shared receiving domain: {slug}.in.{sharedInboundDomain}, as the interface names it. */
+export function sharedDomainOf(slug: string, sharedInboundDomain: string): string {
+  return `${slug}.${sharedParentOf(sharedInboundDomain)}`;
+}
+
+/** The workspace slug when `domain` has the form of a shared receiving domain, else null. */
 export function slugOfSharedDomain(domain: string, sharedInboundDomain: string): string | null {
-  const suffix = '.' + sharedInboundDomain;
+  const suffix = '.' + sharedParentOf(sharedInboundDomain);
   if (!domain.endsWith(suffix)) return null;
   const slug = domain.slice(0, -suffix.length);
   return LABEL.test(slug) ? slug : null;

@@ -1,14 +1,29 @@
 // The in-process event bus: how a state change reaches live listeners (SSE tails, workers waiting
 // for work) without polling. It is not durable; anything that must survive a crash is written to
-// the `events` table (events/record.ts) in the same transaction as the change that caused it.
+// the `events` table (events/record.ts) in the same transaction as the change that caused it. The
+// topics and what each carries are one typed map, so a publisher and its subscribers cannot
+// disagree about a payload.
 import { EventEmitter } from 'node:events';
+import type { EventType } from '../db/schema.js';
+
+/** The topics and their payloads. A message's own changes are announced by the ledger (Ledger.watch). */
+export interface Topics {
+  /** Rows were added to the `events` outbox (after their commit): webhook fan-out and forwarding wake. */
+  'events.recorded': { type: EventType };
+  /** A domain started or stopped receiving mail (inbound routing drops its cache). */
+  'inbound.routing.changed': null;
+  /** The daemon began to stop: long-lived responses end, workers abandon slow attempts. */
+  'app.stopping': null;
+}
+
+export type Topic = keyof Topics;
 
 export interface EventBus {
-  publish(topic: string, payload: unknown): void;
+  publish<T extends Topic>(topic: T, payload: Topics[T]): void;
   /** Returns the function that unsubscribes. */
-  subscribe(topic: string, listener: (payload: unknown) => void): () => void;
+  subscribe<T extends Topic>(topic: T, listener: (payload: Topics[T]) => void): () => void;
   /** True when a listener is subscribed: a publisher may skip building a payload nobody reads. */
-  listening(topic: string): boolean;
+  listening(topic: Topic): boolean;
 }
 
 export function createEventBus(): EventBus {
@@ -19,8 +34,8 @@ export function createEventBus(): EventBus {
       emitter.emit(topic, payload);
     },
     subscribe: (topic, listener) => {
-      emitter.on(topic, listener);
-      return () => emitter.off(topic, listener);
+      emitter.on(topic, listener as (payload: unknown) => void);
+      return () => emitter.off(topic, listener as (payload: unknown) => void);
     },
     listening: (topic) => emitter.listenerCount(topic) > 0,
   };

@@ -1,22 +1,9 @@
 // Every webhook-worthy event is a row in `events`, written by the code that caused it, inside the
 // same transaction, so a crash can never commit the change and lose the announcement.
 import type { Insertable, Kysely, Transaction } from 'kysely';
-import type { Database, EventsTable } from '../db/schema.js';
+import { flag, type Database, type EventsTable, type EventType } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import type { Ids } from '../lib/ids.js';
-
-export const EVENT_TYPES = [
-  'message.received',
-  'message.sent',
-  'message.delivered',
-  'message.failed',
-  'message.suppressed',
-  'message.blocked',
-  'message.opted_out',
-  'message.opened',
-  'message.clicked',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
 
 export interface NewEvent {
   workspaceId: string;
@@ -36,13 +23,13 @@ export function eventRow(deps: { clock: Pick<Clock, 'now'>; ids: Pick<Ids, 'publ
   return {
     id: deps.ids.publicId('evt'),
     workspace_id: event.workspaceId,
-    livemode: event.livemode ? 1 : 0,
+    livemode: flag(event.livemode),
     type: event.type,
     data: JSON.stringify(event.data),
     endpoint_id: event.endpointId ?? null,
     created_at: deps.clock.now().toISOString(),
-    ...(event.forwardChecked ? { forward_checked: 1 } : {}),
-    ...(event.fannedOut ? { fanned_out: 1 } : {}),
+    ...(event.forwardChecked ? { forward_checked: 1 as const } : {}),
+    ...(event.fannedOut ? { fanned_out: 1 as const } : {}),
   };
 }
 

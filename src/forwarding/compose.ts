@@ -3,12 +3,13 @@
 // set (mailauth sealMessage) that records the authentication results Postern saw on arrival, so
 // the next receiver can trust SPF/DKIM/DMARC that forwarding itself breaks.
 import { sealMessage } from 'mailauth';
+import { crlfLineEndings } from '../channels/email/compose.js';
 import type { ArcKey } from './keys.js';
 
-export const FORWARD_HEADER = 'X-Postern-Forwarded';
+const FORWARD_HEADER = 'X-Postern-Forwarded';
 
 /** The header block of a raw message (up to the first empty line), unfolded, as [name, value] pairs. */
-export function headerLines(raw: Buffer): [string, string][] {
+function headerLines(raw: Buffer): [string, string][] {
   const text = raw.toString('latin1');
   const end = text.search(/\r?\n\r?\n/);
   const block = end === -1 ? text : text.slice(0, end);
@@ -49,7 +50,9 @@ export async function composeForward(input: ForwardInput): Promise<Buffer> {
     `Received: by ${input.hostname} (Postern) with forwarding id ${input.messageId}\r\n\tfor <${input.to}>; ${input.date.toUTCString().replace('GMT', '+0000')}\r\n` +
       `${FORWARD_HEADER}: ${input.receivedId} by ${input.hostname} for <${input.to}>\r\n`,
   );
-  const traced = Buffer.concat([trace, input.raw]);
+  // The SMTP listener stores only sources whose lines all end in CRLF; the canonical form is kept
+  // here too, so a forward can never carry a bare line ending whatever its source (SMTP smuggling).
+  const traced = Buffer.concat([trace, crlfLineEndings(input.raw)]);
   // The Authentication-Results the receiving side prepended holds what the seal attests.
   const ar = headerLines(input.raw).find(
     ([n, v]) => n === 'authentication-results' && v.toLowerCase().startsWith(input.hostname.toLowerCase()),

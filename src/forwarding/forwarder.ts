@@ -5,13 +5,14 @@
 // `forward-<rcv id>` makes a crash between accept and the `forward_checked` mark harmless. Mail
 // that Postern already forwarded, or with too many hops, is not forwarded again (loops), and a
 // refused accept (quota, sender caps) is recorded: every outcome is a row in `forwards`.
-import type { Deps } from '../app.js';
+import { isSet, type ForwardStatus } from '../db/schema.js';
+import type { Deps } from '../deps.js';
 import { isAppError } from '../lib/errors.js';
-import type { Outbound } from '../outbound/outbound.js';
 import type { WorkerSpec } from '../lib/worker.js';
+import type { Outbound } from '../outbound/outbound.js';
 import { loopReason } from './compose.js';
 
-export const FORWARDER_WORKER = 'forwarder';
+const FORWARDER_WORKER = 'forwarder';
 
 export function createForwarder(deps: Deps, outbound: Outbound): WorkerSpec {
   const { db, clock, ids, config, log } = deps;
@@ -23,7 +24,7 @@ export function createForwarder(deps: Deps, outbound: Outbound): WorkerSpec {
       workspaceId: string;
       forwardTo: string;
       messageId: string | null;
-      status: string;
+      status: ForwardStatus;
       reason: string | null;
     } | null,
   ) {
@@ -71,7 +72,7 @@ export function createForwarder(deps: Deps, outbound: Outbound): WorkerSpec {
     }
     try {
       const res = await outbound.accept(
-        { workspace: { id: rcv.workspace_id, plan: rcv.plan }, livemode: Number(rcv.livemode) === 1 },
+        { workspace: { id: rcv.workspace_id, plan: rcv.plan }, livemode: isSet(rcv.livemode) },
         {
           to: rcv.forward_to,
           channel: 'email',
@@ -91,7 +92,7 @@ export function createForwarder(deps: Deps, outbound: Outbound): WorkerSpec {
 
   return {
     name: FORWARDER_WORKER,
-    intervalMs: config.forwarding.pollIntervalMs,
+    intervalMs: config.forwarding.pollInterval,
     async run() {
       const events = await db
         .selectFrom('events')

@@ -1,14 +1,18 @@
-// Forwarding of received mail, as the composition root sees it: the forwarder worker, the
-// transport wrapper, the link from a received message to its forward, and the ARC DNS record.
-import type { Deps } from '../app.js';
+// Forwarding of received mail, as the composition root sees it: the forwarder worker, the bytes it
+// hands the email channel, the forward a DSN to an SRS address is about, the link from a received
+// message to its forward, and the ARC DNS record.
+import type { ForwardedBounces } from '../channels/email/bounces.js';
+import type { RawSource } from '../channels/email/prepare.js';
+import { flag } from '../db/schema.js';
+import type { Deps } from '../deps.js';
 import { notFound } from '../lib/errors.js';
-import type { Outbound } from '../outbound/outbound.js';
-import type { Message } from '../outbound/message.js';
-import type { ChannelTransport } from '../outbound/channels/channel.js';
 import type { Worker, WorkerSpec } from '../lib/worker.js';
+import type { Message } from '../messages/message.js';
+import type { Outbound } from '../outbound/outbound.js';
+import { forwardBounces } from './bounces.js';
 import { createForwarder } from './forwarder.js';
 import { arcKey } from './keys.js';
-import { arcDomainOf, withForwarding } from './transport.js';
+import { arcDomainOf, forwardSource } from './source.js';
 
 export interface ForwardView {
   receivedId: string;
@@ -24,7 +28,10 @@ export interface Forwarding {
   workerSpec: WorkerSpec;
   /** Connects the registry's worker so received mail wakes it at once. */
   attach(worker: Worker | undefined): void;
-  wrap(inner: ChannelTransport): ChannelTransport;
+  /** The bytes of forwards, for the email channel to send. */
+  source: RawSource;
+  /** Which forward a DSN to an SRS address is about, for the bounce handler. */
+  bounces: ForwardedBounces;
   /** The forward of a received message of this workspace and environment. */
   forwardOf(scope: { workspaceId: string; livemode: boolean }, receivedId: string): Promise<ForwardView>;
   /** The DNS TXT record receivers need to validate the ARC seal. */
@@ -33,14 +40,14 @@ export interface Forwarding {
 
 export function createForwarding(deps: Deps, outbound: Outbound): Forwarding {
   let worker: Worker | undefined;
-  deps.bus.subscribe('events.recorded', (p) => {
-    const type = (p as { type?: string } | null)?.type;
-    if (type === undefined || type === 'message.received') worker?.wake();
+  deps.bus.subscribe('events.recorded', ({ type }) => {
+    if (type === 'message.received') worker?.wake();
   });
   return {
     workerSpec: createForwarder(deps, outbound),
     attach: (w) => void (worker = w),
-    wrap: (inner) => withForwarding(deps, inner),
+    source: forwardSource(deps),
+    bounces: forwardBounces(deps),
     async forwardOf(scope, receivedId) {
       const row = await deps.db
         .selectFrom('forwards as f')
@@ -48,7 +55,7 @@ export function createForwarding(deps: Deps, outbound: Outbound): Forwarding {
         .select(['f.received_id', 'f.forward_to', 'f.status', 'f.reason', 'f.message_id'])
         .where('f.received_id', '=', receivedId)
         .where('m.workspace_id', '=', scope.workspaceId)
-        .where('m.livemode', '=', scope.livemode ? 1 : 0)
+        .where('m.livemode', '=', flag(scope.livemode))
         .executeTakeFirst();
       if (!row) throw notFound('forward');
       const message = row.message_id ? await outbound.get(scope, row.message_id) : null;

@@ -6,10 +6,18 @@
 import { createHmac } from 'node:crypto';
 
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
+/** How long an SRS address is honoured, in days (postsrsd's default). */
+export const SRS_MAX_AGE_DAYS = 21;
 
 function timestamp(now: Date): string {
   const days = Math.floor(now.getTime() / 86_400_000) % 1024;
   return BASE32[days >> 5] + BASE32[days & 31];
+}
+
+/** Days since the stamp `tt` was made, `now` being later (stamps wrap every 1024 days). */
+function ageInDays(tt: string, now: Date): number {
+  const stamp = BASE32.indexOf(tt[0].toUpperCase()) * 32 + BASE32.indexOf(tt[1].toUpperCase());
+  return (((Math.floor(now.getTime() / 86_400_000) - stamp) % 1024) + 1024) % 1024;
 }
 
 function hash(secret: string, ...parts: string[]): string {
@@ -29,10 +37,15 @@ export function srsForward(secret: string, from: string, srsDomain: string, now:
   return `SRS0=${hash(secret, tt, domain, local)}=${tt}=${domain}=${local}@${srsDomain}`;
 }
 
-/** The original sender of an SRS0 address made with `secret`, or null when it is not one of ours. */
-export function srsReverse(secret: string, address: string): string | null {
+/**
+ * The original sender of an SRS0 address made with `secret`, or null when it is not one of ours;
+ * given `now`, also null when it is older than SRS_MAX_AGE_DAYS (a replayed address).
+ */
+export function srsReverse(secret: string, address: string, now?: Date): string | null {
   const m = /^SRS0=([^=]{4})=([A-Z2-7]{2})=([^=]+)=(.+)@[^@]+$/i.exec(address);
   if (!m) return null;
   const [, h, tt, domain, local] = m;
-  return hash(secret, tt, domain, local) === h ? `${local}@${domain}` : null;
+  if (hash(secret, tt, domain, local) !== h) return null;
+  if (now && ageInDays(tt, now) > SRS_MAX_AGE_DAYS) return null;
+  return `${local}@${domain}`;
 }

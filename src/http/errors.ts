@@ -17,6 +17,7 @@ const STATUS: Record<ErrorCode, number> = {
   shared_domain: 409,
   gone: 410,
   payload_too_large: 413,
+  unsupported_media_type: 415,
   invalid_body: 422,
   invalid_domain: 422,
   rate_limited: 429,
@@ -25,29 +26,42 @@ const STATUS: Record<ErrorCode, number> = {
   managed_disabled: 503,
 };
 
-export function statusOf(code: ErrorCode): number {
-  return STATUS[code];
-}
-
-export function sendError(res: Response, err: AppError): void {
+function sendError(res: Response, err: AppError): void {
   if (err.retryAfter !== undefined) res.setHeader('Retry-After', String(err.retryAfter));
   res.status(STATUS[err.code]).json({ error: { code: err.code, message: err.message, ...err.extra } });
 }
 
-/** Maps body-parser failures and AppErrors to the envelope; anything else is a logged 500. */
+// What went wrong while reading a request (the router, body-parser, zlib) as a client error; null
+// for anything else. These errors come from libraries, so they are recognised by their fields.
+function requestError(err: unknown): AppError | null {
+  const e = err as { type?: string; status?: number; code?: string; errno?: number } | null;
+  if (!e || typeof e !== 'object') return null;
+  if (e.type === 'entity.parse.failed') return new AppError('invalid_request', 'request body is not valid JSON');
+  if (e.type === 'entity.too.large') return new AppError('payload_too_large', 'request body is too large');
+  if (e.type === 'encoding.unsupported' || e.type === 'charset.unsupported')
+    return new AppError('invalid_request', 'unsupported request body encoding');
+  // A Content-Encoding that does not decode: zlib's codes are Z_* (gzip, deflate) or ERR_* (brotli, size).
+  if (typeof e.code === 'string' && (/^Z_/.test(e.code) || /^ERR_(ZLIB|BROTLI|BUFFER_TOO_LARGE)/.test(e.code))) {
+    return new AppError('invalid_request', 'request body could not be decompressed (Content-Encoding)');
+  }
+  if (err instanceof URIError) return new AppError('invalid_request', 'a path parameter is not valid percent-encoding');
+  if (typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+    const code = e.status === 413 ? 'payload_too_large' : e.status === 415 ? 'unsupported_media_type' : 'invalid_request';
+    return new AppError(code, (err as Error).message || 'bad request');
+  }
+  return null;
+}
+
+/** Maps AppErrors and request-reading failures to the envelope; anything else is a logged 500. */
 export function errorHandler(log: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     if (res.headersSent) {
       res.destroy();
       return;
     }
-    const type = (err as { type?: string })?.type;
     if (err instanceof AppError) return sendError(res, err);
-    if (type === 'entity.parse.failed') return sendError(res, new AppError('invalid_request', 'request body is not valid JSON'));
-    if (type === 'entity.too.large') return sendError(res, new AppError('payload_too_large', 'request body is too large'));
-    if (type === 'encoding.unsupported' || type === 'charset.unsupported') {
-      return sendError(res, new AppError('invalid_request', 'unsupported request body encoding'));
-    }
+    const refused = requestError(err);
+    if (refused) return sendError(res, refused);
     log.error({ err, method: req.method, path: req.path }, 'unhandled error');
     sendError(res, new AppError('internal', 'internal error'));
   };

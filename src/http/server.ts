@@ -21,6 +21,34 @@ export interface HttpDeps {
   open: Router[];
 }
 
+export interface RouteEntry {
+  method: string;
+  /** The path pattern as mounted, e.g. `/v1/messages/:id`. */
+  path: string;
+}
+
+interface Layer {
+  rawPath?: string;
+  route?: { path: string; methods: Record<string, boolean> };
+  handle?: { stack?: Layer[] };
+}
+
+/** Every route the app serves (method and path pattern): the inventory the edge tests walk. */
+export function listRoutes(app: express.Express): RouteEntry[] {
+  const out: RouteEntry[] = [];
+  const walk = (stack: Layer[], prefix: string) => {
+    for (const layer of stack) {
+      if (layer.route) {
+        for (const method of Object.keys(layer.route.methods)) out.push({ method: method.toUpperCase(), path: prefix + layer.route.path });
+      } else if (layer.handle?.stack) {
+        walk(layer.handle.stack, prefix + (layer.rawPath && layer.rawPath !== '/' ? layer.rawPath : ''));
+      }
+    }
+  };
+  walk((app as unknown as { router: { stack: Layer[] } }).router.stack, '');
+  return out;
+}
+
 export function createHttpApp(deps: HttpDeps): express.Express {
   const app = express();
   app.disable('x-powered-by');
@@ -50,6 +78,16 @@ export function createHttpApp(deps: HttpDeps): express.Express {
   v1.use(authenticate(deps.keys));
   v1.use(rateLimit(deps.config.rateLimit, deps.clock));
   v1.use(express.json({ limit: deps.config.http.bodyLimit }));
+  // A body in another format would otherwise read as empty and fail as a missing field. An empty
+  // body (POST …/publish, Content-Length: 0) needs no type.
+  v1.use((req, _res, next) => {
+    const length = Number(req.headers['content-length'] ?? 0);
+    const hasBody = req.headers['transfer-encoding'] !== undefined || length > 0;
+    if (hasBody && !req.is('application/json')) {
+      throw new AppError('unsupported_media_type', 'send JSON: the request body must be application/json (Content-Type: application/json)');
+    }
+    next();
+  });
   for (const r of deps.v1) v1.use(r);
   app.use('/v1', v1);
 

@@ -1,13 +1,11 @@
 // Inbound addresses: a local part on the workspace's shared domain or on one of its verified custom
 // domains. `*` is the catch-all. Reserved local parts (RFC 2142 role names and the like) cannot be
 // created as their own address; mail to them reaches the catch-all only.
-import type { Db } from '../db/database.js';
 import { isUniqueViolation } from '../db/database.js';
-import type { InboundAddressesTable } from '../db/schema.js';
+import { flag, isSet, type InboundAddressesTable } from '../db/schema.js';
+import type { Deps } from '../deps.js';
 import type { DomainStore } from '../domains/domains.js';
-import type { Clock } from '../lib/clock.js';
 import { AppError, invalidBody, notFound, type Issue } from '../lib/errors.js';
-import type { Ids } from '../lib/ids.js';
 import { randomBase62 } from '../lib/ids.js';
 
 export const RESERVED_LOCAL_PARTS = new Set([
@@ -50,7 +48,7 @@ export interface NewAddress {
 
 export type AddressRow = InboundAddressesTable;
 
-export function toInboundAddress(row: AddressRow): InboundAddress {
+function toInboundAddress(row: AddressRow): InboundAddress {
   return {
     id: row.public_id,
     address: row.address,
@@ -58,8 +56,8 @@ export function toInboundAddress(row: AddressRow): InboundAddress {
     forwardTo: row.forward_to,
     webhookEndpointId: row.webhook_endpoint_id,
     domainId: row.domain_id,
-    active: row.active === 1,
-    livemode: row.livemode === 1,
+    active: isSet(row.active),
+    livemode: isSet(row.livemode),
     createdAt: row.created_at,
   };
 }
@@ -71,7 +69,12 @@ export interface AddressStore {
   byPublicId(workspaceId: string, publicId: string): Promise<AddressRow>;
 }
 
-export function createAddressStore({ db, clock, ids, domains }: { db: Db; clock: Clock; ids: Ids; domains: DomainStore }): AddressStore {
+export function createAddressStore({
+  db,
+  clock,
+  ids,
+  domains,
+}: Pick<Deps, 'db' | 'clock' | 'ids'> & { domains: DomainStore }): AddressStore {
   return {
     async create(workspace, input) {
       const issues: Issue[] = [];
@@ -111,7 +114,7 @@ export function createAddressStore({ db, clock, ids, domains }: { db: Db; clock:
             path: 'webhookEndpointId',
             message: 'webhookEndpointId must be the whk_ id of a webhook endpoint of this workspace',
           });
-        } else if (endpoint.livemode !== (input.livemode === false ? 0 : 1)) {
+        } else if (isSet(endpoint.livemode) !== (input.livemode !== false)) {
           issues.push({
             path: 'webhookEndpointId',
             message: "the webhook endpoint belongs to the other environment than the address's livemode",
@@ -136,8 +139,8 @@ export function createAddressStore({ db, clock, ids, domains }: { db: Db; clock:
         description: input.description ?? '',
         forward_to: forwardTo ? forwardTo.toLowerCase() : null,
         webhook_endpoint_id: input.webhookEndpointId ?? null,
-        active: 1,
-        livemode: input.livemode === false ? 0 : 1,
+        active: flag(true),
+        livemode: flag(input.livemode !== false),
         created_at: clock.now().toISOString(),
         deleted_at: null,
       };

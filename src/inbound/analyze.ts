@@ -3,8 +3,8 @@
 // already serialized for the `parsed` column. A pure function of the bytes and the envelope plus
 // DNS, so it can run on the event loop or in an analysis thread (analysis-pool.ts) with the same
 // result.
-import { asBuffer } from '../lib/thread.js';
-import type { StoredParsed } from './messages.js';
+import { asBuffer } from '../lib/threads.js';
+import type { StoredParsed } from './received.js';
 import { parseMessage } from './parse.js';
 import { verifyMessage, type Lookup } from './verify.js';
 
@@ -16,6 +16,7 @@ export interface AnalyzeInput {
   /** Our own hostname, the authserv-id of Authentication-Results. */
   mta: string;
   maxBodyBytes: number;
+  maxParts: number;
 }
 
 export interface Analysis {
@@ -25,6 +26,8 @@ export interface Analysis {
   fromEmail: string;
   /** JSON of StoredParsed: the `parsed` column. */
   parsedJson: string;
+  /** Why the parsed fields are partial (the message is stored `truncated`), or null. */
+  partial: string | null;
 }
 
 export async function analyze(lookup: Lookup, input: AnalyzeInput): Promise<Analysis> {
@@ -36,7 +39,10 @@ export async function analyze(lookup: Lookup, input: AnalyzeInput): Promise<Anal
     mailFrom: input.mailFrom,
     mta: input.mta,
   });
-  const { subject, strippedReply, ...fields } = await parseMessage(raw, input.maxBodyBytes);
+  const { subject, strippedReply, partial, ...fields } = await parseMessage(raw, {
+    maxBodyBytes: input.maxBodyBytes,
+    maxParts: input.maxParts,
+  });
   const stored: StoredParsed = { ...fields, ...(strippedReply === fields.text ? {} : { strippedReply }), verdicts };
-  return { authHeaders: headers, subject, fromEmail: fields.from.email, parsedJson: JSON.stringify(stored) };
+  return { authHeaders: headers, subject, fromEmail: fields.from.email, parsedJson: JSON.stringify(stored), partial };
 }

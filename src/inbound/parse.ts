@@ -1,7 +1,14 @@
 // Parsing with mailparser's simpleParser, skipping what we never store (HTML↔text conversion and
 // link detection roughly halve its cost). Attachments are listed but their bytes are not kept:
 // the attachment endpoint re-parses the raw source and picks the same index, so the index order
-// must come from this one function.
+// must come from this one function (parseBounded), with the same limits.
+//
+// The parse is bounded, and never fails: hostile or broken mail must get a final SMTP answer, not a
+// 451 the sender retries for days. A message with more MIME parts than `inbound.maxParts` is parsed
+// up to the part where the limit falls (the body and the first attachments); one the parser cannot
+// take at all (a header block over 1 MiB, nesting deeper than the stack) keeps only its top-level
+// headers; HTML is converted to text at most 256 elements deep. Each of these sets `truncated`. The
+// raw source is always stored whole.
 import { convert } from 'html-to-text';
 import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
 import { stripReply } from './stripped-reply.js';
@@ -33,7 +40,21 @@ export interface ParsedFields {
   attachments: AttachmentInfo[];
 }
 
-export const PARSE_OPTIONS = { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true } as const;
+export interface ParseLimits {
+  /** `text` and `html` are each cut at this many UTF-8 bytes. */
+  maxBodyBytes: number;
+  /** MIME parts parsed (mailparser's maxChildNodes); the rest of the message is left unparsed. */
+  maxParts: number;
+}
+
+const PARSE_OPTIONS = { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true } as const;
+
+/** HTML nested deeper than this is not converted to text (html-to-text recurses per element). */
+const HTML_MAX_DEPTH = 256;
+/** Marks where html-to-text stopped at a limit; replaced by an ellipsis. */
+const CUT_MARK = '\uE000';
+/** mailparser's own limit on one header block. */
+const MAX_HEADER_BYTES = 1024 * 1024;
 
 function mailboxes(v: AddressObject | AddressObject[] | undefined): Mailbox[] {
   const list = Array.isArray(v) ? v : v ? [v] : [];
@@ -49,28 +70,56 @@ function mailboxes(v: AddressObject | AddressObject[] | undefined): Mailbox[] {
 }
 
 /** Cuts a string to at most `max` UTF-8 bytes without splitting a character. */
-export function truncateUtf8(s: string, max: number): { value: string; truncated: boolean } {
+function truncateUtf8(s: string, max: number): { value: string; truncated: boolean } {
   if (Buffer.byteLength(s) <= max) return { value: s, truncated: false };
   const cut = Buffer.from(s).subarray(0, max).toString('utf8');
   // A split multi-byte sequence decodes to U+FFFD at the end; drop it.
   return { value: cut.replace(/\uFFFD$/, ''), truncated: true };
 }
 
-export function safeFilename(name: string | undefined, index: number, contentType: string): string {
-  const cleaned = (name ?? '')
-    .replace(/[\u0000-\u001f\u007f"\\/]/g, '_')
-    .replace(/^\.+/, '')
-    .trim()
-    .slice(0, 200);
-  if (cleaned) return cleaned;
-  const ext =
-    contentType === 'message/rfc822' ? 'eml' : (contentType.split('/')[1] ?? 'bin').replace(/[^a-z0-9.+-]/gi, '').slice(0, 16) || 'bin';
+/** Longest filename kept, in UTF-8 bytes (what file systems take: NAME_MAX). */
+const MAX_FILENAME_BYTES = 255;
+
+/**
+ * A filename safe to hand to a client: no control, format (bidi) or lone surrogate characters, no
+ * path separators or quotes, no leading dots, at most 255 UTF-8 bytes with its extension kept; a
+ * generated `attachment-N.ext` when nothing is left. Idempotent, so it also cleans names stored by
+ * earlier versions on their way out.
+ */
+export function safeFilename(name: unknown, index: number, contentType: string): string {
+  const cleaned = (typeof name === 'string' ? name : '')
+    .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '')
+    .replace(/[\p{Cc}\p{Cf}\u2028\u2029"\\/]/gu, '_')
+    .replace(/^[.\s]+/, '')
+    .trim();
+  if (cleaned) return truncateFilename(cleaned);
+  const sub = safeContentType(contentType).split('/')[1];
+  const ext = contentType === 'message/rfc822' ? 'eml' : sub.replace(/[^a-z0-9.+-]/gi, '').slice(0, 16) || 'bin';
   return `attachment-${index}.${ext}`;
+}
+
+function truncateFilename(name: string): string {
+  if (Buffer.byteLength(name) <= MAX_FILENAME_BYTES) return name;
+  const dot = name.lastIndexOf('.');
+  const ext = dot > 0 && name.length - dot <= 17 ? name.slice(dot) : '';
+  return truncateUtf8(name.slice(0, name.length - ext.length), MAX_FILENAME_BYTES - Buffer.byteLength(ext)).value.trimEnd() + ext;
+}
+
+// RFC 6838 4.2: type and subtype names are 1–127 of these characters.
+const MEDIA_TYPE = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}$/;
+
+/**
+ * The media type as a header may carry it: `type/subtype` in RFC 6838's characters, lowercase;
+ * anything else (control bytes, an empty or a 200 KB value) is `application/octet-stream`.
+ */
+export function safeContentType(value: unknown): string {
+  const v = typeof value === 'string' ? value.trim().toLowerCase() : '';
+  return MEDIA_TYPE.test(v) ? v : 'application/octet-stream';
 }
 
 function headerObject(parsed: ParsedMail): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
-  for (const { key, line } of parsed.headerLines) {
+  for (const { key, line } of parsed.headerLines ?? []) {
     const colon = line.indexOf(':');
     const value = (colon >= 0 ? line.slice(colon + 1) : '').replace(/\r?\n[ \t]+/g, ' ').trim();
     const prev = out[key];
@@ -79,43 +128,104 @@ function headerObject(parsed: ParsedMail): Record<string, string | string[]> {
   return out;
 }
 
-export async function parseMessage(raw: Buffer, maxBodyBytes: number): Promise<ParsedFields> {
-  const parsed = await simpleParser(raw, PARSE_OPTIONS);
-  const from = mailboxes(parsed.from)[0] ?? { email: '', name: '' };
-  const html = typeof parsed.html === 'string' ? parsed.html : '';
-  let text = parsed.text ?? '';
-  if (!text && html) text = convert(html.slice(0, maxBodyBytes * 2), { wordwrap: false });
-  const t = truncateUtf8(text, maxBodyBytes);
-  const h = truncateUtf8(html, maxBodyBytes);
-  const inReplyTo = parsed.inReplyTo ?? '';
+/** The top-level header block, for a message the parser cannot take whole. */
+function headerBlock(raw: Buffer): Buffer {
+  const end = raw.indexOf('\r\n\r\n');
+  const head = raw.subarray(0, Math.min(end === -1 ? raw.length : end, MAX_HEADER_BYTES));
+  return Buffer.concat([head, Buffer.from('\r\n\r\n')]);
+}
+
+/** Where the `n`th line starting with `--` begins: every part after the first starts at one. */
+function partCut(raw: Buffer, n: number): number {
+  let count = raw.subarray(0, 2).toString('latin1') === '--' ? 1 : 0;
+  if (count >= n) return 0;
+  for (let i = raw.indexOf('\n--'); i !== -1; i = raw.indexOf('\n--', i + 1)) {
+    if (++count >= n) return i + 1;
+  }
+  return raw.length;
+}
+
+const tooManyParts = (err: unknown) => (err as { code?: string })?.code === 'EMAXLEN' && /child nodes/.test(String((err as Error).message));
+
+interface Bounded {
+  parsed: ParsedMail | null;
+  /** Why the parse is partial (null when the message was parsed whole). */
+  partial: string | null;
+}
+
+/** mailparser within the limits; never throws (see the header of this file). */
+async function parseBounded(raw: Buffer, maxParts: number): Promise<Bounded> {
+  const parse = (bytes: Buffer) => simpleParser(bytes, { ...PARSE_OPTIONS, maxChildNodes: maxParts } as typeof PARSE_OPTIONS);
+  let reason: string;
+  try {
+    return { parsed: await parse(raw), partial: null };
+  } catch (err) {
+    reason = tooManyParts(err) ? `more than ${maxParts} MIME parts` : `unparseable: ${(err as Error).message}`;
+    if (tooManyParts(err)) {
+      try {
+        return { parsed: await parse(raw.subarray(0, partCut(raw, maxParts - 1))), partial: `${reason}; parsed up to the limit` };
+      } catch {
+        // below: headers only
+      }
+    }
+  }
+  try {
+    return { parsed: await parse(headerBlock(raw)), partial: `${reason}; kept the headers only` };
+  } catch (err) {
+    return { parsed: null, partial: `${reason}; headers unparseable: ${(err as Error).message}` };
+  }
+}
+
+/** The text of HTML-only mail; `cut` when a limit stopped the conversion. */
+function htmlToText(html: string): { text: string; cut: boolean } {
+  try {
+    const text = convert(html, { wordwrap: false, limits: { maxDepth: HTML_MAX_DEPTH, ellipsis: CUT_MARK } });
+    return text.includes(CUT_MARK) ? { text: text.replaceAll(CUT_MARK, '…'), cut: true } : { text, cut: false };
+  } catch {
+    return { text: '', cut: true };
+  }
+}
+
+export async function parseMessage(raw: Buffer, limits: ParseLimits): Promise<ParsedFields & { partial: string | null }> {
+  const { parsed, partial } = await parseBounded(raw, limits.maxParts);
+  const from = mailboxes(parsed?.from)[0] ?? { email: '', name: '' };
+  const html = typeof parsed?.html === 'string' ? parsed.html : '';
+  let text = parsed?.text ?? '';
+  let cut = false;
+  if (!text && html) ({ text, cut } = htmlToText(html.slice(0, limits.maxBodyBytes * 2)));
+  const t = truncateUtf8(text, limits.maxBodyBytes);
+  const h = truncateUtf8(html, limits.maxBodyBytes);
+  const inReplyTo = parsed?.inReplyTo ?? '';
   return {
     from,
-    to: mailboxes(parsed.to),
-    cc: mailboxes(parsed.cc),
-    subject: parsed.subject ?? '',
-    messageId: parsed.messageId ?? '',
+    to: mailboxes(parsed?.to),
+    cc: mailboxes(parsed?.cc),
+    subject: parsed?.subject ?? '',
+    messageId: parsed?.messageId ?? '',
     inReplyTo: Array.isArray(inReplyTo) ? inReplyTo.join(' ') : inReplyTo,
     text: t.value,
     html: h.value,
     strippedReply: stripReply(t.value),
-    truncated: t.truncated || h.truncated,
-    headers: headerObject(parsed),
-    attachments: parsed.attachments.map((a, index) => ({
+    truncated: t.truncated || h.truncated || cut || partial !== null,
+    headers: parsed ? headerObject(parsed) : {},
+    attachments: (parsed?.attachments ?? []).map((a, index) => ({
       index,
       filename: safeFilename(a.filename, index, a.contentType),
-      contentType: a.contentType,
+      contentType: safeContentType(a.contentType),
       size: a.size ?? a.content?.length ?? 0,
     })),
+    partial: partial ?? (cut ? `HTML nested deeper than ${HTML_MAX_DEPTH} elements` : null),
   };
 }
 
-/** One attachment's bytes, extracted from the raw source on demand. */
+/** One attachment's bytes, extracted from the raw source on demand (with the limits it was stored with). */
 export async function extractAttachment(
   raw: Buffer,
   index: number,
+  maxParts: number,
 ): Promise<{ content: Buffer; contentType: string; filename: string } | null> {
-  const parsed = await simpleParser(raw, PARSE_OPTIONS);
-  const a = parsed.attachments[index];
+  const { parsed } = await parseBounded(raw, maxParts);
+  const a = parsed?.attachments[index];
   if (!a) return null;
-  return { content: a.content, contentType: a.contentType, filename: safeFilename(a.filename, index, a.contentType) };
+  return { content: a.content, contentType: safeContentType(a.contentType), filename: safeFilename(a.filename, index, a.contentType) };
 }

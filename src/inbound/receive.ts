@@ -2,16 +2,15 @@
 // an analysis thread when there is one) → route the recipients into one message per (workspace,
 // address) → store raw + parsed + outbox event in one transaction → announce after commit. The
 // listener replies 250 only when this resolves, so a 250 always means the message is durable. The
-// bounce domain is not handled here (see bounces.ts).
-import type { Config } from '../config.js';
-import type { EventBus } from '../events/bus.js';
-import type { Clock } from '../lib/clock.js';
-import type { Ids } from '../lib/ids.js';
-import type { Logger } from '../lib/logger.js';
+// bounce domain is not handled here (channels/email/bounces.ts).
+import type { BatchCommitter } from '../db/group-commit.js';
+import { flag } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { createStamps } from '../lib/clock.js';
+import { planLimits } from '../workspaces/plans.js';
 import type { Analyzer } from './analysis-pool.js';
-import type { Committer } from './group-commit.js';
 import type { Route } from './routing.js';
-import type { StoredMessage, StoreRequest } from './store.js';
+import type { StoredMessage, StoreRequest, StoreResult } from './store.js';
 
 export type MailboxRoute = Extract<Route, { kind: 'mailbox' }>;
 
@@ -21,6 +20,8 @@ export interface IncomingMail {
   routes: MailboxRoute[];
   ip: string;
   helo: string;
+  /** Trace header lines (CRLF-terminated) to store above the message: the SMTP listener's Received. */
+  trace?: string;
 }
 
 export type { StoredMessage } from './store.js';
@@ -31,18 +32,16 @@ export interface Receiver {
   warm(): void;
 }
 
-export interface ReceiverDeps {
-  config: Config;
-  clock: Clock;
-  ids: Ids;
-  log: Logger;
-  bus: EventBus;
-  committer: Committer;
+export interface ReceiverDeps extends Pick<Deps, 'config' | 'clock' | 'ids' | 'log' | 'bus'> {
+  /** Stores a request with others that arrived together (storeMessages through the group commit). */
+  committer: BatchCommitter<StoreRequest, StoreResult>;
   analyzer: Analyzer;
 }
 
 export function createReceiver(deps: ReceiverDeps): Receiver {
   const { config, clock, ids, log, bus, committer, analyzer } = deps;
+  // receivedAt strictly increases (nine fractional digits), so paging by `before` never splits a millisecond.
+  const stamp = createStamps(clock);
 
   return {
     warm: () => analyzer.warm(),
@@ -54,8 +53,11 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
         mailFrom: mail.mailFrom,
         mta: config.hostname,
         maxBodyBytes: config.inbound.maxBodyBytes,
+        maxParts: config.inbound.maxParts,
       });
-      const stored = Buffer.concat([Buffer.from(a.authHeaders, 'utf8'), mail.raw]);
+      if (a.partial) log.info({ reason: a.partial, size: mail.raw.length }, 'inbound message parsed in part (stored truncated)');
+      // Authentication-Results above our Received, as a receiving MTA's milters put them.
+      const stored = Buffer.concat([Buffer.from(a.authHeaders, 'utf8'), Buffer.from(mail.trace ?? '', 'utf8'), mail.raw]);
 
       // One message per (workspace, matched address); unmatched recipients of a workspace share one.
       const groups = new Map<string, MailboxRoute[]>();
@@ -64,7 +66,7 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
         groups.set(key, [...(groups.get(key) ?? []), r]);
       }
 
-      const receivedAt = clock.now().toISOString();
+      const receivedAt = stamp();
       const req: StoreRequest = { rawId: ids.uuid(), source: stored, receivedAt, groups: [] };
       for (const routes of groups.values()) {
         const first = routes[0];
@@ -74,7 +76,7 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
             id: ids.uuid(),
             public_id: ids.publicId('rcv'),
             workspace_id: first.workspaceId,
-            livemode: address ? address.livemode : 1,
+            livemode: address ? address.livemode : flag(true),
             status: address ? 'received' : 'dropped',
             address_id: address?.id ?? null,
             address: address && first.exact ? address.address : null,
@@ -85,9 +87,10 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
             parsed: a.parsedJson,
             subject: a.subject,
             size_bytes: stored.length,
-            received_at: receivedAt,
+            // Each row its own stamp: one message to two addresses of a workspace lists as two rows.
+            received_at: req.groups.length === 0 ? receivedAt : stamp(),
           },
-          quota: config.inbound.monthlyQuota[first.plan] ?? 0,
+          quota: planLimits(config, first.plan)?.inboundPerMonth ?? 0,
           eventId: ids.publicId('evt'),
           endpointId: address?.webhook_endpoint_id ?? null,
           forwards: !!address?.forward_to,
@@ -95,8 +98,7 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
       }
 
       const result = await committer.store(req);
-      if (result.events.length > 0) bus.publish('events.recorded', { ids: result.events, type: 'message.received' });
-      for (const m of result.out) bus.publish('inbound.stored', m);
+      if (result.events.length > 0) bus.publish('events.recorded', { type: 'message.received' });
       log.debug({ messages: result.out.map((m) => `${m.id}:${m.status}`), size: mail.raw.length }, 'inbound stored');
       return result.out;
     },

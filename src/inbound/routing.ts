@@ -1,14 +1,12 @@
 // Which recipients Postern accepts and where each one goes. Decided at RCPT TO (so refusals are
-// 550 5.7.1 before any data is sent) and carried to DATA. The local part is matched lowercase with
+// 550 5.7.1 before any data is sent) and carried to DATA. A custom domain is served once its
+// receiving side is verified (its MX confirmed), never before: Postern is never an open relay. The local part is matched lowercase with
 // any +tag split off; an exact address beats the catch-all; reserved role names reach only the
 // catch-all; a served domain with no match is stored as `dropped`.
-import type { Config } from '../config.js';
-import type { Db } from '../db/database.js';
-import { ROUTING_CHANGED } from '../domains/domains.js';
+import { flag } from '../db/schema.js';
+import type { Deps } from '../deps.js';
 import { bounceDomainOf, normalizeDomain, slugOfSharedDomain } from '../domains/names.js';
-import type { EventBus } from '../events/bus.js';
-import type { AddressRow } from './addresses.js';
-import { RESERVED_LOCAL_PARTS } from './addresses.js';
+import { RESERVED_LOCAL_PARTS, type AddressRow } from './addresses.js';
 
 export type Route =
   | { kind: 'bounce'; rcpt: string }
@@ -30,12 +28,23 @@ interface DomainTarget {
 // (other nodes of a cluster see a change within the TTL). Addresses are always read fresh.
 const DOMAIN_CACHE_MS = 2_000;
 
-export function createRouter({ config, db, bus }: { config: Config; db: Db; bus?: EventBus }): Router {
+export function createRouter({ config, db, bus }: Pick<Deps, 'config' | 'db'> & Partial<Pick<Deps, 'bus'>>): Router {
   const bounceDomain = bounceDomainOf(config);
   const cache = new Map<string, { at: number; target: DomainTarget | null }>();
-  bus?.subscribe(ROUTING_CHANGED, () => cache.clear());
+  bus?.subscribe('inbound.routing.changed', () => cache.clear());
 
   const lookupDomain = async (domain: string): Promise<DomainTarget | null> => {
+    // A shared domain as stored: it keeps the form it was created with (`sharedInboundDomain` may
+    // have changed since, as it did with the form {slug}.in.{sharedInboundDomain} in 0.2.0).
+    const stored = await db
+      .selectFrom('domains')
+      .innerJoin('workspaces', 'workspaces.id', 'domains.workspace_id')
+      .select(['domains.id', 'domains.workspace_id', 'workspaces.plan'])
+      .where('domains.domain', '=', domain)
+      .where('domains.kind', '=', 'shared')
+      .where('domains.deleted_at', 'is', null)
+      .executeTakeFirst();
+    if (stored) return { workspaceId: stored.workspace_id, plan: stored.plan, domainId: stored.id };
     const slug = slugOfSharedDomain(domain, config.sharedInboundDomain);
     if (slug !== null) {
       const ws = await db.selectFrom('workspaces').select(['id', 'plan']).where('slug', '=', slug).executeTakeFirst();
@@ -55,7 +64,9 @@ export function createRouter({ config, db, bus }: { config: Config; db: Db; bus?
       .select(['domains.id', 'domains.workspace_id', 'workspaces.plan'])
       .where('domains.domain', '=', domain)
       .where('domains.kind', '=', 'custom')
-      .where('domains.status', '=', 'verified')
+      // Receiving is verified once the MX points here (domains/domains.ts), DKIM or not.
+      .where('domains.status', '!=', 'failed')
+      .where('domains.mx_verified_at', 'is not', null)
       .where('domains.deleted_at', 'is', null)
       .executeTakeFirst();
     return d ? { workspaceId: d.workspace_id, plan: d.plan, domainId: d.id } : null;
@@ -78,7 +89,7 @@ export function createRouter({ config, db, bus }: { config: Config; db: Db; bus?
       .where('domain_id', '=', domainId)
       .where('local_part', 'in', RESERVED_LOCAL_PARTS.has(local) ? ['*'] : [local, '*'])
       .where('deleted_at', 'is', null)
-      .where('active', '=', 1)
+      .where('active', '=', flag(true))
       .execute();
     const exact = rows.find((r) => r.local_part === local);
     if (exact) return { row: exact, exact: true };

@@ -1,18 +1,18 @@
 // The storing step of received SMTP transactions, as plain data in and out: per transaction the
 // raw source, one message row per (workspace, address) group, the quota check, the usage counter
-// and the message.received event, all inside the caller's transaction. Every id and timestamp is decided
-// by the caller beforehand, so the same request can run on the main thread (PostgreSQL, or SQLite
-// without the store worker) or in the store worker thread (store-worker.ts) with identical rows.
+// and the message.received event, all inside the caller's transaction, a batch at a time (the group
+// commit of db/group-commit.ts hands it the transactions that arrived together). Every id and
+// timestamp is decided by the caller beforehand, so a batch decides exactly as one transaction per
+// request would.
 import type { Insertable, Kysely, Transaction } from 'kysely';
-import type { Database, EventsTable } from '../db/schema.js';
+import { isSet, type Database, type EventsTable, type ReceivedStatus } from '../db/schema.js';
 import { eventRow } from '../events/record.js';
-import { asBuffer } from '../lib/thread.js';
 import { workspacesWithEndpoints } from '../webhooks/fanout.js';
-import type { MessageRow } from './messages.js';
+import type { ReceivedRow } from './received.js';
 
 export interface StoreGroup {
   /** The row as routed: status `received` (may become `quota_exceeded` here) or `dropped`. */
-  row: MessageRow;
+  row: ReceivedRow;
   /** Monthly quota of the workspace's plan; 0 = unlimited. */
   quota: number;
   eventId: string;
@@ -23,7 +23,7 @@ export interface StoreGroup {
 
 export interface StoreRequest {
   rawId: string;
-  source: Uint8Array;
+  source: Buffer;
   receivedAt: string;
   groups: StoreGroup[];
 }
@@ -31,7 +31,7 @@ export interface StoreRequest {
 export interface StoredMessage {
   id: string;
   workspaceId: string;
-  status: 'received' | 'dropped' | 'quota_exceeded';
+  status: ReceivedStatus;
 }
 
 export interface StoreResult {
@@ -51,7 +51,7 @@ export async function storeMessages(trx: Kysely<Database> | Transaction<Database
   if (reqs.length === 0) return [];
   await trx
     .insertInto('inbound_raw')
-    .values(reqs.map((req) => ({ id: req.rawId, source: asBuffer(req.source), received_at: req.receivedAt, purged_at: null })))
+    .values(reqs.map((req) => ({ id: req.rawId, source: req.source, received_at: req.receivedAt, purged_at: null })))
     .execute();
 
   // A workspace with a quota counts each message with one conditional upsert that increments only
@@ -74,7 +74,7 @@ export async function storeMessages(trx: Kysely<Database> | Transaction<Database
     return r !== undefined;
   };
 
-  const rows: MessageRow[] = [];
+  const rows: ReceivedRow[] = [];
   const events: Insertable<EventsTable>[] = [];
   const results: StoreResult[] = [];
   const withEndpoints = await workspacesWithEndpoints(trx, [...new Set(reqs.flatMap((req) => req.groups.map((g) => g.row.workspace_id)))]);
@@ -82,7 +82,7 @@ export async function storeMessages(trx: Kysely<Database> | Transaction<Database
     const month = req.receivedAt.slice(0, 7);
     const result: StoreResult = { out: [], events: [] };
     for (const g of req.groups) {
-      const row: MessageRow = { ...g.row };
+      const row: ReceivedRow = { ...g.row };
       if (row.status === 'received') {
         if (g.quota > 0) {
           if (!(await countWithin(row.workspace_id, month, g.quota))) row.status = 'quota_exceeded';
@@ -96,7 +96,7 @@ export async function storeMessages(trx: Kysely<Database> | Transaction<Database
       rows.push(row);
       if (row.status === 'received') {
         // The event names the message; the webhook payload is its detail, rendered when delivered
-        // from the one stored copy (messages.ts eventPayload), so the body is not written twice.
+        // from the one stored copy (received.ts eventPayload), so the body is not written twice.
         // What the event needs no one for is marked done here, in this commit: the forwarder when
         // the address forwards nowhere, the fan-out when no endpoint can receive it. Each would
         // otherwise spend a transaction (an fsync on the event loop) per batch on nothing.
@@ -106,7 +106,7 @@ export async function storeMessages(trx: Kysely<Database> | Transaction<Database
             { clock: { now: () => new Date(req.receivedAt) }, ids: { publicId: () => g.eventId } },
             {
               workspaceId: row.workspace_id,
-              livemode: row.livemode === 1,
+              livemode: isSet(row.livemode),
               type: 'message.received',
               data: { id: row.public_id },
               endpointId: g.endpointId,
@@ -117,7 +117,7 @@ export async function storeMessages(trx: Kysely<Database> | Transaction<Database
         );
         if (!fannedOut || g.forwards) result.events.push(g.eventId);
       }
-      result.out.push({ id: row.public_id, workspaceId: row.workspace_id, status: row.status as StoredMessage['status'] });
+      result.out.push({ id: row.public_id, workspaceId: row.workspace_id, status: row.status });
     }
     results.push(result);
   }

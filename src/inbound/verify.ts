@@ -1,6 +1,12 @@
 // SPF, DKIM, DMARC and ARC through mailauth with the daemon's resolver. The verdicts are stored per
 // message as {spf, dkim, dmarc, arc}, each {result, details}; mailauth's Authentication-Results
 // (and Received-SPF) header lines are prepended to the stored raw source. BIMI is not evaluated.
+//
+// One word differs from mailauth's: a DKIM signature whose body hash does not match the body (the
+// body was changed after signing) is `fail`, as RFC 6376 6.3 (PERMFAIL) and rspamd, dkimpy and
+// OpenDKIM have it, where mailauth says `neutral`; the verdict and the Authentication-Results line
+// say the same. mailauth's other `neutral`s (no key, an unusable key, an expired signature) stay.
+// A message mailauth cannot take at all is recorded `permerror`, never refused or retried.
 import { authenticate } from 'mailauth';
 import type { DnsResolver } from '../lib/dns.js';
 
@@ -27,7 +33,9 @@ export interface VerifyInput {
 
 // mailauth has no types of its own; these are the parts we read.
 interface AuthOutput {
-  dkim?: { results?: { signingDomain?: string; selector?: string; status?: { result?: string }; info?: string }[] };
+  dkim?: {
+    results?: { signingDomain?: string; selector?: string; status?: { result?: string; comment?: string | false }; info?: string }[];
+  };
   spf?: { status?: { result?: string }; info?: string } | false;
   dmarc?: { status?: { result?: string }; policy?: string; info?: string } | false;
   arc?: { status?: { result?: string }; info?: string } | false;
@@ -58,22 +66,50 @@ export function cachedLookup(dns: DnsResolver, ttlMs = 30_000, max = 5_000): Loo
   };
 }
 
+// `dkim=neutral`, any comments mailauth puts before its reason (an undersized-signature note), then
+// the reason.
+const BODY_HASH_NEUTRAL = /(^|\r\n )dkim=neutral((?: \((?:[^()\\]|\\.)*\))*? \(body hash did not verify\))/g;
+/** mailauth's word for a body hash mismatch, as RFC 6376 and the other verifiers have it. */
+const asFail = (text: string) => text.replace(BODY_HASH_NEUTRAL, '$1dkim=fail$2');
+
+const NOT_VERIFIED = (details: string): Verdicts => ({
+  spf: { result: 'permerror', details },
+  dkim: { result: 'permerror', details, signatures: [] },
+  dmarc: { result: 'permerror', policy: null, details },
+  arc: { result: 'permerror', details },
+});
+
 export async function verifyMessage(dns: DnsResolver | Lookup, input: VerifyInput): Promise<{ verdicts: Verdicts; headers: string }> {
   const resolver: Lookup = typeof dns === 'function' ? dns : (name, rrtype) => dns.resolve(name, rrtype);
-  const out = (await authenticate(input.raw, {
-    ip: input.ip,
-    helo: input.helo || input.ip,
-    sender: input.mailFrom,
-    mta: input.mta,
-    resolver,
-    disableBimi: true,
-  } as never)) as AuthOutput;
-  const sigs = (out.dkim?.results ?? []).map((r) => ({
-    domain: r.signingDomain ?? '',
-    selector: r.selector ?? '',
-    result: r.status?.result ?? 'none',
-    details: r.info ?? '',
-  }));
+  let out: AuthOutput;
+  try {
+    out = (await authenticate(input.raw, {
+      ip: input.ip,
+      helo: input.helo || input.ip,
+      sender: input.mailFrom,
+      mta: input.mta,
+      resolver,
+      disableBimi: true,
+    })) as AuthOutput;
+  } catch (err) {
+    const details = `not verified: ${String((err as Error)?.message ?? err)
+      .replace(/[\x00-\x1f\x7f]+/g, ' ')
+      .slice(0, 200)}`;
+    const comment = details.replace(/[()\\]/g, '');
+    return {
+      verdicts: NOT_VERIFIED(details),
+      headers: `Authentication-Results: ${input.mta};\r\n dkim=permerror (${comment});\r\n spf=permerror;\r\n dmarc=permerror\r\n`,
+    };
+  }
+  const sigs = (out.dkim?.results ?? []).map((r) => {
+    const bodyHashMismatch = r.status?.result === 'neutral' && r.status?.comment === 'body hash did not verify';
+    return {
+      domain: r.signingDomain ?? '',
+      selector: r.selector ?? '',
+      result: bodyHashMismatch ? 'fail' : (r.status?.result ?? 'none'),
+      details: bodyHashMismatch ? asFail(r.info ?? '') : (r.info ?? ''),
+    };
+  });
   const signed = sigs.filter((s) => s.domain !== '');
   const dkimResult = signed.length === 0 ? 'none' : signed.some((s) => s.result === 'pass') ? 'pass' : signed[0].result;
   const spf = out.spf || undefined;
@@ -89,5 +125,5 @@ export async function verifyMessage(dns: DnsResolver | Lookup, input: VerifyInpu
     dmarc: { result: dmarc?.status?.result ?? 'none', policy: dmarc?.policy ?? null, details: dmarc?.info ?? '' },
     arc: { result: arc?.status?.result ?? 'none', details: arc?.info ?? '' },
   };
-  return { verdicts, headers: out.headers };
+  return { verdicts, headers: asFail(out.headers) };
 }

@@ -16,6 +16,7 @@ export type ErrorCode =
   | 'shared_domain'
   | 'gone'
   | 'payload_too_large'
+  | 'unsupported_media_type'
   | 'invalid_domain'
   | 'rate_limited'
   | 'quota_exceeded'

@@ -28,7 +28,7 @@ export function bytesToBase62(bytes: Uint8Array): string {
   return out || '0';
 }
 
-export function uuidv7(nowMs: number = Date.now()): string {
+function uuidv7(nowMs: number = Date.now()): string {
   const b = new Uint8Array(16);
   randomFillSync(b);
   let ms = BigInt(nowMs);

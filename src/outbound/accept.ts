@@ -7,20 +7,16 @@
 // unique index (PostgreSQL) or on the single writer (SQLite) and then finds the original, so two
 // racing requests can never both create a message. Keys expire after 24 hours.
 import type { Transaction } from 'kysely';
-import type { Config } from '../config.js';
+import type { Channel, ChannelContent, OutboundMessage } from '../channel.js';
 import type { Database } from '../db/schema.js';
-import type { Db } from '../db/database.js';
-import type { EventBus } from '../events/bus.js';
-import type { Clock } from '../lib/clock.js';
+import { flag } from '../db/schema.js';
+import type { Deps } from '../deps.js';
 import { AppError, invalidBody, isAppError, type Issue } from '../lib/errors.js';
-import type { Ids } from '../lib/ids.js';
-import { checkTemplates, type Channel, type ChannelContent } from '../templates/render.js';
-import type { OutboundMessage } from './channels/channel.js';
-import { queriesFor } from './compiled-queries.js';
-import { metadataText, rowToOutbound, searchText, type MessageRow, type TimelineEntry } from './message.js';
-import { channelIssues, sendBody, shapeIssues, type SendBody } from './send-input.js';
-import type { WriteBatcher } from './write-batcher.js';
-import { zodIssuesOf } from './zod-issues.js';
+import type { Ledger } from '../messages/ledger.js';
+import { metadataText, rowToOutbound, searchText, type MessageRow } from '../messages/message.js';
+import { checkTemplates } from '../templates/render.js';
+import { planLimits } from '../workspaces/plans.js';
+import { channelIssues, readSendBody, shapeIssues } from './send-input.js';
 
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
@@ -48,22 +44,19 @@ export interface AcceptResponse {
 /** An accept-time check (sender caps, …): throw an AppError to refuse the send. Runs before insert. */
 export type AcceptCheck = (ctx: { message: OutboundMessage; plan: string; scheduledAt: string | null }) => Promise<void>;
 
-export interface AcceptDeps {
-  config: Config;
-  db: Db;
-  clock: Clock;
-  ids: Ids;
-  bus: EventBus;
+export interface AcceptDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'ids' | 'writes'> {
+  ledger: Ledger;
   templates: () => TemplateResolver | null;
   checks: AcceptCheck[];
   /** Called after commit with the new row. */
   accepted(row: MessageRow): void;
-  /** Group commit (SQLite) or a transaction per write (PostgreSQL). */
-  writes: WriteBatcher;
 }
 
-class Repeat {
-  constructor(readonly response: AcceptResponse) {}
+/** Thrown inside the accept transaction when the idempotency key was used before: the original answer. */
+class Repeat extends Error {
+  constructor(readonly response: AcceptResponse) {
+    super('idempotent repeat');
+  }
 }
 
 function monthOf(d: Date): string {
@@ -71,15 +64,14 @@ function monthOf(d: Date): string {
 }
 
 export function createAccept(deps: AcceptDeps) {
-  const { db, clock, ids } = deps;
-  const queries = queriesFor(db);
+  const { db, clock, ids, ledger } = deps;
 
   async function findRepeat(sender: Sender, key: string): Promise<AcceptResponse | null> {
     const row = await db
       .selectFrom('message_idempotency')
       .select(['response', 'expires_at'])
       .where('workspace_id', '=', sender.workspace.id)
-      .where('livemode', '=', sender.livemode ? 1 : 0)
+      .where('livemode', '=', flag(sender.livemode))
       .where('key', '=', key)
       .executeTakeFirst();
     if (!row || row.expires_at <= clock.now().toISOString()) return null;
@@ -88,14 +80,11 @@ export function createAccept(deps: AcceptDeps) {
 
   /** Validates and resolves the body into the row to insert; throws invalid_body listing every issue. */
   async function prepare(sender: Sender, raw: unknown, opts: { raw: boolean; idempotencyKey: string | null }): Promise<MessageRow> {
-    const parsed = sendBody.safeParse(raw ?? {});
-    if (!parsed.success) {
-      // Report shape problems together with those the partial body still lets us see.
-      throw invalidBody(zodIssuesOf(parsed.error));
-    }
-    const body: SendBody = parsed.data;
+    // Shape problems are reported together with those the rest of the body still lets us see.
+    const { body, issues, refused } = readSendBody(raw);
+    const shapeCount = issues.length;
     const now = clock.now();
-    const issues: Issue[] = shapeIssues(body, { raw: opts.raw, now });
+    issues.push(...shapeIssues(body, { raw: opts.raw, now }));
 
     let channel: Channel | undefined = body.channel;
     let content: ChannelContent | undefined = body.content as ChannelContent | undefined;
@@ -129,28 +118,29 @@ export function createAccept(deps: AcceptDeps) {
     if (channel) issues.push(...channelIssues(channel, body));
     if (channel && content && body.content !== undefined && body.interpolate)
       issues.push(...checkTemplates(channel, content as unknown as Record<string, unknown>));
-    if (issues.length) throw invalidBody(issues);
+    // A field the schema refused is reported once, by the schema, not again as missing.
+    const reported = issues.filter((issue, i) => i < shapeCount || !refused.has(issue.path.split('.')[0]));
+    if (reported.length) throw invalidBody(uniqueIssues(reported));
 
     const publicId = ids.publicId('msg');
     const createdAt = now.toISOString();
     const scheduledAt = body.scheduledAt ? new Date(body.scheduledAt).toISOString() : null;
-    const timeline: TimelineEntry[] = [{ t: createdAt, e: 'accepted' }];
-    if (scheduledAt) timeline.push({ t: createdAt, e: 'scheduled' });
+    const { status, timeline } = ledger.open(createdAt, scheduledAt !== null);
     const templateSlug = body.content === undefined ? resolvedSlug : null;
     return {
       seq: 0,
       id: ids.uuid(),
       public_id: publicId,
       workspace_id: sender.workspace.id,
-      livemode: sender.livemode ? 1 : 0,
+      livemode: flag(sender.livemode),
       channel: channel!,
-      status: scheduledAt ? 'scheduled' : 'queued',
+      status,
       recipient: body.to,
       template_slug: templateSlug,
       template_version: templateVersion,
       pinned_version: templateSlug ? (body.version ?? null) : null,
       content: JSON.stringify(content),
-      interpolate: body.content !== undefined && body.interpolate ? 1 : 0,
+      interpolate: flag(body.content !== undefined && body.interpolate === true),
       vars: JSON.stringify(body.vars),
       metadata: JSON.stringify(body.metadata),
       metadata_text: metadataText(body.metadata),
@@ -199,12 +189,8 @@ export function createAccept(deps: AcceptDeps) {
       for (const check of deps.checks) await check({ message, plan, scheduledAt: row.scheduled_at });
     }
     const response: AcceptResponse = { id: row.public_id, status: row.status as AcceptResponse['status'], livemode: sender.livemode };
-    const quota = (deps.config.plans as Record<string, { messagesPerMonth: number }>)[plan]?.messagesPerMonth ?? 0;
+    const quota = planLimits(deps.config, plan)?.messagesPerMonth ?? 0;
     const now = clock.now();
-    const { seq: _seq, ...values } = row;
-    // Every column has a value (null at most), so the insert has one shape: compiled once.
-    const columns = (Object.keys(values) as (keyof typeof values)[]).filter((c) => values[c] !== undefined);
-    const params = columns.map((c) => values[c]);
 
     const expiresAt = new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString();
     const earlierIn = async (trx: Transaction<Database>) => {
@@ -266,15 +252,20 @@ export function createAccept(deps: AcceptDeps) {
               .execute();
           }
         }
-        await trx.executeQuery(
-          queries.compiled(`messages.insert:${columns.join(',')}`, params, () => trx.insertInto('messages').values(values)),
-        );
+        await ledger.insert(trx, row);
       });
     } catch (err) {
       if (err instanceof Repeat) return err.response;
       throw err;
     }
+    ledger.inserted(row);
     deps.accepted(row);
     return response;
   };
+}
+
+/** Each problem once (the schema and a later check may both see the same one). */
+function uniqueIssues(issues: Issue[]): Issue[] {
+  const seen = new Set<string>();
+  return issues.filter((i) => !seen.has(`${i.path}\u0000${i.message}`) && seen.add(`${i.path}\u0000${i.message}`));
 }

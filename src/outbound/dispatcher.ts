@@ -5,7 +5,7 @@
 // commit before hand-over (rendered and dispatched together, or a terminal blocked / suppressed /
 // opted_out / failed), and the outcome. A crash between hand-over and outcome re-delivers after the
 // lease (at least once). `deferred` keeps the status dispatched and sets the next `due_at` per the
-// retry policy; past `retry.maxAgeHours` the message fails.
+// retry policy; past `retry.maxAge` the message fails.
 //
 // Concurrency: up to `dispatcher.concurrency` messages are in flight at once, so a slow transport
 // ties up its slots and nothing else (the API never waits on it). Claims come in chunks of a
@@ -17,42 +17,32 @@
 // Claimed-but-waiting messages were never handed over, so a crash can duplicate no more than the
 // `dispatcher.concurrency` in flight, as before; their leases run out and they are retaken.
 import { performance } from 'node:perf_hooks';
-import type { Deps } from '../app.js';
-import { recordEvent, type EventType } from '../events/record.js';
-import type { ChannelOutput } from '../templates/render.js';
-import type { DeliveryOutcome, OutboundMessage } from './channels/channel.js';
-import { simulationFor } from './channels/test-recipients.js';
-import { BLOCKED_NOTICE, rowToMessage, rowToOutbound, type Message, type MessageRow, type TimelineEntry } from './message.js';
-import { queriesFor } from './compiled-queries.js';
-import { claimDue, releaseLeases, updateIfHeld, type RowPatch } from './queue.js';
-import type { Renderer } from './render-threads.js';
+import type { ChannelOutput, ChannelTransport, DeliveryOutcome, OutboundMessage } from '../channel.js';
+import { simulationFor } from '../channels/test/recipients.js';
+import { isSet, type MessageStatus } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import type { Change, Ledger } from '../messages/ledger.js';
+import type { Trigger } from '../messages/transitions.js';
+import { BLOCKED_NOTICE, rowToOutbound, type MessageRow } from '../messages/message.js';
+import type { DeliveryThreads } from './delivery-threads.js';
+import { claimDue, releaseLeases } from './queue.js';
 import { nextAttempt } from './retry.js';
 import { createScanner } from './scanner.js';
 import type { TransportRegistry } from './transports.js';
-import type { WriteBatcher } from './write-batcher.js';
 
-/** A hold: the suppression list or an unsubscribe (wired by the email area). null lets it through. */
+/** A hold: the suppression list or an unsubscribe (wired by the composition root). null lets it through. */
 export type HoldCheck = (message: OutboundMessage) => Promise<{ kind: 'suppressed' | 'opted_out'; reason: string } | null>;
 
 /** Told of a permanent failure whose transport asked for the recipient to be suppressed. */
 export type SuppressHook = (message: OutboundMessage, detail: string) => Promise<void>;
 
-const EVENT_OF: Record<string, EventType | undefined> = {
-  sent: 'message.sent',
-  delivered: 'message.delivered',
-  failed: 'message.failed',
-  suppressed: 'message.suppressed',
-  blocked: 'message.blocked',
-  opted_out: 'message.opted_out',
-};
-
-export interface DispatcherDeps extends Pick<Deps, 'config' | 'db' | 'dialect' | 'clock' | 'ids' | 'log' | 'bus'> {
+export interface DispatcherDeps extends Pick<Deps, 'config' | 'dialect' | 'clock' | 'ids' | 'log' | 'writes'> {
+  ledger: Ledger;
   transports: TransportRegistry;
   holds: HoldCheck[];
   suppressHooks: SuppressHook[];
-  writes: WriteBatcher;
-  /** Where rendering runs (render threads, or the event loop). */
-  renderer: Pick<Renderer, 'render'>;
+  /** Where rendering runs (delivery threads, or the event loop). */
+  threads: Pick<DeliveryThreads, 'render'>;
 }
 
 interface Claimed {
@@ -69,11 +59,10 @@ export interface Dispatcher {
 }
 
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
-  const { db, clock, log, bus } = deps;
+  const { clock, log, ledger } = deps;
   const cfg = deps.config.dispatcher;
   const scan = createScanner(deps.config.scanner);
   const token = deps.ids.uuid(); // this node's lease owner id
-  const queries = queriesFor(db);
   const inFlight = new Set<Promise<void>>();
   // Claimed, leased, waiting for a slot (oldest first), each already being rendered: rendering
   // is pure and off the event loop, so it may as well happen while the message waits.
@@ -87,166 +76,163 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const held = () => inFlight.size + ready.length;
   const maxHeld = cfg.concurrency + 2 * chunk;
 
-  const stamp = () => clock.now().toISOString();
+  // Every write of the dispatcher holds this node's lease: a cancel or a retaken lease makes it
+  // match nothing, and the message is let go.
+  const commit = (change: Change) => ledger.commit(change, { lease: token });
 
-  // Commits a step: CAS on (status, lease), the patch, the event when the new status has one.
-  async function commit(row: MessageRow, expectStatus: string, patch: RowPatch): Promise<MessageRow | null> {
-    const next: MessageRow = { ...row, ...patch } as MessageRow;
-    const changed = patch.status !== undefined && patch.status !== expectStatus;
-    const type = changed ? EVENT_OF[patch.status!] : undefined;
-    // The Message view of a status change serves both the event and the live tail (when one listens).
-    const view: Message | null = type || (changed && bus.listening('message.changed')) ? rowToMessage(next) : null;
-    const ok = await deps.writes.run(async (trx) => {
-      const held = await updateIfHeld(trx, row.id, { status: expectStatus, token }, patch, queries);
-      if (held && type)
-        await recordEvent(trx, deps, { workspaceId: row.workspace_id, livemode: Number(row.livemode) === 1, type, data: view });
-      return held;
-    });
-    if (!ok) {
-      log.debug({ message: row.public_id, expectStatus }, 'dispatcher lost the message (canceled or lease retaken)');
-      return null;
-    }
-    if (type) bus.publish('events.recorded', { type, workspaceId: row.workspace_id });
-    if (view) bus.publish('message.changed', view);
-    return next;
-  }
+  const finished = (error: string | null) => ({ error, due_at: null, locked_until: null, locked_by: null });
 
   function render(row: MessageRow): Promise<ChannelOutput> {
     // Template sends always render; raw sends only when `interpolate` was asked for.
-    const templated = row.template_slug !== null || Number(row.interpolate) === 1;
-    return deps.renderer.render({ channel: row.channel as Message['channel'], content: row.content, vars: templated ? row.vars : null });
+    const templated = row.template_slug !== null || isSet(row.interpolate);
+    return deps.threads.render({ channel: row.channel, content: row.content, vars: templated ? row.vars : null });
   }
 
-  const terminal = (status: string, timeline: TimelineEntry[], error: string | null): RowPatch => ({
-    status,
-    timeline: JSON.stringify(timeline),
-    error,
-    due_at: null,
-    locked_until: null,
-    locked_by: null,
-    updated_at: stamp(),
-  });
+  // One message on its way through the steps; each step says whether the message goes on.
+  interface Run {
+    row: MessageRow;
+    change: Change;
+    outbound: OutboundMessage;
+    livemode: boolean;
+    firstAttempt: boolean;
+  }
 
-  async function process({ row: claimed, output: rendering }: Claimed): Promise<void> {
-    let row = claimed;
-    const timeline: TimelineEntry[] = JSON.parse(row.timeline);
-    const livemode = Number(row.livemode) === 1;
-    const channel = row.channel as Message['channel'];
-    const onDisk = row.status;
+  // A step that ends the message's attempt here: the change with the message's last columns.
+  const stop = async (run: Run, to: MessageStatus, trigger: Trigger, error: string | null, entry?: string): Promise<false> => {
+    run.change.step(to, trigger, entry);
+    await commit(run.change.set(finished(error)));
+    return false;
+  };
 
-    // Step: due. A scheduled message whose time came is queued (in memory; committed with dispatch).
-    if (row.status === 'scheduled') timeline.push({ t: stamp(), e: 'queued' });
+  /** A scheduled message whose time came is queued (in memory; committed with the dispatch). */
+  function due(run: Run): void {
+    if (run.row.status === 'scheduled') run.change.step('queued', 'due');
+  }
 
-    // Step: render (started on a render thread when the message was claimed).
-    let output: ChannelOutput;
+  /** Its output, rendered on a delivery thread since the claim; null once it failed for good. */
+  async function rendered(run: Run, rendering: Promise<ChannelOutput>): Promise<ChannelOutput | null> {
     try {
-      output = await rendering;
+      const output = await rendering;
+      if (run.firstAttempt) run.change.step('rendered', 'render');
+      return output;
     } catch (err) {
-      log.error({ err, message: row.public_id }, 'render failed');
-      timeline.push({ t: stamp(), e: 'failed' });
-      await commit(row, onDisk, terminal('failed', timeline, 'the message content could not be rendered'));
-      return;
+      log.error({ err, message: run.row.public_id }, 'render failed');
+      return stop(run, 'failed', 'render-failed', 'the message content could not be rendered').then(() => null);
     }
-    const firstAttempt = onDisk !== 'dispatched';
-    const outbound = rowToOutbound(row);
+  }
 
-    if (firstAttempt) {
-      timeline.push({ t: stamp(), e: 'rendered' });
-      const simulated = livemode ? null : simulationFor(channel, row.recipient);
+  /** The content scanner (or a test recipient) blocks it; the real reason is for the operator only. */
+  async function scanned(run: Run, output: ChannelOutput): Promise<boolean> {
+    const verdict = simulated(run) === 'blocked' ? { blocked: true as const, reason: 'test recipient simulates a block' } : scan(output);
+    if (!verdict.blocked) return true;
+    log.warn(
+      { message: run.row.public_id, workspaceId: run.row.workspace_id, reason: verdict.reason },
+      'outbound content scanner blocked a message',
+    );
+    return stop(run, 'blocked', 'scan', null, BLOCKED_NOTICE);
+  }
 
-      // Step: scan. The real reason is for the operator only.
-      const verdict = simulated === 'blocked' ? { blocked: true as const, reason: 'test recipient simulates a block' } : scan(output);
-      if (verdict.blocked) {
-        log.warn(
-          { message: row.public_id, workspaceId: row.workspace_id, reason: verdict.reason },
-          'outbound content scanner blocked a message',
-        );
-        timeline.push({ t: stamp(), e: BLOCKED_NOTICE });
-        await commit(row, onDisk, terminal('blocked', timeline, null));
-        return;
-      }
-
-      // Step: hold if suppressed or opted out.
-      let hold: { kind: 'suppressed' | 'opted_out'; reason: string } | null = null;
-      if (simulated === 'opted_out') hold = { kind: 'opted_out', reason: 'test recipient simulates an unsubscribe' };
-      for (const check of deps.holds) {
-        if (hold) break;
-        hold = await check(outbound);
-      }
-      if (hold) {
-        timeline.push({ t: stamp(), e: hold.kind });
-        await commit(row, onDisk, terminal(hold.kind, timeline, hold.reason));
-        return;
-      }
+  /** Held when the recipient is suppressed or opted out (the hold checks, or a test recipient). */
+  async function unheld(run: Run): Promise<boolean> {
+    let hold: { kind: 'suppressed' | 'opted_out'; reason: string } | null = null;
+    if (simulated(run) === 'opted_out') hold = { kind: 'opted_out', reason: 'test recipient simulates an unsubscribe' };
+    for (const check of deps.holds) {
+      if (hold) break;
+      hold = await check(run.outbound);
     }
+    return hold ? stop(run, hold.kind, 'hold', hold.reason) : true;
+  }
 
-    // Step: pick the transport. A live channel without one fails clearly instead of waiting forever.
-    const transport = deps.transports.forMessage(channel, livemode);
-    if (!transport) {
-      timeline.push({ t: stamp(), e: 'failed' });
-      await commit(row, onDisk, terminal('failed', timeline, `no transport is configured for the ${channel} channel`));
-      return;
-    }
+  const simulated = (run: Run) => (run.livemode ? null : simulationFor(run.row.channel, run.row.recipient));
 
-    // Step: dispatch. Committed before the hand-over, so a crash after it is visible and retried.
-    const attempts = Number(row.attempts) + 1;
-    if (firstAttempt) timeline.push({ t: stamp(), e: 'dispatched' });
-    const leaseUntil = new Date(clock.now().getTime() + cfg.leaseSeconds * 1000).toISOString();
-    const dispatched = await commit(row, onDisk, {
-      status: 'dispatched',
-      timeline: JSON.stringify(timeline),
-      attempts,
-      locked_until: leaseUntil,
-      updated_at: stamp(),
-    });
-    if (!dispatched) return;
-    row = dispatched;
+  /** The transport of its channel; a live channel without one fails clearly instead of waiting forever. */
+  async function transportOf(run: Run): Promise<ChannelTransport | null> {
+    const transport = deps.transports.forMessage(run.row.channel, run.livemode);
+    if (transport) return transport;
+    return stop(run, 'failed', 'no-transport', `no transport is configured for the ${run.row.channel} channel`).then(() => null);
+  }
 
-    // Step: deliver.
+  /** The attempt counted and a fresh lease, committed before the hand-over, so a crash after it is visible and retried. */
+  async function dispatched(run: Run): Promise<number | null> {
+    const attempts = Number(run.row.attempts) + 1;
+    if (run.firstAttempt) run.change.step('dispatched', 'dispatch');
+    else run.change.step('dispatched', 'retry', null);
+    const leaseUntil = new Date(clock.now().getTime() + cfg.lease).toISOString();
+    return (await commit(run.change.set({ attempts, locked_until: leaseUntil }))) ? attempts : null;
+  }
+
+  /** The transport's answer; one that throws is a temporary failure. */
+  async function delivered(run: Run, transport: ChannelTransport, output: ChannelOutput, attempts: number): Promise<DeliveryOutcome> {
     const started = performance.now();
     let outcome: DeliveryOutcome;
     try {
-      outcome = await transport.deliver({ message: { ...outbound, attempt: attempts }, content: output });
+      outcome = await transport.deliver({ message: { ...run.outbound, attempt: attempts }, content: output });
     } catch (err) {
-      log.warn({ err, message: row.public_id, transport: transport.name }, 'transport threw; treating as a temporary failure');
+      log.warn({ err, message: run.row.public_id, transport: transport.name }, 'transport threw; treating as a temporary failure');
       outcome = { kind: 'deferred', provider: transport.name, error: `transport error: ${(err as Error).message}` };
     }
-    const latencyMs = Math.round(performance.now() - started);
+    run.change.set({
+      provider: outcome.provider,
+      provider_connection_id: outcome.providerConnectionId ?? null,
+      latency_ms: Math.round(performance.now() - started),
+    });
+    return outcome;
+  }
 
-    // Step: outcome.
+  /** The outcome recorded: final, or deferred with the next attempt (failed once retries expire). */
+  async function settled(run: Run, outcome: DeliveryOutcome, attempts: number): Promise<void> {
     const now = clock.now();
-    for (const note of outcome.notes ?? []) timeline.push({ t: now.toISOString(), e: note });
-    const provider = { provider: outcome.provider, provider_connection_id: outcome.providerConnectionId ?? null, latency_ms: latencyMs };
+    for (const note of outcome.notes ?? []) run.change.note(note, now.toISOString());
     if (outcome.kind === 'deferred') {
-      const since = new Date(row.scheduled_at ?? row.created_at);
+      const since = new Date(run.row.scheduled_at ?? run.row.created_at);
       const next = nextAttempt(deps.config.retry, attempts, now, since, outcome.retryAt);
-      timeline.push({ t: now.toISOString(), e: 'deferred' });
-      if (next) {
-        await commit(row, 'dispatched', {
-          ...provider,
-          timeline: JSON.stringify(timeline),
-          error: outcome.error,
-          due_at: next.toISOString(),
-          locked_until: null,
-          locked_by: null,
-          updated_at: now.toISOString(),
-        });
-      } else {
-        timeline.push({ t: now.toISOString(), e: 'failed' });
-        await commit(row, 'dispatched', { ...provider, ...terminal('failed', timeline, `retries expired: ${outcome.error}`) });
+      run.change.step('dispatched', 'defer', 'deferred');
+      if (!next) {
+        await stop(run, 'failed', 'retries-expired', `retries expired: ${outcome.error}`);
+        return;
       }
+      const retry = {
+        error: outcome.error,
+        due_at: next.toISOString(),
+        locked_until: null,
+        locked_by: null,
+        updated_at: now.toISOString(),
+      };
+      await commit(run.change.set(retry));
       return;
     }
-    timeline.push({ t: now.toISOString(), e: outcome.kind });
     const error = outcome.kind === 'failed' || outcome.kind === 'suppressed' ? outcome.error : null;
-    const providerMessageId = outcome.kind === 'delivered' || outcome.kind === 'sent' ? (outcome.providerMessageId ?? null) : null;
-    await commit(row, 'dispatched', { ...provider, provider_message_id: providerMessageId, ...terminal(outcome.kind, timeline, error) });
+    run.change.set({
+      provider_message_id: outcome.kind === 'delivered' || outcome.kind === 'sent' ? (outcome.providerMessageId ?? null) : null,
+    });
+    await stop(run, outcome.kind, 'outcome', error);
     // An unregistered token, a gone subscription, a hard bounce: later sends to it are held.
     if (outcome.kind === 'failed' && outcome.suppress) {
       for (const hook of deps.suppressHooks) {
-        await hook(outbound, outcome.error).catch((err) => log.error({ err, message: row.public_id }, 'suppressing the recipient failed'));
+        await hook(run.outbound, outcome.error).catch((err) =>
+          log.error({ err, message: run.row.public_id }, 'suppressing the recipient failed'),
+        );
       }
     }
+  }
+
+  async function process({ row, output: rendering }: Claimed): Promise<void> {
+    const run: Run = {
+      row,
+      change: ledger.change(row),
+      outbound: rowToOutbound(row),
+      livemode: isSet(row.livemode),
+      firstAttempt: row.status !== 'dispatched',
+    };
+    due(run);
+    const output = await rendered(run, rendering);
+    if (!output) return;
+    if (run.firstAttempt && !((await scanned(run, output)) && (await unheld(run)))) return;
+    const transport = await transportOf(run);
+    if (!transport) return;
+    const attempts = await dispatched(run);
+    if (attempts === null) return;
+    await settled(run, await delivered(run, transport, output, attempts), attempts);
   }
 
   function launch(claimed: Claimed): void {
@@ -279,7 +265,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       const rows = await deps.writes.run((trx) =>
         claimDue(trx, deps.dialect, {
           now: now.toISOString(),
-          leaseUntil: new Date(now.getTime() + cfg.leaseSeconds * 1000).toISOString(),
+          leaseUntil: new Date(now.getTime() + cfg.lease).toISOString(),
           token,
           limit: Math.min(maxHeld - held(), cfg.batchSize),
         }),
@@ -303,7 +289,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       draining = true;
       await Promise.all(inFlight);
       // Releases the waiting messages' leases too: they were never handed over.
-      await releaseLeases(db, token);
+      await deps.writes.run((trx) => releaseLeases(trx, token));
     },
   };
 }

@@ -3,7 +3,9 @@
 // its template is resolved. Both feed one list, so every problem is reported at once.
 import { z } from 'zod';
 import type { Issue } from '../lib/errors.js';
-import { CHANNELS, type Channel } from '../templates/render.js';
+import { zodIssues } from '../lib/validation.js';
+import { CHANNELS, type Channel } from '../channel.js';
+import { inlineContentSchemas } from '../templates/content.js';
 
 const EMAIL = /^[^\s@<>()[\],;:"\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const E164 = /^\+[1-9]\d{1,14}$/;
@@ -11,7 +13,7 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}\s*$/;
 const MAX_SCHEDULE_MS = 30 * 24 * 3600 * 1000;
 
-export const isEmailAddress = (s: string) => s.length <= 320 && EMAIL.test(s);
+const isEmailAddress = (s: string) => s.length <= 320 && EMAIL.test(s);
 
 const address = z.string().refine(isEmailAddress, 'must be a bare email address such as someone@example.com');
 const metadataKey = /^[^\u0000-\u001f\u007f]{1,40}$/;
@@ -65,35 +67,61 @@ export const sendBody = z.object({
 });
 export type SendBody = z.infer<typeof sendBody>;
 
-// Inline content per channel (the same shapes as a template version's content).
-const str = z.string().max(1_000_000);
-const data = z.record(z.string(), z.unknown());
-export const contentSchemas: Record<Channel, z.ZodType> = {
-  email: z
-    .strictObject({
-      subject: z.string().min(1).max(998),
-      html: str.optional(),
-      text: str.optional(),
-      preheader: z.string().max(500).optional(),
-    })
-    .refine((c) => !!(c.html || c.text), { message: 'email content needs html or text', path: ['html'] }),
-  sms: z.strictObject({ body: z.string().min(1).max(1600) }),
-  push: z.strictObject({
-    title: z.string().max(500).optional(),
-    body: z.string().min(1).max(4000),
-    data: data.optional(),
-    badge: z.number().int().min(0).optional(),
-    sound: z.string().max(200).optional(),
-  }),
-  'web-push': z.strictObject({
-    title: z.string().min(1).max(500),
-    body: z.string().max(4000).optional(),
-    icon: z.string().max(2048).optional(),
-    clickUrl: z.string().max(2048).optional(),
-    data: data.optional(),
-    badge: z.string().max(2048).optional(),
-  }),
-};
+type Input = Record<string, unknown>;
+const FIELDS = Object.keys(sendBody.shape) as (keyof typeof sendBody.shape)[];
+// Keys that name an object's machinery rather than data: JSON.parse keeps them as plain keys, but
+// much code (and zod's records) drops or trips on them, so they are refused rather than lost.
+const RESERVED_KEYS = new Set(['__proto__', 'constructor', 'prototype']);
+
+const squash = (s: string) => s.toLowerCase().replace(/[_-]/g, '');
+
+/** Top-level fields the send body does not have: each refused by name (a misspelt `scheduled_at` must not send at once). */
+function unknownFields(input: Input): Issue[] {
+  return Object.keys(input)
+    .filter((k) => !(FIELDS as string[]).includes(k))
+    .map((k) => {
+      const like = FIELDS.find((f) => squash(f) === squash(k));
+      return { path: k, message: `unknown field${like ? `; did you mean ${like}?` : ''}` };
+    });
+}
+
+/** `__proto__`, `constructor` and `prototype` as metadata or vars keys. */
+function reservedKeys(input: Input): Issue[] {
+  const issues: Issue[] = [];
+  for (const field of ['metadata', 'vars'] as const) {
+    const v = input[field];
+    if (!v || typeof v !== 'object' || Array.isArray(v)) continue;
+    for (const k of Object.keys(v)) if (RESERVED_KEYS.has(k)) issues.push({ path: `${field}.${k}`, message: `${k} is a reserved key` });
+  }
+  return issues;
+}
+
+/**
+ * The send body, with every problem of its shape: unknown fields, reserved keys, and what the
+ * schema refuses. When the schema refuses some fields, the fields it accepts are still returned
+ * (`refused` names the others), so the checks that need the channel or the template can report
+ * their problems too.
+ */
+export function readSendBody(raw: unknown): { body: SendBody; issues: Issue[]; refused: Set<string> } {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
+    const nothing = { vars: {}, metadata: {} } as unknown as SendBody;
+    return { body: nothing, issues: [{ path: '', message: 'the request body must be a JSON object' }], refused: new Set() };
+  }
+  const input = raw as Input;
+  const issues = [...unknownFields(input), ...reservedKeys(input)];
+  const known = Object.fromEntries(FIELDS.filter((f) => f in input).map((f) => [f, input[f]]));
+  const parsed = sendBody.safeParse(known);
+  if (parsed.success) return { body: parsed.data, issues, refused: new Set() };
+  issues.push(...zodIssues(parsed.error));
+  const partial: Input = {};
+  const refused = new Set<string>();
+  for (const f of FIELDS) {
+    const r = sendBody.shape[f].safeParse(known[f]);
+    if (r.success && r.data !== undefined) partial[f] = r.data;
+    else if (!r.success) refused.add(f);
+  }
+  return { body: partial as SendBody, issues, refused };
+}
 
 /** Checks of the body that need no template: one-of rules and the scheduling window. */
 export function shapeIssues(body: SendBody, opts: { raw: boolean; now: Date }): Issue[] {
@@ -119,7 +147,7 @@ export function shapeIssues(body: SendBody, opts: { raw: boolean; now: Date }): 
     else if (at - now > MAX_SCHEDULE_MS) issues.push({ path: 'scheduledAt', message: 'must be within 30 days' });
   }
   if (body.content !== undefined && body.channel !== undefined) {
-    const r = contentSchemas[body.channel].safeParse(body.content);
+    const r = inlineContentSchemas[body.channel].safeParse(body.content);
     if (!r.success) for (const i of r.error.issues) issues.push({ path: ['content', ...i.path.map(String)].join('.'), message: i.message });
   }
   return issues;

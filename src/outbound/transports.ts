@@ -1,8 +1,8 @@
-// The transport registry: which ChannelTransport delivers a live message of each channel. Live
-// transports are registered by the channel areas (email, sms, push, web-push); test-mode messages
-// always go to the test transport, so a test key can never reach a real provider.
-import type { Channel, ChannelTransport } from './channels/channel.js';
-import { createTestTransport } from './channels/test.js';
+// The transports the dispatcher hands messages to: the live transport of each channel (registered
+// by the composition root from the channel registry), and the test channel, which every test-mode
+// message goes to whatever its channel, so a test key can never reach a real provider.
+import type { Channel, ChannelTransport } from '../channel.js';
+import { createTestTransport } from '../channels/test/transport.js';
 
 export interface TransportRegistry {
   /** Registers (or replaces) the live transport of a channel. */

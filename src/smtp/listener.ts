@@ -1,20 +1,32 @@
 // The SMTP listener: a thin adapter from smtp-server to the inbound modules. Policy at RCPT TO
-// (only domains Postern serves, 550 5.7.1 for anything else: never an open relay); DATA is read
-// bounded by the SIZE limit, refused when it holds a bare LF or CR (SMTP smuggling: one message
-// must never be read as two), then handed to the receiver, and 250 is sent only once it is stored.
-// Reverse DNS of clients is off by default: nothing downstream uses it and it costs a lookup per
-// connection. The early-talker pause before the greeting is `smtp.greetingDelayMs` (greeting-delay.ts).
+// (only domains Postern serves, 550 5.7.1 for anything else: never an open relay; local parts over
+// 64 octets 501 5.1.3; the bare `postmaster` of RFC 5321 4.5.1 always accepted, postmaster.ts);
+// DATA is read bounded by the SIZE limit, refused when it holds a bare LF or CR (SMTP smuggling:
+// one message must never be read as two), given a Received header (trace.ts), then handed to the
+// receiver, and 250 is sent only once it is stored. Every reply comes from one table of verdicts
+// (replies.ts), with enhanced status codes (RFC 2034, advertised). Per-address connection limits,
+// the junk-command budget and the command timeout are session-guard.ts; the early-talker pause
+// before the greeting is `smtp.greetingDelay` (greeting-delay.ts).
+// Reverse DNS of clients is off by default: only the Received header uses it and it costs a lookup
+// per connection.
 import type { Socket } from 'node:net';
+import path from 'node:path';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
+import type { BounceHandler } from '../channels/email/bounces.js';
+import { parseRate } from '../channels/email/rates.js';
 import type { Config } from '../config.js';
-import type { BounceHandler } from '../inbound/bounces.js';
 import type { MailboxRoute, Receiver } from '../inbound/receive.js';
 import type { Route, Router } from '../inbound/routing.js';
 import type { Clock } from '../lib/clock.js';
 import type { DnsResolver } from '../lib/dns.js';
 import type { Logger } from '../lib/logger.js';
+import { createClientLimits } from './client-limits.js';
 import { setGreetingDelay } from './greeting-delay.js';
+import { createPostmasterMailbox } from './postmaster.js';
+import { refusal, replyFor } from './replies.js';
 import { loadTls } from './self-signed.js';
+import { guardSessions } from './session-guard.js';
+import { receivedHeader } from './trace.js';
 
 export interface SmtpListener {
   listen(): Promise<number>;
@@ -31,11 +43,14 @@ export interface SmtpListenerDeps {
   bounces?: BounceHandler;
 }
 
-type SmtpError = Error & { responseCode: number };
-const reply = (code: number, message: string): SmtpError => Object.assign(new Error(message), { responseCode: code });
+/** Longest local part (RFC 5321 4.5.3.1.1), in octets. */
+const MAX_LOCAL_PART_OCTETS = 64;
+
+/** Where one accepted recipient goes: a route of the inbound router, or the operator's mailbox. */
+type Destination = Route | { kind: 'postmaster'; rcpt: string };
 
 /** Index of the first LF not preceded by CR or CR not followed by LF, or -1. */
-export function findBareLineEnding(buf: Buffer): number {
+function findBareLineEnding(buf: Buffer): number {
   for (let i = buf.indexOf(0x0a); i !== -1; i = buf.indexOf(0x0a, i + 1)) {
     if (i === 0 || buf[i - 1] !== 0x0d) return i;
   }
@@ -48,17 +63,37 @@ export function findBareLineEnding(buf: Buffer): number {
 export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
   const { config, log } = deps;
   const opts = config.smtp;
+  const now = () => (deps.clock ? deps.clock.now() : new Date());
   // Routes decided at RCPT TO, per transaction (smtp-server replaces the envelope on RSET/MAIL).
-  const routes = new WeakMap<object, Route[]>();
+  const routes = new WeakMap<object, Destination[]>();
   let server: SMTPServer | null = null;
   const sockets = new Set<Socket>();
+  const postmaster = createPostmasterMailbox({ dir: path.join(config.dataDir, 'postmaster'), hostname: config.hostname });
+
+  /** Where a recipient goes: the router's answer, or for the bare postmaster, ours. */
+  const destination = async (rcpt: string): Promise<Destination | null | 'postmaster-full'> => {
+    if (rcpt.toLowerCase() !== 'postmaster') return deps.router ? deps.router.resolve(rcpt) : null;
+    if (opts.postmasterAddress && deps.router) {
+      const route = await deps.router.resolve(opts.postmasterAddress);
+      if (route) return { ...route, rcpt };
+      log.warn(
+        { postmasterAddress: opts.postmasterAddress },
+        'smtp.postmasterAddress is not an address Postern serves; postmaster mail goes to the postmaster mailbox',
+      );
+    }
+    return (await postmaster.full()) ? 'postmaster-full' : { kind: 'postmaster', rcpt };
+  };
 
   const onRcptTo = (address: { address: string }, session: SMTPServerSession, callback: (err?: Error | null) => void) => {
     const rcpt = address.address;
-    if (!deps.router) return callback(reply(550, `5.7.1 <${rcpt}>: relay access denied`));
-    deps.router.resolve(rcpt).then(
+    const at = rcpt.lastIndexOf('@');
+    if (Buffer.byteLength(at === -1 ? rcpt : rcpt.slice(0, at)) > MAX_LOCAL_PART_OCTETS) {
+      return callback(refusal({ kind: 'deny', reason: 'local-part-too-long' }));
+    }
+    destination(rcpt).then(
       (route) => {
-        if (!route) return callback(reply(550, `5.7.1 <${rcpt}>: relay access denied`));
+        if (route === 'postmaster-full') return callback(refusal({ kind: 'denysoft', reason: 'postmaster-full' }));
+        if (!route) return callback(refusal({ kind: 'deny', reason: 'relay-denied', rcpt }));
         const list = routes.get(session.envelope) ?? [];
         if (list.some((r) => r.rcpt.toLowerCase() === rcpt.toLowerCase())) return callback();
         list.push(route);
@@ -67,10 +102,23 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
       },
       (err) => {
         log.warn({ err, rcpt }, 'recipient lookup failed');
-        callback(reply(451, '4.3.0 temporary failure looking up the recipient, try again later'));
+        callback(refusal({ kind: 'denysoft', reason: 'lookup-failed' }));
       },
     );
   };
+
+  /** The Received header of a transaction (trace.ts). */
+  const trace = (session: SMTPServerSession, recipients: string[]) =>
+    receivedHeader({
+      helo: session.hostNameAppearsAs || '',
+      ip: session.remoteAddress,
+      rdns: session.clientHostname && !session.clientHostname.startsWith('[') ? session.clientHostname : null,
+      protocol: session.transmissionType || 'ESMTP',
+      id: `${session.id}-${(session as { transaction?: number }).transaction ?? 1}`,
+      recipients,
+      hostname: config.hostname,
+      date: now(),
+    });
 
   const onData = (stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void) => {
     const chunks: Buffer[] = [];
@@ -79,21 +127,29 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
       size += chunk.length;
       if (size <= opts.maxSizeBytes) chunks.push(chunk);
     });
-    stream.once('error', (err) => callback(reply(451, `4.3.0 ${err.message}`)));
+    stream.once('error', (err) => callback(refusal({ kind: 'denysoft', reason: 'read-failed', detail: err.message })));
     stream.once('end', () => {
       if (stream.sizeExceeded || size > opts.maxSizeBytes) {
-        return callback(reply(552, `5.3.4 message exceeds fixed maximum message size ${opts.maxSizeBytes}`));
+        return callback(refusal({ kind: 'deny', reason: 'too-large', maxBytes: opts.maxSizeBytes }));
       }
       const raw = Buffer.concat(chunks, size);
       if (findBareLineEnding(raw) !== -1) {
-        return callback(reply(554, '5.6.0 message contains a bare LF or CR; lines must end with CRLF (RFC 5321 2.3.8)'));
+        return callback(refusal({ kind: 'deny', reason: 'bare-line-ending' }));
       }
       const list = routes.get(session.envelope) ?? [];
       const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
       const bounceRcpts = list.filter((r) => r.kind === 'bounce').map((r) => r.rcpt);
       const mailbox = list.filter((r): r is MailboxRoute => r.kind === 'mailbox');
+      const received = trace(
+        session,
+        list.map((r) => r.rcpt),
+      );
       void (async () => {
         if (bounceRcpts.length > 0 && deps.bounces) await deps.bounces.handle({ raw, mailFrom, recipients: bounceRcpts });
+        if (list.some((r) => r.kind === 'postmaster')) {
+          const file = await postmaster.deliver(Buffer.concat([Buffer.from(received), raw]), now());
+          log.info({ file, dir: postmaster.dir, from: mailFrom }, 'postmaster mail delivered to the postmaster mailbox');
+        }
         let ids: string[] = [];
         if (mailbox.length > 0 && deps.receiver) {
           const stored = await deps.receiver.receive({
@@ -102,15 +158,16 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
             routes: mailbox,
             ip: session.remoteAddress,
             helo: session.hostNameAppearsAs ?? '',
+            trace: received,
           });
           ids = stored.map((s) => s.id);
         }
         return ids;
       })().then(
-        (ids) => callback(null, `2.0.0 Ok: stored${ids.length ? ' as ' + ids.join(' ') : ''}`),
+        (ids) => callback(null, replyFor({ kind: 'ok', ids }).message),
         (err) => {
-          log.error({ err }, 'storing inbound message failed');
-          callback(reply(451, '4.3.0 temporary failure storing the message, try again later'));
+          log.error({ err, session: session.id }, 'storing inbound message failed');
+          callback(refusal({ kind: 'denysoft', reason: 'storage-failed' }));
         },
       );
     });
@@ -123,11 +180,13 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
         hostname: config.hostname,
         certFile: opts.tlsCert,
         keyFile: opts.tlsKey,
-        now: (deps.clock ?? { now: () => new Date() }).now(),
+        now: now(),
       });
       server = new SMTPServer({
         name: config.hostname,
-        banner: 'Postern ESMTP',
+        // smtp-server writes "<name> ESMTP <banner>": "220 mx.example.com ESMTP Postern".
+        banner: 'Postern',
+        hideENHANCEDSTATUSCODES: false,
         disabledCommands: ['AUTH'],
         authOptional: true,
         logger: false,
@@ -137,7 +196,7 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
         rejectOversized: true,
         maxClients: opts.maxClients,
         maxRecipients: opts.maxRecipients,
-        socketTimeout: opts.socketTimeoutMs,
+        socketTimeout: opts.socketTimeout,
         useProxy: opts.proxyProtocol,
         disableReverseLookup: !opts.reverseLookup,
         ...(opts.reverseLookup && deps.dns
@@ -158,14 +217,29 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
           routes.delete(session.envelope);
           callback();
         },
-      } as ConstructorParameters<typeof SMTPServer>[0]);
-      setGreetingDelay(server, opts.greetingDelayMs);
+      });
+      // Admission and the per-session guards first: a refused connection gets no greeting.
+      guardSessions(server, {
+        hostname: config.hostname,
+        limits: createClientLimits({
+          maxConnections: opts.maxConnectionsPerAddress,
+          rate: parseRate(opts.connectionRatePerAddress),
+          exceptions: opts.limitExceptions,
+          now: () => now().getTime(),
+        }),
+        rateText: opts.connectionRatePerAddress,
+        maxConnectionsPerAddress: opts.maxConnectionsPerAddress,
+        maxNoops: opts.maxNoops,
+        commandTimeoutMs: opts.commandTimeout,
+        log,
+      });
+      setGreetingDelay(server, opts.greetingDelay);
       server.on('error', (err) => log.warn({ err }, 'smtp error'));
       // A hard cap on a connection's lifetime, whatever it is doing.
       server.server.on('connection', (socket: Socket) => {
         deps.receiver?.warm();
         sockets.add(socket);
-        const timer = setTimeout(() => socket.destroy(), opts.maxConnectionMs);
+        const timer = setTimeout(() => socket.destroy(), opts.maxConnectionTime);
         timer.unref();
         socket.once('close', () => {
           clearTimeout(timer);

@@ -5,13 +5,11 @@
 //   unsubscribe (one-click List-Unsubscribe) → template sends are `opted_out`; raw sends, which are
 //   transactional by nature, still go out.
 // A stronger reason replaces `unsubscribe` (a bounce after an opt-out suppresses everything).
-import type { Db } from '../db/database.js';
 import { isUniqueViolation } from '../db/database.js';
-import type { Clock } from '../lib/clock.js';
-import type { Ids } from '../lib/ids.js';
+import { SUPPRESSION_REASONS, type SuppressionReason, type SuppressionsTable } from '../db/schema.js';
+import type { Deps } from '../deps.js';
 
-export const SUPPRESSION_REASONS = ['bounce', 'complaint', 'manual', 'unsubscribe', 'unregistered'] as const;
-export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
+export { SUPPRESSION_REASONS, type SuppressionReason };
 
 export interface Suppression {
   address: string;
@@ -34,19 +32,19 @@ export interface SuppressionStore {
   list(workspaceId: string, opts: { limit: number; before?: string | null; reason?: SuppressionReason }): Promise<Suppression[]>;
 }
 
-type Row = { address: string; reason: string; detail: string | null; message_public_id: string | null; created_at: string };
+type Row = Pick<SuppressionsTable, 'address' | 'reason' | 'detail' | 'message_public_id' | 'created_at'>;
 
 const toSuppression = (r: Row): Suppression => ({
   address: r.address,
-  reason: r.reason as SuppressionReason,
+  reason: r.reason,
   detail: r.detail,
   messageId: r.message_public_id,
   createdAt: r.created_at,
 });
 
-export const normalizeAddress = (a: string) => a.trim().toLowerCase();
+const normalizeAddress = (a: string) => a.trim().toLowerCase();
 
-export function createSuppressionStore({ db, clock, ids }: { db: Db; clock: Clock; ids: Ids }): SuppressionStore {
+export function createSuppressionStore({ db, clock, ids }: Pick<Deps, 'db' | 'clock' | 'ids'>): SuppressionStore {
   const get = async (workspaceId: string, address: string) => {
     const row = await db
       .selectFrom('suppressions')
@@ -143,7 +141,7 @@ export function createSuppressionCheck(store: SuppressionStore) {
  * The entry a recipient is listed under: the address for email and sms, the device token for push,
  * the push service endpoint for a web-push subscription (its keys may rotate, the endpoint not).
  */
-export function suppressionKey(channel: string, recipient: string): string {
+function suppressionKey(channel: string, recipient: string): string {
   if (channel !== 'web-push') return recipient;
   try {
     const endpoint = (JSON.parse(recipient) as { endpoint?: unknown }).endpoint;

@@ -6,7 +6,8 @@
 import { z } from 'zod';
 import { invalidBody, isAppError, type Issue } from '../lib/errors.js';
 import { channelSchema, contentSchemas, descriptionSchema, slugSchema, variablesSchema, type Variable } from './content.js';
-import { checkTemplates, type Channel, type ChannelContent } from './render.js';
+import type { Channel, ChannelContent } from '../channel.js';
+import { checkTemplates } from './render.js';
 import type { TemplateStore } from './store.js';
 
 /** One template file as read from disk, html/text siblings already merged into `content`. */
@@ -44,7 +45,7 @@ interface Planned {
 }
 
 /** JSON with sorted keys, so two equal values compare equal whatever their key order. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   return JSON.stringify(value, (_k, v) =>
     v && typeof v === 'object' && !Array.isArray(v)
       ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
@@ -53,7 +54,7 @@ export function canonicalJson(value: unknown): string {
 }
 
 /** Validates every file before anything is written: one bad file stops the whole push. */
-export function planPush(files: TemplateFile[]): Planned[] {
+function planPush(files: TemplateFile[]): Planned[] {
   const issues: Issue[] = [];
   const planned: Planned[] = [];
   const seen = new Map<string, string>();

@@ -3,62 +3,20 @@
 // every other field is plain text and rendered verbatim. Partials are refused (no file access).
 import Mustache from 'mustache';
 import { compile } from 'html-to-text';
+import type {
+  Channel,
+  ChannelContent,
+  ChannelOutput,
+  EmailContent,
+  EmailOutput,
+  PushContent,
+  PushOutput,
+  SmsContent,
+  SmsOutput,
+  WebPushContent,
+  WebPushOutput,
+} from '../channel.js';
 import type { Issue } from '../lib/errors.js';
-
-export const CHANNELS = ['email', 'sms', 'push', 'web-push'] as const;
-export type Channel = (typeof CHANNELS)[number];
-
-export interface EmailContent {
-  subject: string;
-  preheader?: string;
-  html?: string;
-  text?: string;
-}
-export interface SmsContent {
-  body: string;
-}
-export interface PushContent {
-  title?: string;
-  body: string;
-  data?: Record<string, unknown>;
-  badge?: number;
-  sound?: string;
-}
-export interface WebPushContent {
-  title: string;
-  body?: string;
-  icon?: string;
-  clickUrl?: string;
-  data?: Record<string, unknown>;
-  badge?: string;
-}
-export type ChannelContent = EmailContent | SmsContent | PushContent | WebPushContent;
-
-export interface EmailOutput {
-  subject: string;
-  preheader: string;
-  html: string;
-  text: string;
-}
-export interface SmsOutput {
-  body: string;
-}
-export interface PushOutput {
-  title: string;
-  body: string;
-  data: Record<string, unknown>;
-  badge: number | null;
-  sound: string | null;
-}
-export interface WebPushOutput {
-  title: string;
-  body: string;
-  icon: string | null;
-  clickUrl: string | null;
-  data: Record<string, unknown>;
-  badge: string | null;
-}
-export type ChannelOutput = EmailOutput | SmsOutput | PushOutput | WebPushOutput;
 
 export interface RenderResult<O extends ChannelOutput = ChannelOutput> {
   channel: Channel;
@@ -68,7 +26,7 @@ export interface RenderResult<O extends ChannelOutput = ChannelOutput> {
 }
 
 /** The string fields of each channel that are Mustache templates. */
-export const TEMPLATE_FIELDS: Record<Channel, string[]> = {
+const TEMPLATE_FIELDS: Record<Channel, string[]> = {
   email: ['subject', 'preheader', 'html', 'text'],
   sms: ['body'],
   push: ['title', 'body', 'sound'],
@@ -82,7 +40,7 @@ const verbatim = { escape: (s: unknown) => String(s) };
 
 // Mustache caches every parsed template forever in a plain object; in a daemon that renders
 // caller-supplied inline content that is a slow leak. A small LRU keeps the hot templates parsed.
-export const TEMPLATE_CACHE_SIZE = 2000;
+const TEMPLATE_CACHE_SIZE = 2000;
 function lruCache(max: number): NonNullable<typeof Mustache.templateCache> {
   const map = new Map<string, string>();
   return {
@@ -123,8 +81,15 @@ function locate(template: string, position: number): { line: number; column: num
 }
 
 /**
- * Parse problems of every template field: unbalanced tags (with the position Mustache reports)
- * and partials. Called when content is saved, so a bad template never reaches send time.
+ * How deep sections may nest. Rendering walks sections recursively, so a template nesting them
+ * thousands deep would exhaust the stack at send time; real templates nest a handful.
+ */
+export const MAX_SECTION_DEPTH = 100;
+
+/**
+ * Parse problems of every template field: unbalanced tags (with the position Mustache reports),
+ * partials, and sections nested deeper than MAX_SECTION_DEPTH. Called when content is saved (and
+ * for an inline send with `interpolate`), so a bad template never reaches send time.
  */
 export function checkTemplates(channel: Channel, content: Record<string, unknown>, pathPrefix = 'content'): TemplateIssue[] {
   const issues: TemplateIssue[] = [];
@@ -142,22 +107,28 @@ export function checkTemplates(channel: Channel, content: Record<string, unknown
         issues.push(issue);
         return;
       }
-      const walk = (list: Token[]): boolean => {
-        for (const tok of list) {
-          if (tok[0] === '>') {
-            issues.push({
-              path: p,
-              message: `partials are not allowed ({{> ${tok[1]}}} at ${tok[2]})`,
-              position: tok[2],
-              ...locate(value, tok[2]),
-            });
-            return false;
-          }
-          if (tok[4] && !walk(tok[4])) return false;
+      // In document order, with an explicit stack (a recursive walk is what deep nesting breaks):
+      // the first partial, or the first section nested too deep.
+      const stack: { list: Token[]; next: number; depth: number }[] = [{ list: tokens, next: 0, depth: 0 }];
+      while (stack.length > 0) {
+        const top = stack[stack.length - 1];
+        if (top.next >= top.list.length) {
+          stack.pop();
+          continue;
         }
-        return true;
-      };
-      walk(tokens);
+        const tok = top.list[top.next++];
+        const problem =
+          tok[0] === '>'
+            ? `partials are not allowed ({{> ${tok[1]}}} at ${tok[2]})`
+            : tok[4] && top.depth + 1 > MAX_SECTION_DEPTH
+              ? `sections nest more than ${MAX_SECTION_DEPTH} deep ({{${tok[0]}${tok[1]}}} at ${tok[2]})`
+              : null;
+        if (problem) {
+          issues.push({ path: p, message: problem, position: tok[2], ...locate(value, tok[2]) });
+          break;
+        }
+        if (tok[4]) stack.push({ list: tok[4], next: 0, depth: top.depth + 1 });
+      }
     } else if (Array.isArray(value)) {
       value.forEach((v, i) => visit(v, `${p}.${i}`));
     } else if (value && typeof value === 'object') {
@@ -260,7 +231,7 @@ function renderData(data: Record<string, unknown> | undefined, vars: Vars): Reco
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** Puts the preheader as hidden preview text at the start of the html body. */
-export function insertPreheader(html: string, preheader: string): string {
+function insertPreheader(html: string, preheader: string): string {
   if (!preheader) return html;
   const block = `<div style="display:none;max-height:0;max-width:0;opacity:0;overflow:hidden;mso-hide:all;font-size:1px;line-height:1px;color:transparent;" aria-hidden="true">${escapeHtml(preheader)}</div>`;
   const body = /<body[^>]*>/i.exec(html);
@@ -289,11 +260,11 @@ function templateStrings(channel: Channel, content: Record<string, unknown>): st
 
 /** Renders content of a channel with `vars`. The content must have passed checkTemplates(). */
 export function renderContent(channel: Channel, content: ChannelContent, vars: Vars = {}): RenderResult {
-  const c = content as Record<string, any>;
-  const missing = missingVariables(templateStrings(channel, c), vars);
+  const missing = missingVariables(templateStrings(channel, content as unknown as Record<string, unknown>), vars);
   let output: ChannelOutput;
   switch (channel) {
     case 'email': {
+      const c = content as EmailContent;
       const subject = renderText(c.subject, vars);
       const preheader = renderText(c.preheader, vars);
       const rawHtml = c.html ? Mustache.render(c.html, vars, {}) : '';
@@ -302,9 +273,10 @@ export function renderContent(channel: Channel, content: ChannelContent, vars: V
       break;
     }
     case 'sms':
-      output = { body: renderText(c.body, vars) } satisfies SmsOutput;
+      output = { body: renderText((content as SmsContent).body, vars) } satisfies SmsOutput;
       break;
-    case 'push':
+    case 'push': {
+      const c = content as PushContent;
       output = {
         title: renderText(c.title, vars),
         body: renderText(c.body, vars),
@@ -313,7 +285,9 @@ export function renderContent(channel: Channel, content: ChannelContent, vars: V
         sound: c.sound ? renderText(c.sound, vars) : null,
       } satisfies PushOutput;
       break;
-    case 'web-push':
+    }
+    case 'web-push': {
+      const c = content as WebPushContent;
       output = {
         title: renderText(c.title, vars),
         body: renderText(c.body, vars),
@@ -323,15 +297,16 @@ export function renderContent(channel: Channel, content: ChannelContent, vars: V
         badge: c.badge ? renderText(c.badge, vars) : null,
       } satisfies WebPushOutput;
       break;
+    }
   }
   return { channel, output, missing };
 }
 
 /** Content used verbatim (a raw send without `interpolate`): the same output shape, no Mustache. */
 export function contentAsOutput(channel: Channel, content: ChannelContent): ChannelOutput {
-  const c = content as Record<string, any>;
   switch (channel) {
     case 'email': {
+      const c = content as EmailContent;
       const html = c.html ?? '';
       const preheader = c.preheader ?? '';
       return {
@@ -342,10 +317,13 @@ export function contentAsOutput(channel: Channel, content: ChannelContent): Chan
       };
     }
     case 'sms':
-      return { body: c.body ?? '' };
-    case 'push':
+      return { body: (content as SmsContent).body ?? '' };
+    case 'push': {
+      const c = content as PushContent;
       return { title: c.title ?? '', body: c.body ?? '', data: c.data ?? {}, badge: c.badge ?? null, sound: c.sound ?? null };
-    case 'web-push':
+    }
+    case 'web-push': {
+      const c = content as WebPushContent;
       return {
         title: c.title ?? '',
         body: c.body ?? '',
@@ -354,5 +332,21 @@ export function contentAsOutput(channel: Channel, content: ChannelContent): Chan
         data: c.data ?? {},
         badge: c.badge ?? null,
       };
+    }
   }
+}
+
+/** A stored message's content to render, as plain data (it may cross to a delivery thread). */
+export interface RenderRequest {
+  channel: Channel;
+  /** The stored content (JSON text of the channel's content). */
+  content: string;
+  /** The stored vars (JSON text) to run Mustache with; null uses the content verbatim (raw sends). */
+  vars: string | null;
+}
+
+/** The rendered output of a stored message's content. Throws when the content cannot be rendered. */
+export function renderOutput(req: RenderRequest): ChannelOutput {
+  const content = JSON.parse(req.content) as ChannelContent;
+  return req.vars === null ? contentAsOutput(req.channel, content) : renderContent(req.channel, content, JSON.parse(req.vars)).output;
 }

@@ -4,22 +4,16 @@
 // number; discarding it frees the number again (a draft was never published, so no published
 // number is ever reused). Content is checked when it is saved, so send time never meets a template
 // that does not parse.
-import type { Db } from '../db/database.js';
+import type { Channel, ChannelContent } from '../channel.js';
 import { isUniqueViolation } from '../db/database.js';
-import type { TemplatesTable, TemplateVersionsTable } from '../db/schema.js';
-import type { Clock } from '../lib/clock.js';
+import { TEMPLATE_STATUSES, type TemplateStatus, type TemplatesTable, type TemplateVersionsTable } from '../db/schema.js';
+import type { Deps } from '../deps.js';
 import { AppError, invalidBody, notFound, type Issue } from '../lib/errors.js';
-import type { Ids } from '../lib/ids.js';
+import { planLimits } from '../workspaces/plans.js';
 import { contentSchemas, SLUG_PATTERN, variablesSchema, type Variable } from './content.js';
-import { checkTemplates, renderContent, type Channel, type ChannelContent, type RenderResult } from './render.js';
+import { checkTemplates, renderContent, type RenderResult } from './render.js';
 
-export type { Variable } from './content.js';
-
-export const TEMPLATE_STATUSES = ['active', 'archived'] as const;
-export type TemplateStatus = (typeof TEMPLATE_STATUSES)[number];
-
-/** Templates a workspace may hold per plan (the spec's plan quotas); absent means unlimited. */
-export const PLAN_TEMPLATE_LIMITS: Record<string, number> = { free: 10 };
+export { TEMPLATE_STATUSES, type TemplateStatus };
 
 export interface TemplateSummary {
   slug: string;
@@ -86,13 +80,7 @@ class DraftRace extends Error {}
 type VersionRow = TemplateVersionsTable;
 
 function toSummary(row: TemplateRow): TemplateSummary {
-  return {
-    slug: row.slug,
-    channel: row.channel as Channel,
-    description: row.description,
-    status: row.status as TemplateStatus,
-    updatedAt: row.updated_at,
-  };
+  return { slug: row.slug, channel: row.channel, description: row.description, status: row.status, updatedAt: row.updated_at };
 }
 
 function toVersion(row: VersionRow): TemplateVersion {
@@ -116,7 +104,7 @@ export function normalizeSlug(slug: string): string | null {
   return SLUG_PATTERN.test(s) ? s : null;
 }
 
-export function createTemplateStore({ db, clock, ids }: { db: Db; clock: Clock; ids: Ids }): TemplateStore {
+export function createTemplateStore({ config, db, clock, ids }: Pick<Deps, 'config' | 'db' | 'clock' | 'ids'>): TemplateStore {
   const now = () => clock.now().toISOString();
 
   async function findTemplate(workspaceId: string, slug: string): Promise<TemplateRow | undefined> {
@@ -180,8 +168,9 @@ export function createTemplateStore({ db, clock, ids }: { db: Db; clock: Clock; 
     async create(workspace, input) {
       const slug = normalizeSlug(input.slug);
       if (!slug) throw invalidBody([{ path: 'slug', message: 'slug must be 1-64 characters of a-z, 0-9, - and _' }]);
-      const limit = PLAN_TEMPLATE_LIMITS[workspace.plan];
-      if (limit !== undefined) {
+      // The plan's template count (0: unlimited).
+      const limit = planLimits(config, workspace.plan)?.templates ?? 0;
+      if (limit > 0) {
         const r = await db
           .selectFrom('templates')
           .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -222,7 +211,7 @@ export function createTemplateStore({ db, clock, ids }: { db: Db; clock: Clock; 
 
     async saveDraft(workspaceId, slug, input) {
       const tpl = await templateOr404(workspaceId, slug);
-      const channel = tpl.channel as Channel;
+      const channel = tpl.channel;
       const issues: Issue[] = [];
       const content = contentSchemas[channel].safeParse(input.content);
       if (!content.success) issues.push(...prefixed('content', content.error.issues));
@@ -352,7 +341,7 @@ export function createTemplateStore({ db, clock, ids }: { db: Db; clock: Clock; 
         row = await versionRow(tpl.id, Number(tpl.current_version));
       }
       const v = toVersion(row!);
-      return renderContent(tpl.channel as Channel, v.content, input.vars);
+      return renderContent(tpl.channel, v.content, input.vars);
     },
 
     async resolveForSend(workspaceId, slug, opts) {
@@ -383,13 +372,7 @@ export function createTemplateStore({ db, clock, ids }: { db: Db; clock: Clock; 
         if (!row) throw invalidBody([{ path: 'template', message: `template ${tpl.slug} has no versions yet; save a draft first` }]);
       }
       const v = toVersion(row!);
-      return {
-        slug: tpl.slug,
-        channel: tpl.channel as Channel,
-        versionNumber: v.versionNumber,
-        content: v.content,
-        variables: v.variables,
-      };
+      return { slug: tpl.slug, channel: tpl.channel, versionNumber: v.versionNumber, content: v.content, variables: v.variables };
     },
   };
   return store;

@@ -3,23 +3,23 @@
 // several nodes can share one database and a crashed node's work comes back when its lease ends)
 // and sends them with undici. At most `concurrencyPerEndpoint` attempts run per endpoint across
 // all nodes, so one slow receiver holds only its own slots; endpoints at their cap are left out
-// of the claim query so others are never starved behind it. A 2xx within `timeoutMs` is success;
+// of the claim query so others are never starved behind it. A 2xx within `timeout` is success;
 // anything else — another status, a redirect (never followed), a timeout, a refused destination —
 // schedules the next attempt from `retrySchedule`, and gives up after its last entry. An endpoint
 // whose attempts have failed without a success for `disableAfter` is disabled, and that is logged.
 import { performance } from 'node:perf_hooks';
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
-import type { Deps } from '../app.js';
-import type { Transaction } from 'kysely';
-import type { Database } from '../db/schema.js';
+import { createWriteBatcher } from '../db/group-commit.js';
+import { flag, type DeliveryStatus } from '../db/schema.js';
+import type { Deps } from '../deps.js';
 import type { WorkerSpec } from '../lib/worker.js';
-import { parseDuration } from './duration.js';
 import { fanOut } from './fanout.js';
 import { signatureHeaders } from './signing.js';
-import { addressAllowed, BlockedDestinationError, guardedLookup } from './ssrf.js';
+import { webhookSsrfPolicy } from './ssrf.js';
+import { addressAllowed, BlockedDestinationError, guardedLookup } from '../lib/ssrf.js';
 
-export interface DelivererDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'ids' | 'dns' | 'log'> {
+export interface DelivererDeps extends Pick<Deps, 'config' | 'db' | 'dialect' | 'clock' | 'ids' | 'dns' | 'log'> {
   /**
    * The payload `data` of a stored event. Events store what they are about; an event that stores a
    * reference (message.received stores the message's id) is rendered here, at delivery.
@@ -44,19 +44,20 @@ interface AttemptOutcome {
 }
 
 /** The exact bytes POSTed: stable across retries, built from the stored event. */
-export function payloadOf(ev: { id: string; type: string; created_at: string; data: string }): string {
+function payloadOf(ev: { id: string; type: string; created_at: string; data: string }): string {
   return `{"id":${JSON.stringify(ev.id)},"type":${JSON.stringify(ev.type)},"createdAt":${JSON.stringify(ev.created_at)},"data":${ev.data}}`;
 }
 
 export function createDeliverer(deps: DelivererDeps): Deliverer {
   const { db, clock, log } = deps;
   const cfg = deps.config.webhooks;
-  const schedule = cfg.retrySchedule.map(parseDuration);
-  const disableAfterMs = parseDuration(cfg.disableAfter);
+  const schedule = cfg.retrySchedule;
+  const disableAfterMs = cfg.disableAfter;
+  const policy = webhookSsrfPolicy(cfg);
   const agent = new Agent({
-    connect: { lookup: guardedLookup(cfg, deps.dns) as never, timeout: cfg.timeoutMs },
-    headersTimeout: cfg.timeoutMs,
-    bodyTimeout: cfg.timeoutMs,
+    connect: { lookup: guardedLookup(policy, deps.dns), timeout: cfg.timeout },
+    headersTimeout: cfg.timeout,
+    bodyTimeout: cfg.timeout,
   });
 
   const inflight = new Map<string, { endpointId: string; done: Promise<void> }>();
@@ -86,8 +87,8 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
     const target = new URL(url);
     const host = target.hostname.replace(/^\[|\]$/g, '');
     // An IP literal never goes through lookup(), so the connect-time guard is applied here.
-    if (isIP(host) && !addressAllowed(cfg, host, host)) {
-      return { statusCode: null, error: new BlockedDestinationError(host).message, durationMs: 0 };
+    if (isIP(host) && !addressAllowed(policy, host, host)) {
+      return { statusCode: null, error: new BlockedDestinationError(host, policy).message, durationMs: 0 };
     }
     try {
       const res = await request(url, {
@@ -95,7 +96,7 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
         dispatcher: agent,
         headers: { 'content-type': 'application/json', 'user-agent': 'Postern-Webhooks/1', ...headers },
         body,
-        signal: AbortSignal.any([AbortSignal.timeout(cfg.timeoutMs), abandon.signal]),
+        signal: AbortSignal.any([AbortSignal.timeout(cfg.timeout), abandon.signal]),
       });
       await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
       const code = res.statusCode;
@@ -106,46 +107,16 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
       const e = err as NodeJS.ErrnoException & { cause?: NodeJS.ErrnoException };
       const name =
         e.name === 'TimeoutError' || e.name === 'AbortError' || /Timeout/.test(e.code ?? '')
-          ? `timeout after ${cfg.timeoutMs} ms`
+          ? `timeout after ${cfg.timeout} ms`
           : (e.cause?.message ?? e.message ?? String(err));
       return { statusCode: null, error: name.slice(0, 500), durationMs: elapsed() };
     }
   }
 
-  // Group commit of attempt results: results that finish while a commit is running share the next
-  // one, so many concurrent attempts cost one fsync instead of one each (SQLite has one writer).
-  type Apply = (trx: Transaction<Database>) => Promise<void>;
-  const pendingResults: { apply: Apply; resolve: () => void; reject: (err: unknown) => void }[] = [];
-  let flushing: Promise<void> | null = null;
-
-  async function flushResults(): Promise<void> {
-    while (pendingResults.length > 0) {
-      const batch = pendingResults.splice(0);
-      try {
-        await db.transaction().execute(async (trx) => {
-          for (const r of batch) await r.apply(trx);
-        });
-        for (const r of batch) r.resolve();
-      } catch {
-        // One bad result must not sink the others: retry them one by one.
-        for (const r of batch) {
-          try {
-            await db.transaction().execute((trx) => r.apply(trx));
-            r.resolve();
-          } catch (err) {
-            r.reject(err);
-          }
-        }
-      }
-    }
-    flushing = null;
-  }
-
-  const commitResult = (apply: Apply): Promise<void> =>
-    new Promise((resolve, reject) => {
-      pendingResults.push({ apply, resolve, reject });
-      flushing ??= flushResults();
-    });
+  // Attempt results that finish together share one commit (db/group-commit.ts), so many
+  // concurrent attempts cost one fsync instead of one each. A group of its own, with no commit
+  // window: an endpoint's next attempt waits for its last result, so waiting would cost throughput.
+  const results = createWriteBatcher(db, deps.dialect);
 
   async function deliver(deliveryId: string, token: string): Promise<void> {
     const d = await db
@@ -194,10 +165,10 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
     const attempts = d.attempts + 1;
     const ok = outcome.error === null;
     const next = ok || attempts > schedule.length ? null : new Date(now.getTime() + schedule[attempts - 1]).toISOString();
-    const status = ok ? 'succeeded' : next ? 'pending' : 'failed';
+    const status: DeliveryStatus = ok ? 'succeeded' : next ? 'pending' : 'failed';
 
     let disable: string | null = null;
-    await commitResult(async (trx) => {
+    await results.run(async (trx) => {
       const updated = await trx
         .updateTable('webhook_deliveries')
         .set({
@@ -244,9 +215,9 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
         disable = `disabled automatically: every attempt failed since ${since}`;
         await trx
           .updateTable('webhook_endpoints')
-          .set({ enabled: 0, disabled_reason: disable, updated_at: nowIso })
+          .set({ enabled: flag(false), disabled_reason: disable, updated_at: nowIso })
           .where('id', '=', d.endpoint_id)
-          .where('enabled', '=', 1)
+          .where('enabled', '=', flag(true))
           .execute();
       }
     });
@@ -283,7 +254,7 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
       .where('d.status', '=', 'pending')
       .where('d.next_attempt_at', '<=', nowIso)
       .where((eb) => eb.or([eb('d.locked_until', 'is', null), eb('d.locked_until', '<=', nowIso)]))
-      .where('e.enabled', '=', 1)
+      .where('e.enabled', '=', flag(true))
       .where('e.deleted_at', 'is', null)
       .orderBy('d.next_attempt_at')
       .orderBy('d.id');
@@ -330,7 +301,7 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
     const token = deps.ids.uuid();
     await db
       .updateTable('webhook_deliveries')
-      .set({ locked_until: new Date(now.getTime() + cfg.leaseMs).toISOString(), lock_token: token })
+      .set({ locked_until: new Date(now.getTime() + cfg.lease).toISOString(), lock_token: token })
       .where(
         'id',
         'in',
@@ -366,7 +337,7 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
         timer = setTimeout(() => {
           scanAll = true; // retries that fell due meanwhile
           resolve();
-        }, cfg.pollIntervalMs);
+        }, cfg.pollInterval);
         timer.unref();
       }),
     ]);
@@ -377,7 +348,7 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
 
   const spec: WorkerSpec = {
     name: 'webhooks',
-    intervalMs: cfg.pollIntervalMs,
+    intervalMs: cfg.pollInterval,
     async run() {
       signaled = false;
       if (stopping) {

@@ -2,13 +2,21 @@
 // secret is shown once, at creation or rotation; a rotation keeps the previous secret signing for
 // `webhooks.rotationOverlap` (24 h) so receivers can roll over without losing deliveries.
 import type { Selectable } from 'kysely';
-import type { Deps } from '../app.js';
-import type { WebhookAttemptsTable, WebhookDeliveriesTable, WebhookEndpointsTable } from '../db/schema.js';
+import {
+  flag,
+  isSet,
+  type DeliveryStatus,
+  type EventType,
+  type WebhookAttemptsTable,
+  type WebhookDeliveriesTable,
+  type WebhookEndpointsTable,
+} from '../db/schema.js';
+import type { Deps } from '../deps.js';
 import { invalidBody, invalidRequest, notFound } from '../lib/errors.js';
-import { parseDuration } from './duration.js';
 import type { CreateEndpointInput, ListDeliveriesInput, UpdateEndpointInput } from './schemas.js';
 import { generateSecret } from './signing.js';
-import { urlProblem } from './ssrf.js';
+import { urlProblem } from '../lib/ssrf.js';
+import { webhookSsrfPolicy } from './ssrf.js';
 
 /** Who is asking: endpoints belong to one workspace and one environment. */
 export interface Owner {
@@ -43,8 +51,8 @@ export interface Attempt {
 export interface Delivery {
   id: string;
   eventId: string;
-  eventType: string;
-  status: 'pending' | 'succeeded' | 'failed';
+  eventType: EventType;
+  status: DeliveryStatus;
   attemptCount: number;
   lastStatusCode: number | null;
   lastError: string | null;
@@ -55,15 +63,15 @@ export interface Delivery {
   attempts: Attempt[];
 }
 
-export function toEndpoint(row: Selectable<WebhookEndpointsTable>, now: Date): Endpoint {
+function toEndpoint(row: Selectable<WebhookEndpointsTable>, now: Date): Endpoint {
   const previousLive = row.previous_secret_expires_at && row.previous_secret_expires_at > now.toISOString();
   return {
     id: row.public_id,
     url: row.url,
     description: row.description,
     events: JSON.parse(row.events) as string[],
-    enabled: row.enabled === 1,
-    livemode: row.livemode === 1,
+    enabled: isSet(row.enabled),
+    livemode: isSet(row.livemode),
     failingSince: row.failing_since,
     disabledReason: row.disabled_reason,
     previousSecretExpiresAt: previousLive ? row.previous_secret_expires_at : null,
@@ -77,7 +85,7 @@ function toDelivery(row: Selectable<WebhookDeliveriesTable>, attempts: Selectabl
     id: row.public_id,
     eventId: row.event_id,
     eventType: row.event_type,
-    status: row.status as Delivery['status'],
+    status: row.status,
     attemptCount: row.attempts,
     lastStatusCode: row.last_status_code,
     lastError: row.last_error,
@@ -108,10 +116,10 @@ export interface EndpointDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'id
 export function createEndpointStore(deps: EndpointDeps): EndpointStore {
   const { db, clock, ids } = deps;
   const policy = deps.config.webhooks;
-  const overlapMs = parseDuration(policy.rotationOverlap);
+  const overlapMs = policy.rotationOverlap;
 
   const checkUrl = async (url: string): Promise<void> => {
-    const problem = await urlProblem(policy, deps.dns, new URL(url));
+    const problem = await urlProblem(webhookSsrfPolicy(policy), deps.dns, new URL(url));
     if (problem) throw invalidBody([{ path: 'url', message: problem }]);
   };
 
@@ -121,7 +129,7 @@ export function createEndpointStore(deps: EndpointDeps): EndpointStore {
       .selectAll()
       .where('public_id', '=', id)
       .where('workspace_id', '=', owner.workspaceId)
-      .where('livemode', '=', owner.livemode ? 1 : 0)
+      .where('livemode', '=', flag(owner.livemode))
       .where('deleted_at', 'is', null)
       .executeTakeFirst();
     if (!r) throw notFound('webhook endpoint');
@@ -148,11 +156,11 @@ export function createEndpointStore(deps: EndpointDeps): EndpointStore {
         id: ids.uuid(),
         public_id: ids.publicId('whk'),
         workspace_id: owner.workspaceId,
-        livemode: owner.livemode ? 1 : 0,
+        livemode: flag(owner.livemode),
         url: input.url,
         description: input.description ?? '',
         events: JSON.stringify(input.events ?? ['*']),
-        enabled: input.enabled === false ? 0 : 1,
+        enabled: flag(input.enabled !== false),
         secret,
         previous_secret: null,
         previous_secret_expires_at: null,
@@ -171,7 +179,7 @@ export function createEndpointStore(deps: EndpointDeps): EndpointStore {
         .selectFrom('webhook_endpoints')
         .selectAll()
         .where('workspace_id', '=', owner.workspaceId)
-        .where('livemode', '=', owner.livemode ? 1 : 0)
+        .where('livemode', '=', flag(owner.livemode))
         .where('deleted_at', 'is', null)
         .orderBy('created_at')
         .orderBy('id')
@@ -191,7 +199,7 @@ export function createEndpointStore(deps: EndpointDeps): EndpointStore {
       if (input.description !== undefined) changes.description = input.description;
       if (input.events !== undefined) changes.events = JSON.stringify(input.events);
       if (input.enabled !== undefined) {
-        changes.enabled = input.enabled ? 1 : 0;
+        changes.enabled = flag(input.enabled);
         // Re-enabling starts a fresh health record; the failure history stays in the attempts.
         if (input.enabled) Object.assign(changes, { disabled_reason: null, failing_since: null });
       }
@@ -206,7 +214,7 @@ export function createEndpointStore(deps: EndpointDeps): EndpointStore {
       await db.transaction().execute(async (trx) => {
         await trx
           .updateTable('webhook_endpoints')
-          .set({ deleted_at: now, enabled: 0, updated_at: now })
+          .set({ deleted_at: now, enabled: flag(false), updated_at: now })
           .where('id', '=', current.id)
           .execute();
         // Nothing more will be attempted for a deleted endpoint.

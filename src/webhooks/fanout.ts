@@ -5,7 +5,7 @@
 // unique, so two nodes fanning out the same event at once still produce one delivery each.
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import type { Db } from '../db/database.js';
-import type { Database, WebhookDeliveriesTable } from '../db/schema.js';
+import { flag, isSet, type Database, type EventType, type Flag, type WebhookDeliveriesTable } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import type { Ids } from '../lib/ids.js';
 
@@ -13,11 +13,11 @@ interface EndpointRow {
   id: string;
   public_id: string;
   workspace_id: string;
-  livemode: number;
+  livemode: Flag;
   events: string;
 }
 
-const subscribed = (ep: EndpointRow, type: string): boolean => {
+const subscribed = (ep: EndpointRow, type: EventType): boolean => {
   const events = JSON.parse(ep.events) as string[];
   return events.includes('*') || events.includes(type);
 };
@@ -35,7 +35,7 @@ export async function workspacesWithEndpoints(db: Kysely<Database> | Transaction
     .select('workspace_id')
     .distinct()
     .where('workspace_id', 'in', workspaceIds)
-    .where('enabled', '=', 1)
+    .where('enabled', '=', flag(true))
     .where('deleted_at', 'is', null)
     .execute();
   return new Set(rows.map((r) => r.workspace_id));
@@ -46,7 +46,7 @@ export async function fanOut(db: Db, deps: { clock: Clock; ids: Ids }, batch = 2
   const events = await db
     .selectFrom('events')
     .select(['seq', 'id', 'workspace_id', 'livemode', 'type', 'endpoint_id'])
-    .where('fanned_out', '=', 0)
+    .where('fanned_out', '=', flag(false))
     .orderBy('seq')
     .limit(batch)
     .execute();
@@ -57,7 +57,7 @@ export async function fanOut(db: Db, deps: { clock: Clock; ids: Ids }, batch = 2
     .selectFrom('webhook_endpoints')
     .select(['id', 'public_id', 'workspace_id', 'livemode', 'events'])
     .where('workspace_id', 'in', workspaceIds)
-    .where('enabled', '=', 1)
+    .where('enabled', '=', flag(true))
     .where('deleted_at', 'is', null)
     .execute();
 
@@ -66,7 +66,9 @@ export async function fanOut(db: Db, deps: { clock: Clock; ids: Ids }, batch = 2
   for (const ev of events) {
     const targets = ev.endpoint_id
       ? endpoints.filter((ep) => (ep.id === ev.endpoint_id || ep.public_id === ev.endpoint_id) && ep.workspace_id === ev.workspace_id)
-      : endpoints.filter((ep) => ep.workspace_id === ev.workspace_id && ep.livemode === Number(ev.livemode) && subscribed(ep, ev.type));
+      : endpoints.filter(
+          (ep) => ep.workspace_id === ev.workspace_id && isSet(ep.livemode) === isSet(ev.livemode) && subscribed(ep, ev.type),
+        );
     for (const ep of targets) {
       rows.push({
         id: deps.ids.uuid(),
@@ -98,7 +100,7 @@ export async function fanOut(db: Db, deps: { clock: Clock; ids: Ids }, batch = 2
     }
     await trx
       .updateTable('events')
-      .set({ fanned_out: 1 })
+      .set({ fanned_out: flag(true) })
       .where(
         'seq',
         'in',

@@ -1,6 +1,6 @@
 // Input shapes for endpoint create/update, shared by both edges (HTTP and CLI).
 import { z } from 'zod';
-import { EVENT_TYPES } from '../events/record.js';
+import { DELIVERY_STATUSES, EVENT_TYPES } from '../db/schema.js';
 
 const eventName = z.union([z.enum(EVENT_TYPES), z.literal('*')]);
 
@@ -30,7 +30,7 @@ export const updateEndpointSchema = z
 
 export const listDeliveriesSchema = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100).optional(),
-  status: z.enum(['pending', 'succeeded', 'failed']).optional(),
+  status: z.enum(DELIVERY_STATUSES).optional(),
   before: z.string().optional(),
 });
 

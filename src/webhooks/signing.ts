@@ -4,7 +4,7 @@
 // secret sign, space-separated, so receivers can switch at their own pace.
 import { createHmac, randomBytes } from 'node:crypto';
 
-export const SECRET_PREFIX = 'whsec_';
+const SECRET_PREFIX = 'whsec_';
 
 /** A new signing secret: `whsec_` + base64 of 32 random bytes. */
 export function generateSecret(): string {
@@ -17,7 +17,7 @@ function keyOf(secret: string): Buffer {
 }
 
 /** One `v1,<base64>` signature of a delivery. */
-export function sign(secret: string, id: string, timestamp: number, body: string): string {
+function sign(secret: string, id: string, timestamp: number, body: string): string {
   const mac = createHmac('sha256', keyOf(secret)).update(`${id}.${timestamp}.${body}`).digest('base64');
   return `v1,${mac}`;
 }

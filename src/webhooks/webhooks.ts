@@ -1,6 +1,6 @@
 // The webhooks capability as the composition root sees it: the endpoint store (API and CLI), and
 // the deliverer worker, woken when a producer publishes `events.recorded` after its commit.
-import type { Deps } from '../app.js';
+import type { Deps } from '../deps.js';
 import type { Worker } from '../lib/worker.js';
 import { createDeliverer, type Deliverer, type DelivererDeps } from './deliverer.js';
 import { createEndpointStore, type EndpointStore } from './endpoints.js';
@@ -22,16 +22,16 @@ export function createWebhooks(deps: Deps & Pick<DelivererDeps, 'eventPayload'>)
   };
   const endpoints = createEndpointStore({ ...deps, onWork: wake });
   // Events arrive in bursts (a busy SMTP listener records one per message). Fanning each out as it
-  // comes costs one fsync'd commit per event; waiting `fanoutDelayMs` after the first lets one
+  // comes costs one fsync'd commit per event; waiting `webhooks.fanoutDelay` after the first lets one
   // commit fan out the whole burst, for that much added latency.
   let lingering: NodeJS.Timeout | null = null;
   const wakeSoon = () => {
-    if (deps.config.webhooks.fanoutDelayMs === 0) return wake();
+    if (deps.config.webhooks.fanoutDelay === 0) return wake();
     if (lingering) return;
     lingering = setTimeout(() => {
       lingering = null;
       wake();
-    }, deps.config.webhooks.fanoutDelayMs);
+    }, deps.config.webhooks.fanoutDelay);
   };
   const unsubscribe = deps.bus.subscribe('events.recorded', wakeSoon);
   // Abandon attempts in flight as soon as the app begins to stop, so stopping never waits on a

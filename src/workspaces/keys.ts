@@ -1,15 +1,12 @@
 // API keys. The secret is `sk_live_`/`sk_test_` + 32 random bytes in base62, shown once; only its
 // SHA-256 is stored. The environment comes from the stored row, never from the prefix a client sends.
 import { createHash, randomBytes } from 'node:crypto';
-import type { Db } from '../db/database.js';
-import type { Clock } from '../lib/clock.js';
-import type { Ids } from '../lib/ids.js';
-import { bytesToBase62 } from '../lib/ids.js';
+import type { ApiKeysTable, Env } from '../db/schema.js';
+import type { Deps } from '../deps.js';
 import { invalidBody, notFound } from '../lib/errors.js';
-import type { Workspace } from './workspaces.js';
+import { bytesToBase62 } from '../lib/ids.js';
 import { parseScopes, type Scope } from './scopes.js';
-
-export type Env = 'live' | 'test';
+import type { Workspace } from './workspaces.js';
 
 export interface ApiKey {
   id: string;
@@ -32,7 +29,7 @@ export interface Principal {
   scopes: Scope[] | null;
 }
 
-export function hashSecret(secret: string): string {
+function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 
@@ -47,21 +44,12 @@ export interface KeyStore {
   authenticate(secret: string): Promise<Principal | null>;
 }
 
-function toKey(row: {
-  id: string;
-  workspace_id: string;
-  name: string;
-  env: string;
-  prefix: string;
-  scopes: string | null;
-  created_at: string;
-  revoked_at: string | null;
-}): ApiKey {
+function toKey(row: Omit<ApiKeysTable, 'key_hash' | 'last_used_at'>): ApiKey {
   return {
     id: row.id,
     workspaceId: row.workspace_id,
     name: row.name,
-    env: row.env as Env,
+    env: row.env,
     prefix: row.prefix,
     scopes: row.scopes === null ? null : (row.scopes.split(',').filter(Boolean) as Scope[]),
     createdAt: row.created_at,
@@ -69,7 +57,7 @@ function toKey(row: {
   };
 }
 
-export function createKeyStore({ db, clock, ids, cacheTtlMs = 0 }: { db: Db; clock: Clock; ids: Ids; cacheTtlMs?: number }): KeyStore {
+export function createKeyStore({ db, clock, ids, cacheTtlMs = 0 }: Pick<Deps, 'db' | 'clock' | 'ids'> & { cacheTtlMs?: number }): KeyStore {
   // Authenticated principals are cached briefly: the lookup is the most frequent query the daemon
   // makes. A key revoked by another process (the CLI, another node) stops working within the TTL;
   // one revoked through this process stops at once.
@@ -86,7 +74,7 @@ export function createKeyStore({ db, clock, ids, cacheTtlMs = 0 }: { db: Db; clo
         id: ids.uuid(),
         workspace_id: workspace.id,
         name: name ?? `${env} key`,
-        env,
+        env: env as Env,
         key_hash: hashSecret(secret),
         prefix: secret.slice(0, 12),
         scopes: parsed.scopes === null ? null : parsed.scopes.join(','),
@@ -134,7 +122,7 @@ export function createKeyStore({ db, clock, ids, cacheTtlMs = 0 }: { db: Db; clo
         cache.delete(hash);
         return null;
       }
-      const env = row.env as Env;
+      const env = row.env;
       const principal: Principal = {
         keyId: row.keyId,
         workspace: { id: row.wsId, slug: row.slug, name: row.name, plan: row.plan },

@@ -1,6 +1,6 @@
 // Scopes limit what a key may do. A key created without scopes is unscoped: it may do everything.
 
-export const SCOPES = ['read', 'send', 'cancel', 'inbound', 'webhooks'] as const;
+const SCOPES = ['read', 'send', 'cancel', 'inbound', 'webhooks'] as const;
 export type Scope = (typeof SCOPES)[number];
 
 export function parseScopes(raw: string | undefined): { ok: true; scopes: Scope[] | null } | { ok: false; message: string } {

@@ -1,12 +1,8 @@
 // Workspaces: the tenant boundary. Every row a client can see belongs to exactly one workspace.
-import type { Db } from '../db/database.js';
-import type { Clock } from '../lib/clock.js';
-import type { Ids } from '../lib/ids.js';
-import { AppError, invalidBody, notFound } from '../lib/errors.js';
 import { isUniqueViolation } from '../db/database.js';
-
-export const PLANS = ['free', 'starter', 'pro', 'custom'] as const;
-export type Plan = (typeof PLANS)[number];
+import { PLANS, type Plan, type WorkspacesTable } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { AppError, invalidBody, notFound } from '../lib/errors.js';
 
 export interface Workspace {
   id: string;
@@ -19,12 +15,12 @@ export interface Workspace {
 // The slug is a DNS label of the shared inbound domain ({slug}.in.{shared}), hence these rules.
 const SLUG = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
 
-export function isWorkspaceSlug(slug: string): boolean {
+function isWorkspaceSlug(slug: string): boolean {
   return SLUG.test(slug);
 }
 
-function toWorkspace(row: { id: string; slug: string; name: string; plan: string; created_at: string }): Workspace {
-  return { id: row.id, slug: row.slug, name: row.name, plan: row.plan as Plan, createdAt: row.created_at };
+function toWorkspace(row: WorkspacesTable): Workspace {
+  return { id: row.id, slug: row.slug, name: row.name, plan: row.plan, createdAt: row.created_at };
 }
 
 export interface WorkspaceStore {
@@ -35,7 +31,7 @@ export interface WorkspaceStore {
   count(): Promise<number>;
 }
 
-export function createWorkspaceStore({ db, clock, ids }: { db: Db; clock: Clock; ids: Ids }): WorkspaceStore {
+export function createWorkspaceStore({ db, clock, ids }: Pick<Deps, 'db' | 'clock' | 'ids'>): WorkspaceStore {
   return {
     async create({ slug, name, plan = 'free' }) {
       const issues = [];
@@ -45,7 +41,7 @@ export function createWorkspaceStore({ db, clock, ids }: { db: Db; clock: Clock;
       if (!name || name.length > 200) issues.push({ path: 'name', message: 'name must be 1-200 characters' });
       if (!PLANS.includes(plan as Plan)) issues.push({ path: 'plan', message: `plan must be one of ${PLANS.join(', ')}` });
       if (issues.length) throw invalidBody(issues);
-      const row = { id: ids.uuid(), slug: s, name, plan, created_at: clock.now().toISOString() };
+      const row: WorkspacesTable = { id: ids.uuid(), slug: s, name, plan: plan as Plan, created_at: clock.now().toISOString() };
       try {
         await db.insertInto('workspaces').values(row).execute();
       } catch (err) {

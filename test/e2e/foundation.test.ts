@@ -41,8 +41,8 @@ for (const db of testDatabases()) {
       t.equal((await d.request('GET', '/v1/context', { key: k.json.secret })).status, 200);
       const rev = await d.cli('key', 'revoke', k.json.id);
       t.same(rev.json, { id: k.json.id, revoked: true });
-      // The CLI is another process: the daemon's auth cache lets the key live at most auth.cacheTtlMs.
-      d.clock.advance(d.app.config.auth.cacheTtlMs + 1);
+      // The CLI is another process: the daemon's auth cache lets the key live at most auth.cacheTtl.
+      d.clock.advance(d.app.config.auth.cacheTtl + 1);
       const r = await d.request('GET', '/v1/context', { key: k.json.secret });
       t.equal(r.status, 401);
       t.equal(r.body.error.code, 'unauthorized');

@@ -81,7 +81,7 @@ export async function bootDaemon(t: Teardown, opts: BootOptions = {}): Promise<T
     POSTERN_SMTP_PORT: '0',
     POSTERN_SMTP_HOST: '127.0.0.1',
     POSTERN_HOSTNAME: 'mx.postern.test',
-    POSTERN_SHARED_INBOUND_DOMAIN: 'in.postern.test',
+    POSTERN_SHARED_INBOUND_DOMAIN: 'postern.test',
     POSTERN_RATE_LIMIT_SEND: '0',
     POSTERN_RATE_LIMIT_READ: '0',
     POSTERN_LOG_LEVEL: 'debug',

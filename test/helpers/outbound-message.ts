@@ -1,6 +1,6 @@
 // An OutboundMessage as the dispatcher hands it to a transport, for tests that call deliver()
 // directly: every field at its plain default, overridden where a test cares.
-import type { OutboundMessage } from '../../src/outbound/channels/channel.js';
+import type { OutboundMessage } from '../../src/channel.js';
 
 export function outboundMessage(over: Partial<OutboundMessage> = {}): OutboundMessage {
   return {

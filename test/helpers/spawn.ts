@@ -24,9 +24,9 @@ export function spawnDaemon(env: Record<string, string>, args: string[] = []): P
   const lines: string[] = [];
   const stderr: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  createInterface({ input: child.stderr! }).on('line', (l) => stderr.push(l));
+  createInterface({ input: child.stderr }).on('line', (l) => stderr.push(l));
   return new Promise((resolve, reject) => {
-    const rl = createInterface({ input: child.stdout! });
+    const rl = createInterface({ input: child.stdout });
     rl.on('line', (line) => {
       lines.push(line);
       try {

@@ -48,6 +48,7 @@ t.test('threads and the event loop analyze alike', async (t) => {
     mailFrom: 'alice@sender.example',
     mta: 'mx.postern.test',
     maxBodyBytes: 1 << 20,
+    maxParts: 1000,
   });
   threaded.warm();
   const fromThreads = await Promise.all(raws.map((raw) => threaded.analyze(input(raw))));

@@ -1,8 +1,8 @@
 // Every rule and error of the inbound domains, addresses and messages endpoints.
 import t from 'tap';
 import { testDatabases } from '../helpers/databases.js';
-import { getSigningKey } from '../../src/domains/signing.js';
-import { createAddress, sendRaw, setup, simpleMail } from './helpers.js';
+import { findSigningKey } from '../../src/domains/sending.js';
+import { createAddress, sendRaw, setup, simpleMail } from '../helpers/inbound.js';
 
 const DAY = 24 * 3600 * 1000;
 
@@ -51,7 +51,15 @@ for (const db of testDatabases()) {
     const [mxRec, dkimRec] = claim.body.records;
     t.same(
       { ...mxRec, purpose: undefined },
-      { type: 'MX', name: 'mail.corp.example', value: 'mx.postern.test', priority: 10, check: 'inboundMx', purpose: undefined },
+      {
+        type: 'MX',
+        name: 'mail.corp.example',
+        value: 'mx.postern.test',
+        priority: 10,
+        check: 'inboundMx',
+        verified: false,
+        purpose: undefined,
+      },
     );
     t.ok(mxRec.purpose.length > 10);
     t.equal(dkimRec.type, 'TXT');
@@ -68,7 +76,7 @@ for (const db of testDatabases()) {
 
     // Address on a pending domain: refused. Publish MX only: still pending. Then DKIM: verified.
     t.equal((await req('POST', '/addresses', { localPart: 'x', domainId: claim.body.id })).status, 422);
-    t.equal(await getSigningKey(d.app.db, env.ws.id, 'mail.corp.example'), null);
+    t.equal(await findSigningKey(d.app.db, env.ws.id, 'mail.corp.example', 'postern'), null);
     env.dns.set('mail.corp.example', [{ type: 'MX', data: { preference: 10, exchange: 'mx.postern.test' } }]);
     t.equal((await req('GET', `/domains/${claim.body.id}`)).body.status, 'pending');
     env.dns.set('postern._domainkey.mail.corp.example', [{ type: 'TXT', data: dkimRec.value }]);
@@ -76,7 +84,7 @@ for (const db of testDatabases()) {
     const verified = await req('GET', `/domains/${claim.body.id}`);
     t.equal(verified.body.status, 'verified');
     t.equal(verified.body.verifiedAt, d.clock.now().toISOString());
-    const signing = await getSigningKey(d.app.db, env.ws.id, 'MAIL.corp.example');
+    const signing = await findSigningKey(d.app.db, env.ws.id, 'MAIL.corp.example', 'unused-default');
     t.equal(signing?.selector, 'postern');
     t.match(signing?.privateKey, /BEGIN PRIVATE KEY/);
 
@@ -128,7 +136,7 @@ for (const db of testDatabases()) {
       sendRaw(d.smtpPort, { from: 'a@example.org', to: ['sales@mail.corp.example'] }, simpleMail({ to: 'sales@mail.corp.example' })),
       { responseCode: 550 } as never,
     );
-    t.equal(await getSigningKey(d.app.db, env.ws.id, 'mail.corp.example'), null);
+    t.equal(await findSigningKey(d.app.db, env.ws.id, 'mail.corp.example', 'postern'), null);
     t.equal((await req('GET', '/domains/not-a-uuid')).status, 404);
   });
 

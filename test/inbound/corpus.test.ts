@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { createAddress, sendRaw, setup } from './helpers.js';
+import { createAddress, sendRaw, setup } from '../helpers/inbound.js';
 
 const dir = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
 const expected = JSON.parse(readFileSync(path.join(dir, 'expected.json'), 'utf8')) as Record<

@@ -3,7 +3,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import t from 'tap';
 import { testDatabases } from '../helpers/databases.js';
-import { createAddress, sendRaw, setup, simpleMail, transport } from './helpers.js';
+import { createAddress, sendRaw, setup, simpleMail, transport } from '../helpers/inbound.js';
 
 for (const db of testDatabases()) {
   t.test(`verdicts for signed and unsigned mail (${db})`, async (t) => {
@@ -127,7 +127,13 @@ for (const db of testDatabases()) {
   t.test(`message.received outbox row, quota, truncation, environments (${db})`, async (t) => {
     const env = await setup(t, {
       db,
-      env: { POSTERN_INBOUND_MONTHLY_QUOTA: '{"free":2,"starter":10,"pro":100,"custom":0}', POSTERN_INBOUND_MAX_BODY_BYTES: '2048' },
+      env: {
+        POSTERN_PLANS_FREE_INBOUND_PER_MONTH: '2',
+        POSTERN_PLANS_STARTER_INBOUND_PER_MONTH: '10',
+        POSTERN_PLANS_PRO_INBOUND_PER_MONTH: '100',
+        POSTERN_PLANS_CUSTOM_INBOUND_PER_MONTH: '0',
+        POSTERN_INBOUND_MAX_BODY_BYTES: '2048',
+      },
     });
     const seen: unknown[] = [];
     env.d.app.bus.subscribe('events.recorded', (p) => seen.push(p));
@@ -212,7 +218,15 @@ for (const db of testDatabases()) {
   });
 
   t.test(`the quota holds for messages committed together (${db})`, async (t) => {
-    const env = await setup(t, { db, env: { POSTERN_INBOUND_MONTHLY_QUOTA: '{"free":3,"starter":10,"pro":100,"custom":0}' } });
+    const env = await setup(t, {
+      db,
+      env: {
+        POSTERN_PLANS_FREE_INBOUND_PER_MONTH: '3',
+        POSTERN_PLANS_STARTER_INBOUND_PER_MONTH: '10',
+        POSTERN_PLANS_PRO_INBOUND_PER_MONTH: '100',
+        POSTERN_PLANS_CUSTOM_INBOUND_PER_MONTH: '0',
+      },
+    });
     const a = await createAddress(env, { localPart: 'burst' });
     // Eight sessions at once: on SQLite they share commits (one batch, a few statements).
     const replies = await Promise.all(

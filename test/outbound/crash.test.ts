@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import t from 'tap';
+import { readBootstrapKeys } from '../helpers/run-bin.js';
 import { spawnDaemon } from '../helpers/spawn.js';
 
 t.test('every 202 survives SIGKILL and is delivered after restart', async (t) => {
@@ -18,11 +19,11 @@ t.test('every 202 survives SIGKILL and is delivered after restart', async (t) =>
     POSTERN_RATE_LIMIT_SEND: '0',
     POSTERN_RATE_LIMIT_READ: '0',
     // A short lease so the killed daemon's claims are retaken quickly.
-    POSTERN_DISPATCHER_LEASE_SECONDS: '5',
-    POSTERN_DISPATCHER_INTERVAL_MS: '200',
+    POSTERN_DISPATCHER_LEASE: '5s',
+    POSTERN_DISPATCHER_INTERVAL: '200ms',
   };
   const first = await spawnDaemon(env);
-  const key = first.stderr.join('\n').match(/sk_test_[0-9A-Za-z]+/)![0];
+  const key = readBootstrapKeys(dataDir).test;
   const base = `http://127.0.0.1:${first.http}`;
   const accepted: string[] = [];
   let stop = false;

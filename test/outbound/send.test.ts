@@ -1,7 +1,7 @@
 // Sending through the API on a booted daemon: validation, idempotency, templates, test outcomes,
 // live transports (capture), retries, scheduling, cancel races, isolation, quotas.
 import t from 'tap';
-import { createCaptureTransport } from '../../src/outbound/channels/capture.js';
+import { createCaptureTransport } from '../helpers/capture-transport.js';
 import { bootDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
 
@@ -70,6 +70,15 @@ for (const db of testDatabases()) {
         [email({ content: { subject: 'no body' } }), ['content.html']],
         [{ to: '+14155550100', channel: 'sms', content: { body: '' } }, ['content.body']],
         [email({ interpolate: true, content: { subject: '{{#a}}', text: 'x' } }), ['content.subject'], 'interpolated content must parse'],
+        [
+          { to: 'not-an-address', channel: 'email', cc: ['fine@example.com', 'bad'], content: { text: 'no subject' } },
+          ['cc.1', 'to', 'content.subject'],
+          'a bad cc hides neither a bad to nor a missing subject',
+        ],
+        [{ template: 'nope', to: 'x', cc: 'bad' }, ['cc', 'template'], 'a refused field leaves the template resolvable'],
+        [email({ scheduled_at: '2030-01-01T00:00:00Z' }), ['scheduled_at'], 'a misspelt field is refused, not ignored'],
+        [email({ metadata: JSON.parse('{"__proto__": "x"}') }), ['metadata.__proto__'], '__proto__ metadata key'],
+        [email({ metadata: { constructor: 'x' } }), ['metadata.constructor'], 'constructor metadata key'],
       ];
       for (const [body, paths, name] of cases) {
         const r = await send(acme.live, body);
@@ -78,6 +87,11 @@ for (const db of testDatabases()) {
         const got = r.body.error.issues.map((i: { path: string }) => i.path);
         for (const p of paths) t.ok(got.includes(p), `${name ?? p}: issue at ${p} in ${JSON.stringify(got)}`);
       }
+      const misspelt = await send(acme.live, email({ scheduled_at: '2030-01-01T00:00:00Z' }));
+      t.match(misspelt.body.error.issues, [{ path: 'scheduled_at', message: 'unknown field; did you mean scheduledAt?' }]);
+      t.equal((await d.request('GET', '/v1/messages', { key: acme.live })).body.data.length, 0, 'nothing was sent');
+      const notObject = await send(acme.live, [email()]);
+      t.match(notObject, { status: 422, body: { error: { code: 'invalid_body', issues: [{ path: '', message: /JSON object/ }] } } });
       const many = await send(acme.live, {
         to: 'x',
         channel: 'email',
@@ -88,8 +102,8 @@ for (const db of testDatabases()) {
       });
       t.same(
         many.body.error.issues.map((i: { path: string }) => i.path).sort(),
-        ['fromName', 'replyTo'].sort(),
-        'shape issues listed together',
+        ['fromName', 'replyTo', 'scheduledAt', 'to'].sort(),
+        'shape issues listed together with those of the fields that parsed',
       );
       const raw = await send(acme.live, { template: 'welcome', to: 'a@example.com' }, undefined, '/v1/send-raw');
       t.equal(raw.status, 422);
@@ -161,7 +175,7 @@ for (const db of testDatabases()) {
       await dispatcher(d).tick();
       for (let i = 0; i < cases.length; i++) {
         const m = (await get(acme.test, ids[i])).body;
-        t.equal(m.status, cases[i][1], `${cases[i][0].to} → ${cases[i][1]}`);
+        t.equal(m.status, cases[i][1], `${String(cases[i][0].to)} → ${cases[i][1]}`);
         if (m.status === 'blocked') {
           t.equal(m.timeline.at(-1).e, 'blocked: automated content safety checks blocked this message');
           t.equal(m.error, null, 'no reason in the API');

@@ -8,8 +8,9 @@ import { recordEvent } from '../../src/events/record.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createIds } from '../../src/lib/ids.js';
 import { freshPostgres, testDatabases } from '../helpers/databases.js';
+import { readBootstrapKeys } from '../helpers/run-bin.js';
 import { spawnDaemon } from '../helpers/spawn.js';
-import { startReceiver } from './receiver.js';
+import { startReceiver } from '../helpers/webhook-receiver.js';
 
 for (const db of testDatabases()) {
   t.test(`SIGKILL with deliveries pending on ${db}: all arrive after restart`, async (t) => {
@@ -28,9 +29,9 @@ for (const db of testDatabases()) {
       POSTERN_SMTP_PORT: '0',
       POSTERN_SMTP_HOST: '127.0.0.1',
       POSTERN_WEBHOOKS_ALLOW_PRIVATE: 'true',
-      POSTERN_WEBHOOKS_TIMEOUT_MS: '1000',
-      POSTERN_WEBHOOKS_LEASE_MS: '1500',
-      POSTERN_WEBHOOKS_POLL_INTERVAL_MS: '50',
+      POSTERN_WEBHOOKS_TIMEOUT: '1000ms',
+      POSTERN_WEBHOOKS_LEASE: '1500ms',
+      POSTERN_WEBHOOKS_POLL_INTERVAL: '50ms',
       POSTERN_WEBHOOKS_CONCURRENCY_PER_ENDPOINT: '3',
     };
     // Until the kill, the receiver holds every request open: three are in flight, the rest wait.
@@ -42,7 +43,7 @@ for (const db of testDatabases()) {
     t.teardown(() => {
       if (!killed) first.child.kill('SIGKILL');
     });
-    const live = first.stderr.join('\n').match(/live: (sk_live_\S+)/)?.[1];
+    const live = readBootstrapKeys(dataDir).live;
     t.ok(live, 'bootstrap key printed');
     const res = await fetch(`http://127.0.0.1:${first.http}/v1/webhooks`, {
       method: 'POST',

@@ -2,8 +2,8 @@ import type { Test } from 'tap';
 import t from 'tap';
 import { bootDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
-import { emit, sampleMessage, tick } from './helpers.js';
-import { startReceiver, verify, type Receiver } from './receiver.js';
+import { emit, sampleMessage, tick } from '../helpers/webhooks.js';
+import { startReceiver, verify, type Receiver } from '../helpers/webhook-receiver.js';
 
 const PRIVATE_OK = { POSTERN_WEBHOOKS_ALLOW_PRIVATE: 'true' };
 
@@ -134,7 +134,7 @@ for (const db of testDatabases()) {
   });
 
   t.test(`a timeout is retried and the receiver deduplicates by webhook-id on ${db}`, async (t) => {
-    const d = await bootDaemon(t, { db, env: { ...PRIVATE_OK, POSTERN_WEBHOOKS_TIMEOUT_MS: '300' } });
+    const d = await bootDaemon(t, { db, env: { ...PRIVATE_OK, POSTERN_WEBHOOKS_TIMEOUT: '300ms' } });
     const acme = await d.workspace('acme');
     // The receiver processes the first request but answers too late; the retry is a duplicate.
     const seen = new Set<string>();

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { AddressStore } from '../../inbound/addresses.js';
 import { principalOf, requireScope } from '../auth.js';
-import { parseBody } from '../validate.js';
+import { parseBody } from '../../lib/validation.js';
 
 const createBody = z.strictObject({
   localPart: z.string().min(1).max(64).optional(),

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { DomainStore } from '../../domains/domains.js';
 import { principalOf, requireScope } from '../auth.js';
-import { parseBody } from '../validate.js';
+import { parseBody } from '../../lib/validation.js';
 
 const claimBody = z.strictObject({
   domain: z.string(),

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { MessageReader } from '../../inbound/messages.js';
+import type { ReceivedReader } from '../../inbound/received.js';
 import { invalidRequest } from '../../lib/errors.js';
 import { principalOf, requireScope } from '../auth.js';
 
@@ -9,7 +9,14 @@ function queryString(v: unknown, name: string): string | undefined {
   return v;
 }
 
-export function inboundMessageRoutes({ messages }: { messages: MessageReader }): Router {
+/** RFC 6266: an ASCII fallback plus the exact name in filename* (RFC 8187 percent-encoding). */
+function contentDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\;%]/g, '_');
+  const exact = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${exact}`;
+}
+
+export function inboundMessageRoutes({ messages }: { messages: ReceivedReader }): Router {
   const r = Router();
   r.use('/inbound/messages', requireScope('inbound'));
   r.get('/inbound/messages', async (req, res) => {
@@ -40,10 +47,9 @@ export function inboundMessageRoutes({ messages }: { messages: MessageReader }):
     if (!/^\d{1,6}$/.test(req.params.index)) throw invalidRequest('index must be a non-negative integer');
     const p = principalOf(res);
     const a = await messages.attachment(p.workspace.id, p.livemode, req.params.id, Number(req.params.index));
+    // The reader made the type and the name safe (a media type; at most 255 bytes, no controls).
     res.setHeader('Content-Type', a.contentType);
-    // RFC 6266: an ASCII fallback plus the exact name in filename*.
-    const ascii = a.filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\;]/g, '_');
-    res.setHeader('Content-Disposition', `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(a.filename)}`);
+    res.setHeader('Content-Disposition', contentDisposition(a.filename));
     res.setHeader('X-Content-Type-Options', 'nosniff');
     res.send(a.content);
   });

@@ -1,17 +1,18 @@
 // GET /v1/messages (list, or with tail=1 a Server-Sent Events stream), GET /v1/messages/{id} and
 // DELETE /v1/messages/{id}. A tail writes the 50 most recent matching messages (oldest first), then
-// every new or changed matching message as it is published on the in-process bus: one
+// every new or changed matching message as the message ledger announces it: one
 // subscription per client, no polling. Framing: `event: message`, `id: <msg_ id>`,
-// `data: <Message JSON>`; a `: ping` comment every tail.pingSeconds; the server ends the stream
-// after tail.maxMinutes and when the daemon stops.
+// `data: <Message JSON>`; a `: ping` comment every `tail.ping`; the server ends the stream
+// after `tail.maxDuration` and when the daemon stops.
 import { Router, type Request } from 'express';
+import { CHANNELS, type Channel } from '../../channel.js';
 import type { Config } from '../../config.js';
 import type { EventBus } from '../../events/bus.js';
+import type { Ledger } from '../../messages/ledger.js';
 import { AppError, invalidRequest } from '../../lib/errors.js';
-import { STATUSES, type Message, type MessageStatus } from '../../outbound/message.js';
+import { MESSAGE_STATUSES as STATUSES, type Message, type MessageStatus } from '../../messages/message.js';
+import { matchesFilters, type ListFilters } from '../../messages/read.js';
 import type { Outbound } from '../../outbound/outbound.js';
-import { matchesFilters, type ListFilters } from '../../outbound/read.js';
-import { CHANNELS, type Channel } from '../../templates/render.js';
 import { principalOf, requireScope } from '../auth.js';
 
 const one = (v: unknown, name: string): string | undefined => {
@@ -55,7 +56,7 @@ function parseFilters(req: Request): ListFilters & { tail: boolean } {
   };
 }
 
-export function messageRoutes(outbound: Outbound, config: Config, bus: EventBus): Router {
+export function messageRoutes(outbound: Outbound, config: Config, changes: Pick<Ledger, 'watch'>, bus: EventBus): Router {
   const r = Router();
 
   r.get('/messages', requireScope('read'), async (req, res) => {
@@ -71,8 +72,7 @@ export function messageRoutes(outbound: Outbound, config: Config, bus: EventBus)
     const pending: Message[] = [];
     let live = false;
     const write = (m: Message) => res.write(`event: message\nid: ${m.publicId}\ndata: ${JSON.stringify(m)}\n\n`);
-    const unsubscribe = bus.subscribe('message.changed', (payload) => {
-      const m = payload as Message;
+    const unsubscribe = changes.watch((m) => {
       if (m.workspaceId !== scope.workspaceId || m.livemode !== scope.livemode || !matchesFilters(m, filters)) return;
       if (live) write(m);
       else pending.push(m);
@@ -82,8 +82,8 @@ export function messageRoutes(outbound: Outbound, config: Config, bus: EventBus)
       res.end();
     };
     const unstop = bus.subscribe('app.stopping', end);
-    const ping = setInterval(() => res.write(': ping\n\n'), config.tail.pingSeconds * 1000);
-    const close = setTimeout(end, config.tail.maxMinutes * 60_000);
+    const ping = setInterval(() => res.write(': ping\n\n'), config.tail.ping);
+    const close = setTimeout(end, config.tail.maxDuration);
     const cleanup = () => {
       unsubscribe();
       unstop();

@@ -6,8 +6,8 @@ import { z } from 'zod';
 import { notFound } from '../../lib/errors.js';
 import { channelSchema, descriptionSchema, slugSchema } from '../../templates/content.js';
 import { normalizeSlug, TEMPLATE_STATUSES, type TemplateStore } from '../../templates/store.js';
+import { parseBody } from '../../lib/validation.js';
 import { principalOf, requireScope } from '../auth.js';
-import { parseBody } from '../validate.js';
 
 const createBody = z.strictObject({
   slug: slugSchema,

@@ -3,8 +3,8 @@ import { Router } from 'express';
 import { invalidRequest } from '../../lib/errors.js';
 import type { EndpointStore, Owner } from '../../webhooks/endpoints.js';
 import { createEndpointSchema, listDeliveriesSchema, updateEndpointSchema } from '../../webhooks/schemas.js';
+import { parseBody, zodIssues } from '../../lib/validation.js';
 import { principalOf, requireScope } from '../auth.js';
-import { parseBody, zodIssues } from '../validate.js';
 import type { Response } from 'express';
 
 const ownerOf = (res: Response): Owner => {

@@ -1,0 +1,117 @@
+// The email channel as the composition root sees it: the live transport `delivery.mode` selects
+// (smtp-direct with its connection pool and per-domain rate limits, or smtp-relay), the tracking
+// token signer the transport and the tracking routes share, and the read-only connection the
+// config describes. Forwarding hands its ready-made bytes to the same transport (`source`).
+import { createHash } from 'node:crypto';
+import type { ChannelTransport } from '../../channel.js';
+import type { Config } from '../../config.js';
+import type { Deps } from '../../deps.js';
+import { ConfigError } from '../../config.js';
+import type { Logger } from '../../lib/logger.js';
+import type { SuppressionStore } from '../../suppressions/store.js';
+import type { ComposeRequest } from './compose.js';
+import { createDirectTransport } from './direct.js';
+import type { RawSource } from './prepare.js';
+import { createDomainRateLimiter } from './rates.js';
+import { createRelayTransport } from './relay.js';
+import { createSmtpPool, type PoolOptions, type SmtpPool } from './smtp-pool.js';
+import { createTokenSigner, loadSecret, type TokenSigner } from './tracking/tokens.js';
+
+/** Where CPU and connection work can run off the event loop (the delivery threads). */
+export interface EmailOffload {
+  compose(req: ComposeRequest): Promise<Buffer>;
+  smtpPool(opts: PoolOptions): SmtpPool;
+}
+
+export interface EmailChannelDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'dns' | 'log'> {
+  suppressions: SuppressionStore;
+  publicUrl(): string;
+  tokens(): Promise<TokenSigner>;
+  /** The delivery threads: they build and sign the MIME message and hold the SMTP connections (else the event loop). */
+  offload?: EmailOffload;
+  /** Ready-made bytes for some messages (forwarding). */
+  source?: RawSource;
+}
+
+/** A stable UUID-shaped id of the configured connection (providerConnectionId). */
+function connectionIdOf(config: Config): string {
+  const what = config.delivery.mode === 'relay' ? `relay:${safeHost(config.delivery.relayUrl)}` : `direct:${config.hostname}`;
+  const h = createHash('sha256').update(what).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-5${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+/**
+ * The email connection the config describes (delivery.mode and its settings), listed beside the
+ * stored provider connections so that every message's providerConnectionId names a connection.
+ * It is read-only: change it in the config. Credentials in a relay URL are never shown.
+ */
+export function emailConnectionView(config: Config, env: 'live' | 'test') {
+  const relay = config.delivery.mode === 'relay';
+  let hasPassword = false;
+  try {
+    hasPassword = relay && new URL(config.delivery.relayUrl).password !== '';
+  } catch {
+    hasPassword = false;
+  }
+  return {
+    id: connectionIdOf(config),
+    env,
+    channel: 'email',
+    provider: relay ? 'smtp-relay' : 'smtp-direct',
+    name: relay ? 'relay (delivery.relayUrl)' : 'direct to MX',
+    settings: relay
+      ? { relayHost: safeHost(config.delivery.relayUrl), tls: config.delivery.tls }
+      : { hostname: config.hostname, port: config.delivery.port, tls: config.delivery.tls },
+    credentials: hasPassword ? [{ name: 'password', set: true }] : [],
+    source: 'config',
+  };
+}
+
+function safeHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return url;
+  }
+}
+
+/** The signer of tracking and unsubscribe tokens (`tracking.secret`, else one kept in the database). */
+export function createTokenSource(deps: Pick<Deps, 'config' | 'db' | 'clock'>): () => Promise<TokenSigner> {
+  let signer: Promise<TokenSigner> | null = null;
+  return () => {
+    signer ??= (
+      deps.config.tracking.secret ? Promise.resolve(deps.config.tracking.secret) : loadSecret(deps.db, deps.clock, 'tracking')
+    ).then(createTokenSigner);
+    signer.catch(() => (signer = null));
+    return signer;
+  };
+}
+
+/** The settings of the direct-delivery connection pool (`delivery.*`). */
+function deliveryPoolOptions(config: Config, log: Logger): PoolOptions {
+  const d = config.delivery;
+  return {
+    name: config.hostname,
+    port: d.port,
+    tls: d.tls,
+    maxConnections: d.maxConnections,
+    maxConnectionsPerHost: d.maxConnectionsPerHost,
+    messagesPerConnection: d.messagesPerConnection,
+    idleTimeoutMs: d.idleTimeout,
+    timeoutMs: d.timeout,
+    log,
+  };
+}
+
+/** The live email transport for `delivery.mode`. */
+export function createEmailTransport(deps: EmailChannelDeps): ChannelTransport {
+  const { config } = deps;
+  if (config.delivery.mode === 'relay' && !config.delivery.relayUrl)
+    throw new ConfigError('invalid setting delivery.relayUrl (POSTERN_DELIVERY_RELAY_URL): required when delivery.mode is relay');
+  const base = { ...deps, composer: deps.offload, connectionId: connectionIdOf(config) };
+  if (config.delivery.mode === 'relay') return createRelayTransport(base);
+  // On a delivery thread when there is one: SMTP then costs the event loop nothing.
+  const options = deliveryPoolOptions(config, deps.log);
+  const pool = deps.offload ? deps.offload.smtpPool(options) : createSmtpPool(options);
+  return createDirectTransport({ ...base, pool, rates: createDomainRateLimiter(config.delivery.domainRates, deps.clock) });
+}

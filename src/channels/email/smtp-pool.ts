@@ -1,0 +1,220 @@
+// Outgoing SMTP connections for direct delivery, reused per destination host. One pool holds every
+// open connection keyed by `address:port`, and by the MX name too when `delivery.tls` verifies
+// certificates (verify, require): a connection's TLS session was verified for the name it was
+// opened for, so mail for another name at the same address must not ride on it. A delivery
+// borrows an idle connection of its host or opens one when both caps allow
+// (`delivery.maxConnectionsPerHost`, `delivery.maxConnections`), else it waits in line. A
+// connection is closed after `messagesPerConnection` messages, after `delivery.idleTimeout`
+// unused, or on any error; after a rejected transaction it is RSET and reused.
+// STARTTLS is used whenever offered; `delivery.tls` decides what happens around it:
+//   opportunistic: certificate not verified, plain text if the upgrade fails (RFC 7435);
+//   verify: certificate verified when STARTTLS is offered, plain text when it is not;
+//   require: STARTTLS with a verified certificate or no delivery; none: never STARTTLS.
+import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
+import type { Logger } from '../../lib/logger.js';
+
+export type TlsPolicy = 'opportunistic' | 'verify' | 'require' | 'none';
+
+export interface PoolOptions {
+  /** Our name in EHLO (config.hostname). */
+  name: string;
+  port: number;
+  tls: TlsPolicy;
+  maxConnections: number;
+  maxConnectionsPerHost: number;
+  messagesPerConnection: number;
+  idleTimeoutMs: number;
+  timeoutMs: number;
+  log: Logger;
+}
+
+export interface Target {
+  /** The exchange name (TLS servername). */
+  host: string;
+  address: string;
+}
+
+export interface SendResult {
+  accepted: string[];
+  rejected: { address: string; error: SmtpError }[];
+  response: string;
+  secure: boolean;
+}
+
+export type SmtpError = Error & { responseCode?: number; response?: string; code?: string; command?: string; rejectedErrors?: SmtpError[] };
+
+interface Conn {
+  key: string;
+  smtp: SMTPConnection;
+  sent: number;
+  busy: boolean;
+  dead: boolean;
+  idleTimer: NodeJS.Timeout | null;
+}
+
+export interface SmtpPool {
+  /** One transaction to one host; throws an SmtpError for connection, MAIL FROM or DATA failures. */
+  send(target: Target, envelope: { from: string; to: string[] }, raw: Buffer): Promise<SendResult>;
+  stats(): { open: number; waiting: number };
+  close(): Promise<void>;
+}
+
+export function createSmtpPool(opts: PoolOptions): SmtpPool {
+  const byKey = new Map<string, Set<Conn>>();
+  let open = 0;
+  const waiters: { key: string; wake: () => void }[] = [];
+  let closed = false;
+
+  const countFor = (key: string) => byKey.get(key)?.size ?? 0;
+
+  const discard = (c: Conn) => {
+    if (c.dead) return;
+    c.dead = true;
+    if (c.idleTimer) clearTimeout(c.idleTimer);
+    byKey.get(c.key)?.delete(c);
+    if (byKey.get(c.key)?.size === 0) byKey.delete(c.key);
+    open--;
+    try {
+      c.smtp.quit();
+    } catch {
+      // already closed
+    }
+    c.smtp.close();
+    wakeNext();
+  };
+
+  // Gives a freed slot (or a now-idle connection) to the first waiter that can use it.
+  const wakeNext = () => {
+    for (let i = 0; i < waiters.length; i++) {
+      const w = waiters[i];
+      const idle = [...(byKey.get(w.key) ?? [])].some((c) => !c.busy && !c.dead);
+      if (idle || (open < opts.maxConnections && countFor(w.key) < opts.maxConnectionsPerHost)) {
+        waiters.splice(i, 1);
+        w.wake();
+        return;
+      }
+    }
+  };
+
+  const connect = (target: Target, key: string): Promise<Conn> => {
+    const smtp = new SMTPConnection({
+      host: target.address,
+      port: opts.port,
+      name: opts.name,
+      servername: target.host,
+      ignoreTLS: opts.tls === 'none',
+      requireTLS: opts.tls === 'require',
+      opportunisticTLS: opts.tls === 'opportunistic',
+      tls: { rejectUnauthorized: opts.tls === 'verify' || opts.tls === 'require', servername: target.host },
+      connectionTimeout: opts.timeoutMs,
+      greetingTimeout: opts.timeoutMs,
+      socketTimeout: opts.timeoutMs,
+    } as SMTPConnection.Options);
+    const c: Conn = { key, smtp, sent: 0, busy: true, dead: false, idleTimer: null };
+    if (!byKey.has(key)) byKey.set(key, new Set());
+    byKey.get(key)!.add(c);
+    open++;
+    return new Promise((resolve, reject) => {
+      let settled = false;
+      smtp.on('error', (err: SmtpError) => {
+        opts.log.debug({ err: err.message, host: target.host, address: target.address }, 'smtp connection error');
+        if (!settled) {
+          settled = true;
+          discard(c);
+          reject(err);
+        } else if (!c.busy) discard(c);
+      });
+      smtp.on('end', () => {
+        if (!settled) {
+          settled = true;
+          discard(c);
+          const e: SmtpError = new Error('connection closed before greeting');
+          e.code = 'ECONNECTION';
+          reject(e);
+        } else if (!c.busy) discard(c);
+      });
+      smtp.connect(() => {
+        if (settled) return;
+        settled = true;
+        // nodemailer leaves Nagle's algorithm on. A message goes out as several writes (the data
+        // stream's chunks, then the final dot) and the peer answers only after the last, so the
+        // tail waited for the peer's delayed ACK: ~40 ms per message per connection, which made
+        // delivery latency-bound (about 20 messages/s per connection on loopback).
+        (smtp as unknown as { _socket?: { setNoDelay?(on: boolean): void } })._socket?.setNoDelay?.(true);
+        resolve(c);
+      });
+    });
+  };
+
+  const verifies = opts.tls === 'verify' || opts.tls === 'require';
+  const keyOf = (target: Target) => `${target.address}:${opts.port}${verifies ? ` ${target.host.toLowerCase()}` : ''}`;
+
+  const acquire = async (target: Target): Promise<Conn> => {
+    const key = keyOf(target);
+    for (let i = 0; i < 1_000_000; i++) {
+      if (closed) throw Object.assign(new Error('delivery pool is closed'), { code: 'ECONNECTION' });
+      const idle = [...(byKey.get(key) ?? [])].find((c) => !c.busy && !c.dead);
+      if (idle) {
+        if (idle.idleTimer) clearTimeout(idle.idleTimer);
+        idle.idleTimer = null;
+        idle.busy = true;
+        return idle;
+      }
+      if (open < opts.maxConnections && countFor(key) < opts.maxConnectionsPerHost) return connect(target, key);
+      await new Promise<void>((wake) => waiters.push({ key, wake }));
+    }
+    throw new Error('unreachable');
+  };
+
+  const release = (c: Conn) => {
+    c.busy = false;
+    if (c.dead) return;
+    if (c.sent >= opts.messagesPerConnection || closed) return discard(c);
+    c.idleTimer = setTimeout(() => discard(c), opts.idleTimeoutMs);
+    c.idleTimer.unref();
+    wakeNext();
+  };
+
+  const reset = (c: Conn) =>
+    new Promise<void>((resolve) => {
+      if (c.dead) return resolve();
+      c.smtp.reset((err) => {
+        if (err) discard(c);
+        resolve();
+      });
+    });
+
+  return {
+    async send(target, envelope, raw) {
+      const c = await acquire(target);
+      try {
+        const info = await new Promise<SMTPConnection.SentMessageInfo>((resolve, reject) => {
+          c.smtp.send({ from: envelope.from, to: envelope.to, size: raw.length }, raw, (err, info) => (err ? reject(err) : resolve(info)));
+        });
+        c.sent++;
+        const rejectedErrors = ((info as { rejectedErrors?: SmtpError[] }).rejectedErrors ?? []) as (SmtpError & { recipient?: string })[];
+        return {
+          accepted: info.accepted.map(String),
+          rejected: rejectedErrors.map((e) => ({ address: e.recipient ?? '', error: e })),
+          response: info.response,
+          secure: c.smtp.secure,
+        };
+      } catch (err) {
+        const e = err as SmtpError;
+        // A reply-level failure leaves the connection usable after RSET; anything else ends it.
+        if (typeof e.responseCode === 'number' && e.responseCode !== 421 && !c.dead) await reset(c);
+        else discard(c);
+        throw e;
+      } finally {
+        release(c);
+      }
+    },
+    stats: () => ({ open, waiting: waiters.length }),
+    close() {
+      closed = true;
+      for (const set of [...byKey.values()]) for (const c of [...set]) if (!c.busy) discard(c);
+      for (const w of waiters.splice(0)) w.wake();
+      return Promise.resolve();
+    },
+  };
+}

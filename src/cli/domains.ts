@@ -1,0 +1,51 @@
+import type { Command } from './command.js';
+import { required, UsageError } from './command.js';
+
+export const domainCommands: Command[] = [
+  {
+    name: 'domain list',
+    usage: '--workspace S',
+    summary: "list a workspace's inbound/sending domains (shared first)",
+    options: { workspace: { type: 'string' } },
+    run: async (app, { values }) => {
+      const ws = await app.workspaces.bySlug(required(values, 'workspace'));
+      return app.domains.list(ws.id);
+    },
+  },
+  {
+    name: 'domain add',
+    usage: '--workspace S --domain D [--acknowledge-existing-mx]',
+    summary: 'claim a custom domain; prints the DNS records to publish',
+    options: { workspace: { type: 'string' }, domain: { type: 'string' }, 'acknowledge-existing-mx': { type: 'boolean' } },
+    run: async (app, { values }) => {
+      const ws = await app.workspaces.bySlug(required(values, 'workspace'));
+      return app.domains.claim(ws.id, {
+        domain: required(values, 'domain'),
+        acknowledgeExistingMx: values['acknowledge-existing-mx'] === true,
+      });
+    },
+  },
+  {
+    name: 'domain verify',
+    usage: 'ID --workspace S',
+    summary: 'check the published DNS records now; a verified domain receives and signs mail',
+    options: { workspace: { type: 'string' } },
+    run: async (app, { values, positionals }) => {
+      if (!positionals[0]) throw new UsageError('domain id is required');
+      const ws = await app.workspaces.bySlug(required(values, 'workspace'));
+      return app.domains.get(ws.id, positionals[0]);
+    },
+  },
+  {
+    name: 'domain delete',
+    usage: 'ID --workspace S',
+    summary: 'soft-delete a custom domain and its addresses',
+    options: { workspace: { type: 'string' } },
+    run: async (app, { values, positionals }) => {
+      if (!positionals[0]) throw new UsageError('domain id is required');
+      const ws = await app.workspaces.bySlug(required(values, 'workspace'));
+      await app.domains.remove(ws.id, positionals[0]);
+      return { id: positionals[0], deleted: true };
+    },
+  },
+];

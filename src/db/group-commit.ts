@@ -1,0 +1,179 @@
+// Group commit for SQLite, the one mechanism every busy writer shares. With synchronous=FULL every
+// commit is an fsync of the WAL, SQLite has one writer, and better-sqlite3 runs the COMMIT (so its
+// fsync) on the event loop's thread: committing each accept, each dispatcher step, each received
+// message and each webhook result on its own makes the disk the limit and stalls the loop. Work
+// that arrives while a commit is in progress (or within a short delay) waits and is then committed
+// together in one transaction. Every caller still resolves only after the COMMIT that holds its
+// work, so durability is exactly that of a transaction per item: a 202 or a 250 still means
+// committed. PostgreSQL has concurrent writers and its own group commit: there each item is simply
+// its own transaction.
+//
+// Two shapes share the queue:
+//   - createWriteBatcher: any write (a function of the transaction), each inside its own SAVEPOINT,
+//     so a failing write (a quota, an idempotent repeat) rolls back alone. Commits start at most
+//     once per `windowMs` (`dispatcher.commitWindow`): a write that arrives when the last commit is
+//     older than the window is flushed on the next turn (no added latency when idle); under load
+//     the writes of one window share one fsync.
+//   - createBatchCommitter: items of one kind handed to one function that stores a whole batch with
+//     a few multi-row statements (received mail: per-statement overhead is most of what storing
+//     costs). A batch lingers as long as the previous commit took, capped at `maxLingerMs`, so the
+//     sessions that finish within about one commit's time join it. If a batch fails, its items are
+//     retried one transaction each so one bad item cannot sink the others.
+import { CompiledQuery, type Transaction } from 'kysely';
+import type { Db, Dialect } from './database.js';
+import type { Database } from './schema.js';
+
+export type Write<T> = (trx: Transaction<Database>) => Promise<T>;
+
+export interface WriteBatcher {
+  run<T>(write: Write<T>): Promise<T>;
+}
+
+export interface BatchCommitter<I, O> {
+  store(item: I): Promise<O>;
+}
+
+type Settled = { ok: true; value: unknown } | { ok: false; error: unknown };
+
+interface Pending<I> {
+  item: I;
+  resolve(v: unknown): void;
+  reject(e: unknown): void;
+}
+
+interface QueueOptions<I> {
+  /** Runs a batch in the caller's transaction; one settled result per item, in order. */
+  runBatch(trx: Transaction<Database>, items: I[]): Promise<Settled[]>;
+  maxBatch: number;
+  /** Milliseconds to wait before flushing, given when the last commit began and how long it took. */
+  delay(lastCommitAt: number, lastCommitMs: number): number;
+  /** When the whole batch fails: retry each item in a transaction of its own (else all fail). */
+  retryAlone: boolean;
+}
+
+// The queue both shapes use: collect, wait per the delay rule, commit a batch, settle each item.
+function createQueue<I>(db: Db, opts: QueueOptions<I>): (item: I) => Promise<unknown> {
+  let queue: Pending<I>[] = [];
+  let flushing = false;
+  let timer: NodeJS.Timeout | null = null;
+  let lastCommitAt = -Infinity;
+  let lastCommitMs = 0;
+
+  const inTransaction = (items: I[]) => db.transaction().execute((trx) => opts.runBatch(trx, items));
+
+  async function flush(): Promise<void> {
+    flushing = true;
+    timer = null;
+    while (queue.length) {
+      const batch = queue.slice(0, opts.maxBatch);
+      queue = queue.slice(batch.length);
+      lastCommitAt = performance.now();
+      let outcomes: Settled[] | null = null;
+      let failure: unknown = null;
+      try {
+        outcomes = await inTransaction(batch.map((p) => p.item));
+      } catch (error) {
+        failure = error;
+      }
+      lastCommitMs = performance.now() - lastCommitAt;
+      if (outcomes) {
+        batch.forEach((p, i) => {
+          const o = outcomes[i];
+          if (o.ok) p.resolve(o.value);
+          else p.reject(o.error);
+        });
+        continue;
+      }
+      if (!opts.retryAlone || batch.length === 1) {
+        for (const p of batch) p.reject(failure);
+        continue;
+      }
+      for (const p of batch) {
+        try {
+          const [o] = await inTransaction([p.item]);
+          if (o.ok) p.resolve(o.value);
+          else p.reject(o.error);
+        } catch (err) {
+          p.reject(err);
+        }
+      }
+    }
+    flushing = false;
+  }
+
+  return (item) =>
+    new Promise((resolve, reject) => {
+      queue.push({ item, resolve, reject });
+      if (flushing && timer && queue.length >= opts.maxBatch) {
+        // A full batch need not wait for the rest of the delay.
+        clearTimeout(timer);
+        timer = null;
+        setImmediate(() => void flush());
+      } else if (!flushing) {
+        // Yield at least one turn of the event loop first, so work of requests already read off
+        // their sockets joins this commit instead of each paying for its own.
+        flushing = true;
+        const wait = opts.delay(lastCommitAt, lastCommitMs);
+        if (wait >= 1) timer = setTimeout(() => void flush(), wait);
+        else setImmediate(() => void flush());
+      }
+    });
+}
+
+// Compiled once: three of these run per write, and building a sql`` query each time cost more
+// than SQLite running it.
+const SAVEPOINT = CompiledQuery.raw('SAVEPOINT w');
+const RELEASE = CompiledQuery.raw('RELEASE w');
+const ROLLBACK_TO = CompiledQuery.raw('ROLLBACK TO w');
+
+const MAX_WRITES = 256;
+
+/** Any writes, committed together on SQLite (each in its own savepoint); a transaction each on PostgreSQL. */
+export function createWriteBatcher(db: Db, dialect: Dialect, opts: { windowMs?: number } = {}): WriteBatcher {
+  if (dialect === 'postgres') return { run: (write) => db.transaction().execute(write) };
+  const windowMs = opts.windowMs ?? 0;
+  const submit = createQueue<Write<unknown>>(db, {
+    maxBatch: MAX_WRITES,
+    retryAlone: false,
+    delay: (lastCommitAt) => lastCommitAt + windowMs - performance.now(),
+    async runBatch(trx, writes) {
+      const outcomes: Settled[] = [];
+      for (const write of writes) {
+        await trx.executeQuery(SAVEPOINT);
+        try {
+          outcomes.push({ ok: true, value: await write(trx) });
+          await trx.executeQuery(RELEASE);
+        } catch (error) {
+          await trx.executeQuery(ROLLBACK_TO);
+          await trx.executeQuery(RELEASE);
+          outcomes.push({ ok: false, error });
+        }
+      }
+      return outcomes;
+    },
+  });
+  return { run: <T>(write: Write<T>) => submit(write) as Promise<T> };
+}
+
+/**
+ * Items stored a batch at a time by `storeBatch` (one result per item, in order) on SQLite; on
+ * PostgreSQL, or when `enabled` is false, each item is its own transaction.
+ */
+export function createBatchCommitter<I, O>(
+  db: Db,
+  dialect: Dialect,
+  opts: { storeBatch(trx: Transaction<Database>, items: I[]): Promise<O[]>; enabled: boolean; maxBatch: number; maxLingerMs: number },
+): BatchCommitter<I, O> {
+  if (!opts.enabled || dialect !== 'sqlite') {
+    return { store: async (item) => (await db.transaction().execute((trx) => opts.storeBatch(trx, [item])))[0] };
+  }
+  const submit = createQueue<I>(db, {
+    maxBatch: opts.maxBatch,
+    retryAlone: true,
+    delay: (_at, lastCommitMs) => Math.min(lastCommitMs, opts.maxLingerMs),
+    async runBatch(trx, items) {
+      return (await opts.storeBatch(trx, items)).map((value) => ({ ok: true, value }));
+    },
+  });
+  return { store: (item) => submit(item) as Promise<O> };
+}

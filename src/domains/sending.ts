@@ -1,0 +1,48 @@
+// Sending identities: which domains a workspace may send from, and the DKIM key that signs them.
+// A domain signs and counts as the workspace's own sending domain once its DKIM record has been
+// confirmed (its sending side is verified, whatever its MX: domains.ts), while it is not failed or
+// deleted. The key lookup runs for every message sent, so it is compiled once.
+import { queriesFor } from '../db/compiled-queries.js';
+import type { Db } from '../db/database.js';
+import { normalizeDomain } from './names.js';
+
+export interface SigningKey {
+  domain: string;
+  selector: string;
+  privateKey: string;
+}
+
+/** The DKIM key of the workspace's verified sending domain `domain`; null when there is none. */
+export async function findSigningKey(db: Db, workspaceId: string, domain: string, defaultSelector: string): Promise<SigningKey | null> {
+  const name = domain.toLowerCase();
+  const query = queriesFor(db).compiled('domains.signingKey', [workspaceId, name, 'failed'], () =>
+    db
+      .selectFrom('domains')
+      .select(['domain', 'dkim_selector', 'dkim_private_key'])
+      .where('workspace_id', '=', workspaceId)
+      .where('domain', '=', name)
+      .where('status', '!=', 'failed')
+      .where('dkim_verified_at', 'is not', null)
+      .where('deleted_at', 'is', null),
+  );
+  const row = (await db.executeQuery(query)).rows[0];
+  if (!row || !row.dkim_private_key) return null;
+  return { domain: row.domain, selector: row.dkim_selector ?? defaultSelector, privateKey: row.dkim_private_key };
+}
+
+/** True when the workspace has `domain` as a verified sending domain (its DKIM record confirmed). */
+export async function isVerifiedDomain(db: Db, workspaceId: string, domain: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('domains')
+    .select('id')
+    .where('workspace_id', '=', workspaceId)
+    .where('domain', '=', normalizeDomain(domain))
+    .where('status', '!=', 'failed')
+    .where('dkim_verified_at', 'is not', null)
+    .where('deleted_at', 'is', null)
+    .executeTakeFirst();
+  return !!row;
+}
+
+/** The domain part of an address, lowercased. */
+export const domainOf = (address: string) => address.slice(address.lastIndexOf('@') + 1).toLowerCase();

@@ -1,0 +1,195 @@
+// The read side of received mail: list, detail, raw source and attachments. The detail is also the
+// payload of message.received (the event stores only the message's id; eventPayload renders it at
+// delivery), so both come from toDetail(). Raw source and attachments are served for
+// `inbound.retention` (30 days) after receipt, then 410 gone; purge() drops the bytes.
+import { flag, type ReceivedMessagesTable, type ReceivedStatus } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { toStamp } from '../lib/clock.js';
+import { AppError, invalidRequest, notFound } from '../lib/errors.js';
+import { extractAttachment, safeContentType, safeFilename, type ParsedFields } from './parse.js';
+import type { Verdicts } from './verify.js';
+
+/**
+ * The `parsed` JSON column: the parsed fields (the subject has its own column) and the verdicts.
+ * `strippedReply` is left out when it is the whole text (mail that quotes nothing), so the body is
+ * not stored twice.
+ */
+export interface StoredParsed extends Omit<ParsedFields, 'subject' | 'strippedReply'> {
+  strippedReply?: string;
+  verdicts: Verdicts;
+}
+
+export interface ReceivedSummary {
+  id: string;
+  status: ReceivedStatus;
+  from: string;
+  subject: string;
+  plusTag: string;
+  sizeBytes: number;
+  receivedAt: string;
+}
+
+export type ReceivedRow = ReceivedMessagesTable;
+
+/** The detail of a stored row. */
+function toDetail(row: ReceivedRow, publicUrl: string) {
+  const p = JSON.parse(row.parsed) as StoredParsed;
+  const base = `${publicUrl.replace(/\/$/, '')}/v1/inbound/messages/${row.public_id}`;
+  return {
+    id: row.public_id,
+    status: row.status,
+    channel: 'email',
+    address: row.address,
+    plusTag: row.plus_tag,
+    from: p.from,
+    to: p.to,
+    cc: p.cc,
+    envelope: JSON.parse(row.envelope) as { from: string; to: string[] },
+    subject: row.subject,
+    messageId: p.messageId,
+    inReplyTo: p.inReplyTo,
+    text: p.text,
+    html: p.html,
+    strippedReply: p.strippedReply ?? p.text,
+    truncated: p.truncated,
+    headers: p.headers,
+    // Made safe again on the way out: rows stored by earlier versions kept names and types as sent.
+    attachments: p.attachments.map((a) => ({
+      index: a.index,
+      filename: safeFilename(a.filename, a.index, a.contentType),
+      contentType: safeContentType(a.contentType),
+      size: a.size,
+      url: `${base}/attachments/${a.index}`,
+    })),
+    verdicts: p.verdicts,
+    sizeBytes: Number(row.size_bytes),
+    rawUrl: `${base}/raw`,
+    receivedAt: row.received_at,
+  };
+}
+
+export type ReceivedDetail = ReturnType<typeof toDetail>;
+
+export interface ListQuery {
+  limit?: number;
+  before?: string;
+  address?: string;
+}
+
+export interface ReceivedReader {
+  list(workspaceId: string, livemode: boolean, q: ListQuery): Promise<ReceivedSummary[]>;
+  detail(workspaceId: string, livemode: boolean, publicId: string): Promise<ReceivedDetail>;
+  raw(workspaceId: string, livemode: boolean, publicId: string): Promise<Buffer>;
+  attachment(
+    workspaceId: string,
+    livemode: boolean,
+    publicId: string,
+    index: number,
+  ): Promise<{ content: Buffer; contentType: string; filename: string }>;
+  /** Drops raw sources older than the retention; returns how many. The daily job calls this. */
+  purge(): Promise<number>;
+  /** The webhook payload `data` of a message.received event stored as `{"id":"rcv_…"}`. */
+  eventPayload(data: string): Promise<string>;
+}
+
+export function createReceivedReader({
+  config,
+  db,
+  clock,
+  publicUrl,
+}: Pick<Deps, 'config' | 'db' | 'clock'> & { publicUrl: () => string }): ReceivedReader {
+  const retentionMs = config.inbound.retention;
+  const retentionDays = Math.round(retentionMs / 86_400_000);
+  const cutoff = () => `${new Date(clock.now().getTime() - retentionMs).toISOString().slice(0, 23)}000000Z`;
+
+  const row = async (workspaceId: string, livemode: boolean, publicId: string) => {
+    const r = await db
+      .selectFrom('received_messages')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .where('livemode', '=', flag(livemode))
+      .where('public_id', '=', publicId)
+      .executeTakeFirst();
+    if (!r) throw notFound('message');
+    return r;
+  };
+
+  const rawOf = async (r: ReceivedRow): Promise<Buffer> => {
+    const gone = () => new AppError('gone', `the raw source and attachments are kept ${retentionDays} days after receipt`);
+    if (r.received_at < cutoff()) throw gone();
+    const raw = await db.selectFrom('inbound_raw').select('source').where('id', '=', r.raw_id).executeTakeFirst();
+    if (!raw?.source) throw gone();
+    return Buffer.from(raw.source);
+  };
+
+  return {
+    async list(workspaceId, livemode, q) {
+      let query = db
+        .selectFrom('received_messages')
+        .select(['public_id', 'status', 'from_email', 'subject', 'plus_tag', 'size_bytes', 'received_at'])
+        .where('workspace_id', '=', workspaceId)
+        .where('livemode', '=', flag(livemode));
+      if (q.before !== undefined) {
+        // Every fractional digit counts: receivedAt values are unique to the microsecond or finer.
+        const before = toStamp(q.before);
+        if (before === null) throw invalidRequest('before must be an ISO 8601 timestamp');
+        query = query.where('received_at', '<', before);
+      }
+      if (q.address !== undefined) {
+        const a = await db
+          .selectFrom('inbound_addresses')
+          .select('id')
+          .where('workspace_id', '=', workspaceId)
+          .where('public_id', '=', q.address)
+          .executeTakeFirst();
+        if (!a) return [];
+        query = query.where('address_id', '=', a.id);
+      }
+      const rows = await query
+        .orderBy('received_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(q.limit ?? 50)
+        .execute();
+      return rows.map((r) => ({
+        id: r.public_id,
+        status: r.status,
+        from: r.from_email,
+        subject: r.subject,
+        plusTag: r.plus_tag,
+        sizeBytes: Number(r.size_bytes),
+        receivedAt: r.received_at,
+      }));
+    },
+    async detail(workspaceId, livemode, publicId) {
+      return toDetail(await row(workspaceId, livemode, publicId), publicUrl());
+    },
+    async raw(workspaceId, livemode, publicId) {
+      return rawOf(await row(workspaceId, livemode, publicId));
+    },
+    async attachment(workspaceId, livemode, publicId, index) {
+      const r = await row(workspaceId, livemode, publicId);
+      const raw = await rawOf(r);
+      const a = await extractAttachment(raw, index, config.inbound.maxParts);
+      if (!a) throw notFound('attachment');
+      // The name and type the detail lists (made safe), so both always agree.
+      const listed = (JSON.parse(r.parsed) as StoredParsed).attachments.find((x) => x.index === index);
+      return listed
+        ? { ...a, filename: safeFilename(listed.filename, index, listed.contentType), contentType: safeContentType(listed.contentType) }
+        : a;
+    },
+    async eventPayload(data) {
+      const id = (JSON.parse(data) as { id?: string }).id;
+      const r = id ? await db.selectFrom('received_messages').selectAll().where('public_id', '=', id).executeTakeFirst() : undefined;
+      return r ? JSON.stringify(toDetail(r, publicUrl())) : data;
+    },
+    async purge() {
+      const r = await db
+        .updateTable('inbound_raw')
+        .set({ source: null, purged_at: clock.now().toISOString() })
+        .where('received_at', '<', cutoff())
+        .where('purged_at', 'is', null)
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows);
+    },
+  };
+}

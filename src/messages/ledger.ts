@@ -1,0 +1,275 @@
+// The message ledger: the only code that changes a message's status, its timeline and its
+// lifecycle events, and that announces those changes. Every writer — accept, the dispatcher,
+// cancel, DSN and complaint processing, provider callbacks, open and click recording — describes
+// what happened as a Change (steps through the transition table, timeline notes, other columns,
+// engagement events) and hands it here, so "parse the timeline, push, compare-and-swap, record the
+// event, publish after commit" exists once.
+//
+// A change is written with a compare-and-swap on the status the writer read (and, for the
+// dispatcher, on its lease; for a first open or click, on the column still being empty), in the
+// same transaction as the `events` rows it causes, through the group commit (db/group-commit.ts).
+// A change whose row moved on in between writes nothing. After the commit the ledger publishes
+// `events.recorded` on the bus (the webhook deliverer wakes) and tells its watchers (live tails) of
+// the message as it now is, when the status changed or an event was recorded, and only when
+// someone watches.
+import type { Transaction, Updateable } from 'kysely';
+import { queriesFor } from '../db/compiled-queries.js';
+import { isSet, type Database, type EventType, type MessagesTable, type MessageStatus } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { recordEvent } from '../events/record.js';
+import { AppError } from '../lib/errors.js';
+import { rowToMessage, type Message, type MessageRow, type TimelineEntry } from './message.js';
+import { canMove, type Trigger } from './transitions.js';
+
+export type RowPatch = Omit<Updateable<MessagesTable>, 'seq' | 'id' | 'status' | 'timeline'>;
+
+/** The lifecycle event a status has, recorded when a message reaches it. */
+const EVENT_OF: Partial<Record<MessageStatus, EventType>> = {
+  sent: 'message.sent',
+  delivered: 'message.delivered',
+  failed: 'message.failed',
+  suppressed: 'message.suppressed',
+  blocked: 'message.blocked',
+  opted_out: 'message.opted_out',
+};
+
+type Log = Deps['log'];
+
+/** What happened to one message since it was read: built by its writer, written by the ledger. */
+export class Change {
+  /** The row as read (its status is what the write expects to find). */
+  row: MessageRow;
+  status: MessageStatus;
+  readonly timeline: TimelineEntry[];
+  patch: RowPatch = {};
+  events: { type: EventType; extra?: Record<string, unknown> }[] = [];
+  /** A column that must still be empty for the write to apply (first open, first click). */
+  unsetColumn: 'opened_at' | 'clicked_at' | null = null;
+  refused = false;
+
+  constructor(
+    row: MessageRow,
+    private readonly now: () => string,
+    private readonly log: Log,
+  ) {
+    this.row = row;
+    this.status = row.status;
+    this.timeline = JSON.parse(row.timeline) as TimelineEntry[];
+  }
+
+  /** Whether the transition table lets `trigger` move the message from where it is now to `to`. */
+  can(to: MessageStatus, trigger: Trigger): boolean {
+    return canMove(this.status, to, trigger);
+  }
+
+  /**
+   * Moves the message to `to`, with its timeline entry (the status's name unless `entry` says
+   * otherwise; null adds none). A step the table does not allow is refused, logged, and makes the
+   * whole change write nothing.
+   */
+  step(to: MessageStatus, trigger: Trigger, entry: string | null = to): boolean {
+    if (!canMove(this.status, to, trigger)) {
+      this.refused = true;
+      this.log.warn(
+        { message: this.row.public_id, from: this.status, to, trigger },
+        'message transition refused: not in the transition table',
+      );
+      return false;
+    }
+    this.status = to;
+    if (entry !== null) this.timeline.push({ t: this.now(), e: entry });
+    return true;
+  }
+
+  /** A timeline entry that changes no status. */
+  note(entry: string, at = this.now()): this {
+    this.timeline.push({ t: at, e: entry });
+    return this;
+  }
+
+  /** Columns written with the change (error, provider, due_at, lease, …). */
+  set(patch: RowPatch): this {
+    Object.assign(this.patch, patch);
+    return this;
+  }
+
+  /** An engagement event (message.opened, message.clicked); its data is the message plus `extra`. */
+  event(type: EventType, extra?: Record<string, unknown>): this {
+    this.events.push({ type, extra });
+    return this;
+  }
+}
+
+export interface Ledger {
+  /** The status and timeline of a message accepted `at`, scheduled or to go at once. */
+  open(at: string, scheduled: boolean): { status: MessageStatus; timeline: TimelineEntry[] };
+  /** Inserts an accepted message in the caller's transaction (accept's, with its quota and idempotency key). */
+  insert(trx: Transaction<Database>, row: MessageRow): Promise<void>;
+  /** Announces a message inserted by a transaction that has committed. */
+  inserted(row: MessageRow): void;
+  /** A change to a message read earlier. */
+  change(row: MessageRow): Change;
+  /** Calls `listener` with each message created, moved to a new status or engaged with, after its commit. Returns the function that stops it. */
+  watch(listener: (message: Message) => void): () => void;
+  /**
+   * Writes a change with a compare-and-swap on the status read (and the lease `lease` when given).
+   * Returns the row as written, or null when the row moved on or the change was refused. The
+   * change then continues from the written row (the dispatcher commits several times).
+   */
+  commit(change: Change, opts?: { lease?: string }): Promise<MessageRow | null>;
+  /**
+   * Reads a message, decides a change and writes it in one transaction; when the row moved on
+   * between the read and the write (possible on PostgreSQL) it reads again. `decide` may throw to
+   * refuse (the error reaches the caller) or return null to change nothing.
+   */
+  update(
+    find: (trx: Transaction<Database>) => Promise<MessageRow | undefined>,
+    decide: (row: MessageRow) => Change | null,
+  ): Promise<Updated | null>;
+}
+
+export interface Updated {
+  /** The row as read. */
+  read: MessageRow;
+  /** The row as written, or null when the decision was to change nothing. */
+  written: MessageRow | null;
+}
+
+type LedgerDeps = Pick<Deps, 'db' | 'writes' | 'clock' | 'ids' | 'bus' | 'log'>;
+
+const MAX_RACES = 5;
+
+export function createLedger(deps: LedgerDeps): Ledger {
+  const { db, writes, clock, bus, log } = deps;
+  const queries = queriesFor(db);
+  const stamp = () => clock.now().toISOString();
+  const watchers = new Set<(message: Message) => void>();
+  const tell = (m: Message) => {
+    for (const w of watchers) w(m);
+  };
+
+  const changed = (c: Change) => c.status !== c.row.status;
+  // The events a change records: the new status's lifecycle event, then its engagement events.
+  const eventsOf = (c: Change) => [...(changed(c) && EVENT_OF[c.status] ? [{ type: EVENT_OF[c.status]! }] : []), ...c.events];
+
+  // The row as it will be, and the Message view for events and tails (built only when needed).
+  function prepare(c: Change): { next: MessageRow; columns: Record<string, unknown>; view: Message | null } {
+    const columns: Record<string, unknown> = { ...c.patch, timeline: JSON.stringify(c.timeline) };
+    if (changed(c)) columns.status = c.status;
+    columns.updated_at ??= stamp();
+    const next = { ...c.row, ...columns };
+    const view = eventsOf(c).length > 0 || (changed(c) && watchers.size > 0) ? rowToMessage(next) : null;
+    return { next, columns, view };
+  }
+
+  // The UPDATE of a change: compiled once per shape (the set of columns and guards).
+  async function write(
+    trx: Transaction<Database>,
+    c: Change,
+    columns: Record<string, unknown>,
+    view: Message | null,
+    lease?: string,
+  ): Promise<boolean> {
+    const names = Object.keys(columns).filter((k) => columns[k] !== undefined) as (keyof MessagesTable)[];
+    const params: unknown[] = [...names.map((k) => columns[k]), c.row.id, c.row.status];
+    if (lease !== undefined) params.push(lease);
+    const build = () => {
+      let q = trx
+        .updateTable('messages')
+        .set(Object.fromEntries(names.map((k) => [k, columns[k]])))
+        .where('id', '=', c.row.id)
+        .where('status', '=', c.row.status);
+      if (lease !== undefined) q = q.where('locked_by', '=', lease);
+      if (c.unsetColumn) q = q.where(c.unsetColumn, 'is', null);
+      return q;
+    };
+    const shape = `messages.ledger:${names.join(',')}|${lease !== undefined ? 'lease' : ''}|${c.unsetColumn ?? ''}`;
+    const r = await trx.executeQuery(queries.compiled(shape, params, build));
+    if (Number(r.numAffectedRows) !== 1) return false;
+    for (const e of eventsOf(c)) {
+      await recordEvent(trx, deps, {
+        workspaceId: c.row.workspace_id,
+        livemode: isSet(c.row.livemode),
+        type: e.type,
+        data: e.extra ? { ...view, ...e.extra } : view,
+      });
+    }
+    return true;
+  }
+
+  // After the commit: wake the deliverer, tell the tails; the change continues from the new row.
+  function announce(c: Change, next: MessageRow, view: Message | null): void {
+    const events = eventsOf(c);
+    for (const { type } of events) bus.publish('events.recorded', { type });
+    if (view && (changed(c) || events.length > 0)) tell(view);
+    c.row = next;
+    c.patch = {};
+    c.events = [];
+    c.unsetColumn = null;
+  }
+
+  return {
+    open(at, scheduled) {
+      const status: MessageStatus = scheduled ? 'scheduled' : 'queued';
+      if (!canMove(null, status, 'accept')) throw new Error(`a new message cannot be ${status}`);
+      const timeline: TimelineEntry[] = [{ t: at, e: 'accepted' }];
+      if (scheduled) timeline.push({ t: at, e: 'scheduled' });
+      return { status, timeline };
+    },
+
+    async insert(trx, row) {
+      const { seq: _seq, ...values } = row;
+      // Every column has a value (null at most), so the insert has one shape: compiled once.
+      const columns = (Object.keys(values) as (keyof typeof values)[]).filter((c) => values[c] !== undefined);
+      const params = columns.map((c) => values[c]);
+      await trx.executeQuery(
+        queries.compiled(`messages.insert:${columns.join(',')}`, params, () => trx.insertInto('messages').values(values)),
+      );
+    },
+
+    inserted(row) {
+      if (watchers.size > 0) tell(rowToMessage(row));
+    },
+
+    change: (row) => new Change(row, stamp, log),
+
+    watch(listener) {
+      watchers.add(listener);
+      return () => void watchers.delete(listener);
+    },
+
+    async commit(c, opts = {}) {
+      if (c.refused) return null;
+      const { next, columns, view } = prepare(c);
+      const ok = await writes.run((trx) => write(trx, c, columns, view, opts.lease));
+      if (!ok) {
+        log.debug(
+          { message: c.row.public_id, expectStatus: c.row.status },
+          'message changed meanwhile (canceled or lease retaken); change not written',
+        );
+        return null;
+      }
+      announce(c, next, view);
+      return next;
+    },
+
+    async update(find, decide) {
+      for (let i = 0; i < MAX_RACES; i++) {
+        const outcome = await writes.run(async (trx) => {
+          const read = await find(trx);
+          if (!read) return null;
+          const c = decide(read);
+          if (!c || c.refused) return { read, c: null };
+          const { next, columns, view } = prepare(c);
+          return (await write(trx, c, columns, view)) ? { read, c, next, view } : 'raced';
+        });
+        if (outcome === 'raced') continue;
+        if (outcome === null) return null;
+        if (!outcome.c) return { read: outcome.read, written: null };
+        announce(outcome.c, outcome.next, outcome.view ?? null);
+        return { read: outcome.read, written: outcome.next };
+      }
+      throw new AppError('conflict', 'the message kept changing; try again');
+    },
+  };
+}

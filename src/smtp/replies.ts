@@ -1,0 +1,75 @@
+// Every reply the SMTP listener gives of its own, from one table: the listener decides a verdict
+// (after Haraka's OK / DENY / DENYSOFT / DENYSOFTDISCONNECT) and its reason, and this turns it into
+// the reply code, the enhanced status code (RFC 3463; ENHANCEDSTATUSCODES is advertised) and the
+// text. DENY is permanent (5xx: the sender gives up and bounces), DENYSOFT temporary (4xx: the
+// sender retries later), DISCONNECT a 421 after which the connection is closed.
+export type Verdict =
+  | { kind: 'ok'; ids: string[] }
+  | { kind: 'deny'; reason: 'relay-denied'; rcpt: string }
+  | { kind: 'deny'; reason: 'local-part-too-long' }
+  | { kind: 'deny'; reason: 'too-large'; maxBytes: number }
+  | { kind: 'deny'; reason: 'bare-line-ending' }
+  | { kind: 'denysoft'; reason: 'lookup-failed' }
+  | { kind: 'denysoft'; reason: 'read-failed'; detail: string }
+  | { kind: 'denysoft'; reason: 'storage-failed' }
+  | { kind: 'denysoft'; reason: 'postmaster-full' }
+  | { kind: 'disconnect'; reason: 'too-many-connections'; host: string; ip: string; max: number }
+  | { kind: 'disconnect'; reason: 'connection-rate'; host: string; ip: string; rate: string }
+  | { kind: 'disconnect'; reason: 'too-many-junk-commands'; host: string; max: number }
+  | { kind: 'disconnect'; reason: 'command-timeout'; host: string; seconds: number };
+
+export interface Reply {
+  code: number;
+  message: string;
+}
+
+export function replyFor(v: Verdict): Reply {
+  switch (v.kind) {
+    case 'ok':
+      return { code: 250, message: `2.0.0 Ok: stored${v.ids.length ? ' as ' + v.ids.join(' ') : ''}` };
+    case 'deny':
+      switch (v.reason) {
+        case 'relay-denied':
+          return { code: 550, message: `5.7.1 <${v.rcpt}>: relay access denied` };
+        case 'local-part-too-long':
+          return { code: 501, message: '5.1.3 the recipient local part is longer than 64 octets (RFC 5321 4.5.3.1.1)' };
+        case 'too-large':
+          return { code: 552, message: `5.3.4 message exceeds fixed maximum message size ${v.maxBytes}` };
+        case 'bare-line-ending':
+          return { code: 554, message: '5.6.0 message contains a bare LF or CR; lines must end with CRLF (RFC 5321 2.3.8)' };
+      }
+      break;
+    case 'denysoft':
+      switch (v.reason) {
+        case 'lookup-failed':
+          return { code: 451, message: '4.3.0 temporary failure looking up the recipient, try again later' };
+        case 'read-failed':
+          return { code: 451, message: `4.3.0 ${v.detail}` };
+        case 'storage-failed':
+          return { code: 451, message: '4.3.0 temporary failure storing the message, try again later' };
+        case 'postmaster-full':
+          return { code: 452, message: '4.2.2 the postmaster mailbox is full, try again later' };
+      }
+      break;
+    case 'disconnect':
+      switch (v.reason) {
+        case 'too-many-connections':
+          return { code: 421, message: `4.7.0 ${v.host} too many connections from ${v.ip} (at most ${v.max} at once), try again later` };
+        case 'connection-rate':
+          return { code: 421, message: `4.7.0 ${v.host} too many new connections from ${v.ip} (at most ${v.rate}), try again later` };
+        case 'too-many-junk-commands':
+          return {
+            code: 421,
+            message: `4.7.0 ${v.host} too many NOOP, RSET, VRFY or HELP commands (at most ${v.max} between messages), closing connection`,
+          };
+        case 'command-timeout':
+          return { code: 421, message: `4.4.2 ${v.host} timeout: no command within ${v.seconds} s, closing connection` };
+      }
+  }
+}
+
+/** A refusal as smtp-server takes it: an Error carrying the reply code. */
+export function refusal(v: Exclude<Verdict, { kind: 'ok' }>): Error & { responseCode: number } {
+  const r = replyFor(v);
+  return Object.assign(new Error(r.message), { responseCode: r.code });
+}

@@ -1,0 +1,38 @@
+// Shared by the webhook tests: record an event the way every producer does (recordEvent, then
+// `events.recorded` on the bus after commit), and run the deliverer worker.
+import type { EventType } from '../../src/db/schema.js';
+import { recordEvent } from '../../src/events/record.js';
+import type { TestDaemon } from './daemon.js';
+
+export async function emit(
+  d: TestDaemon,
+  workspaceId: string,
+  type: EventType,
+  data: unknown,
+  opts: { livemode?: boolean; endpointId?: string | null } = {},
+): Promise<string> {
+  const id = await recordEvent(d.app.db, d.app, {
+    workspaceId,
+    livemode: opts.livemode ?? true,
+    type,
+    data,
+    endpointId: opts.endpointId ?? null,
+  });
+  d.app.bus.publish('events.recorded', { type });
+  return id;
+}
+
+export function tick(d: TestDaemon): Promise<void> {
+  const w = d.app.workers.find((x) => x.name === 'webhooks');
+  if (!w) throw new Error('no webhooks worker');
+  return w.tick();
+}
+
+export const sampleMessage = (n = 1) => ({
+  id: `0190c8a0-0000-7000-8000-00000000000${n}`,
+  publicId: `msg_${'x'.repeat(21)}${n}`,
+  channel: 'email',
+  status: 'delivered',
+  recipient: 'someone@example.com',
+  metadata: { n },
+});

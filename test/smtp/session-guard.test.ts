@@ -1,0 +1,123 @@
+// One client must not lock out inbound mail (a thousand connections kept alive with NOOP used to
+// fill smtp.maxClients, and everyone else got 421 for minutes). Spoken over real sockets from
+// 127.0.0.1, with 127.0.0.2 as a second client (loopback has all of 127/8), and small limits in the
+// daemon's config: per-address connections and connection rate, the NOOP/RSET budget, the command
+// timeout. Loopback is exempt by default, so these tests clear smtp.limitExceptions.
+import t from 'tap';
+import { createAddress, RawSmtp, setup, simpleMail } from '../helpers/inbound.js';
+
+const OTHER = { localAddress: '127.0.0.2' };
+
+/** A whole transaction on an open connection; resolves with the final reply. */
+async function deliver(c: RawSmtp, to: string, subject: string): Promise<string> {
+  await c.cmd('MAIL FROM:<sender@example.org>');
+  await c.cmd(`RCPT TO:<${to}>`);
+  await c.cmd('DATA');
+  return c.cmd(simpleMail({ to, subject }) + '.');
+}
+
+t.test('per-address connection limit: the next connection of that address gets 421, others still connect', async (t) => {
+  const env = await setup(t, {
+    env: { POSTERN_SMTP_MAX_CONNECTIONS_PER_ADDRESS: '3', POSTERN_SMTP_LIMIT_EXCEPTIONS: '', POSTERN_SMTP_MAX_CLIENTS: '5' },
+  });
+  const a = await createAddress(env, { localPart: 'inbox' });
+  const held = await Promise.all([1, 2, 3].map(() => RawSmtp.connect(env.d.smtpPort)));
+  for (const c of held) {
+    t.match(c.greeting, /^220 /);
+    await c.cmd('EHLO flood.example.org');
+    t.match(await c.cmd('NOOP'), /^250 /, 'held open with NOOP');
+  }
+  const refused = await RawSmtp.connect(env.d.smtpPort);
+  t.match(
+    refused.greeting,
+    /^421 4\.7\.0 mx\.postern\.test too many connections from 127\.0\.0\.1 \(at most 3 at once\), try again later$/,
+  );
+  await refused.waitClose();
+  t.ok(refused.closed, 'and the connection is closed');
+
+  const other = await RawSmtp.connect(env.d.smtpPort, OTHER);
+  t.match(other.greeting, /^220 /, 'another address still connects');
+  await other.cmd('EHLO other.example.org');
+  t.match(await deliver(other, a.address, 'From elsewhere'), /^250 2\.0\.0 Ok: stored as rcv_/, 'and delivers');
+  other.close();
+
+  t.match(await held[0].cmd('QUIT'), /^221 /);
+  const again = await RawSmtp.connect(env.d.smtpPort);
+  t.match(again.greeting, /^220 /, 'a slot freed by QUIT is taken again');
+  for (const c of [again, ...held]) c.close();
+});
+
+t.test('per-address connection rate: 421 past the rate, refilled as time passes', async (t) => {
+  const env = await setup(t, { env: { POSTERN_SMTP_CONNECTION_RATE_PER_ADDRESS: '3/min', POSTERN_SMTP_LIMIT_EXCEPTIONS: '' } });
+  for (let i = 0; i < 3; i++) {
+    const c = await RawSmtp.connect(env.d.smtpPort);
+    t.match(c.greeting, /^220 /, `connection ${i + 1}`);
+    t.match(await c.cmd('QUIT'), /^221 /);
+  }
+  const refused = await RawSmtp.connect(env.d.smtpPort);
+  t.match(
+    refused.greeting,
+    /^421 4\.7\.0 mx\.postern\.test too many new connections from 127\.0\.0\.1 \(at most 3\/min\), try again later$/,
+  );
+  await refused.waitClose();
+  const other = await RawSmtp.connect(env.d.smtpPort, OTHER);
+  t.match(other.greeting, /^220 /, 'another address is not affected');
+  other.close();
+  env.d.clock.advance(20_000);
+  const later = await RawSmtp.connect(env.d.smtpPort);
+  t.match(later.greeting, /^220 /, 'a third of a minute later, one more');
+  later.close();
+  const tooSoon = await RawSmtp.connect(env.d.smtpPort);
+  t.match(tooSoon.greeting, /^421 4\.7\.0 /, 'and only one');
+});
+
+t.test('loopback is exempt by default', async (t) => {
+  const env = await setup(t, { env: { POSTERN_SMTP_MAX_CONNECTIONS_PER_ADDRESS: '1', POSTERN_SMTP_CONNECTION_RATE_PER_ADDRESS: '1/min' } });
+  const conns = await Promise.all([1, 2, 3].map(() => RawSmtp.connect(env.d.smtpPort)));
+  t.same(
+    conns.map((c) => c.greeting.slice(0, 4)),
+    ['220 ', '220 ', '220 '],
+  );
+  for (const c of conns) c.close();
+});
+
+t.test('NOOP/RSET budget: past smtp.maxNoops the client is disconnected with 421', async (t) => {
+  const env = await setup(t, { env: { POSTERN_SMTP_MAX_NOOPS: '4' } });
+  const a = await createAddress(env, { localPart: 'inbox' });
+  const c = await RawSmtp.connect(env.d.smtpPort);
+  await c.cmd('EHLO client.example.org');
+  for (const cmd of ['NOOP', 'RSET', 'NOOP', 'NOOP']) t.match(await c.cmd(cmd), /^250 /, cmd);
+  t.match(await deliver(c, a.address, 'Between the NOOPs'), /^250 2\.0\.0 Ok: stored/, 'a message in between is accepted');
+  for (let i = 0; i < 4; i++) t.match(await c.cmd(i % 2 ? 'RSET' : 'NOOP'), /^250 /, 'the budget starts again after a message');
+  t.match(
+    await c.cmd('NOOP'),
+    /^421 4\.7\.0 mx\.postern\.test too many NOOP, RSET, VRFY or HELP commands \(at most 4 between messages\), closing connection$/,
+  );
+  await c.waitClose();
+  t.ok(c.closed);
+});
+
+t.test('command timeout: an idle client is cut; one sending a message is not', async (t) => {
+  const env = await setup(t, { env: { POSTERN_SMTP_COMMAND_TIMEOUT: '500ms' } });
+  const a = await createAddress(env, { localPart: 'inbox' });
+  // A client in the middle of DATA since before the idle one's last reply.
+  const sending = await RawSmtp.connect(env.d.smtpPort, OTHER);
+  await sending.cmd('EHLO sender.example.org');
+  await sending.cmd('MAIL FROM:<sender@example.org>');
+  await sending.cmd(`RCPT TO:<${a.address}>`);
+  t.match(await sending.cmd('DATA'), /^354 /);
+  sending.write('Subject: slow\r\n');
+
+  const idle = await RawSmtp.connect(env.d.smtpPort);
+  const started = performance.now();
+  await idle.cmd('EHLO idle.example.org');
+  idle.write('NOO'); // part of a command, never finished
+  t.match(await idle.reply(), /^421 4\.4\.2 mx\.postern\.test timeout: no command within 0\.5 s, closing connection$/);
+  await idle.waitClose();
+  const waited = performance.now() - started;
+  t.ok(waited >= 450 && waited < 30_000, `cut after ${Math.round(waited)} ms`);
+
+  sending.write('\r\nstill here\r\n.\r\n');
+  t.match(await sending.reply(), /^250 2\.0\.0 Ok: stored as rcv_/, 'the message in DATA meanwhile is accepted');
+  sending.close();
+});
