@@ -2,11 +2,24 @@
 // POSTERN_TEST_DATABASE_URL names a server (each boot gets a fresh database, dropped afterwards).
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import t from 'tap';
 
 export type TestDb = 'sqlite' | 'postgres';
 
+let reported = false;
+
+/**
+ * The databases to run a file's storage tests on. Without a PostgreSQL server the PostgreSQL leg
+ * is reported as one skipped test with the reason, so its absence shows in every run's summary
+ * instead of the file silently running half its cases.
+ */
 export function testDatabases(): TestDb[] {
-  return process.env.POSTERN_TEST_DATABASE_URL ? ['sqlite', 'postgres'] : ['sqlite'];
+  if (process.env.POSTERN_TEST_DATABASE_URL) return ['sqlite', 'postgres'];
+  if (!reported) {
+    reported = true;
+    t.test('the PostgreSQL leg of this file', { skip: 'POSTERN_TEST_DATABASE_URL is not set (see docs/testing.md)' }, () => {});
+  }
+  return ['sqlite'];
 }
 
 /** Creates an empty PostgreSQL database; returns its URL and a function that drops it. */
