@@ -1,0 +1,71 @@
+// Idempotency-Key on POST /v1/send (interface: "a repeat request with the same key in the same
+// workspace and environment returns the original send instead of creating a duplicate"). The key
+// lives 24 hours (src/outbound/accept.ts), driven here with the daemon's ManualClock; and repeats
+// that arrive together are forced past the early lookup outside the transaction, so the check
+// inside the accept transaction is the one that decides.
+import t from 'tap';
+import { bootDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { testDatabases } from '../helpers/databases.js';
+
+const HOUR = 3600_000;
+const email = (to: string) => ({ to, channel: 'email', content: { subject: 'Hi', text: 'Hello' } });
+
+async function rowsFor(d: TestDaemon, recipient: string): Promise<string[]> {
+  const rows = await d.app.db.selectFrom('messages').select('public_id').where('recipient', '=', recipient).execute();
+  return rows.map((r) => r.public_id);
+}
+
+for (const db of testDatabases()) {
+  t.test(`idempotency on ${db}`, async (t) => {
+    const d = await bootDaemon(t, { db });
+    const ws = await d.workspace('acme', { plan: 'pro' });
+    const send = (to: string, key: string) =>
+      d.request('POST', '/v1/send', { key: ws.test, body: email(to), headers: { 'idempotency-key': key } });
+
+    t.test('a repeat at 23 h returns the original; at 25 h it is a new message', async (t) => {
+      const first = await send('window@example.com', 'window-1');
+      t.equal(first.status, 202);
+      t.match(first.body, { id: /^msg_/, status: 'queued' });
+
+      d.clock.advance(23 * HOUR);
+      const at23 = await send('window@example.com', 'window-1');
+      t.equal(at23.status, 202);
+      t.same(at23.body, first.body, 'the original answer, 23 h later');
+      t.same(await rowsFor(d, 'window@example.com'), [first.body.id], 'no second message');
+
+      d.clock.advance(2 * HOUR);
+      const at25 = await send('window@example.com', 'window-1');
+      t.equal(at25.status, 202);
+      t.match(at25.body, { id: /^msg_/ });
+      t.not(at25.body.id, first.body.id, 'the key expired after 24 h: a new message');
+      t.same((await rowsFor(d, 'window@example.com')).sort(), [first.body.id, at25.body.id].sort(), 'two messages');
+      t.equal((await send('window@example.com', 'window-1')).body.id, at25.body.id, 'the key now names the new message');
+    });
+
+    t.test('concurrent repeats past the early lookup: one message, every answer names it', async (t) => {
+      const N = 8;
+      // An accept check runs after the lookup outside the transaction and before the transaction:
+      // holding every request there until all N arrived makes all of them miss the early lookup,
+      // so they race into the accept transaction together.
+      let arrived = 0;
+      let openGate!: () => void;
+      const gate = new Promise<void>((r) => (openGate = r));
+      d.app.outbound.addAcceptCheck(async ({ message }) => {
+        if (message.recipient !== 'race@example.com') return;
+        if (++arrived === N) openGate();
+        await gate;
+      });
+      const answers = await Promise.all(Array.from({ length: N }, () => send('race@example.com', 'race-1')));
+      t.equal(arrived, N, 'every request passed the early lookup before any committed');
+      t.same(
+        answers.map((a) => a.status),
+        Array(N).fill(202),
+      );
+      const ids = new Set(answers.map((a) => a.body.id));
+      t.equal(ids.size, 1, 'every answer names the same message');
+      t.same(await rowsFor(d, 'race@example.com'), [...ids], 'exactly one message');
+      const m = await d.request('GET', `/v1/messages/${[...ids][0]}`, { key: ws.test });
+      t.equal(m.body.idempotencyKey, 'race-1');
+    });
+  });
+}
