@@ -126,6 +126,18 @@ export interface Ledger {
     find: (trx: Transaction<Database>) => Promise<MessageRow | undefined>,
     decide: (row: MessageRow) => Change | null,
   ): Promise<Updated | null>;
+  /** Where a test holds a writer to stage a race; empty in production. */
+  readonly seams: LedgerSeams;
+}
+
+/**
+ * Test seams. `beforeUpdateWrite` is awaited inside update()'s transaction, after the decision and
+ * before its compare-and-swap write: the window in which, on PostgreSQL, another writer (the
+ * dispatcher) can move the row the decision was made on. A race test holds a cancel there; on
+ * SQLite the single writer makes every other write wait for it instead.
+ */
+export interface LedgerSeams {
+  beforeUpdateWrite: ((read: MessageRow) => Promise<void>) | null;
 }
 
 export interface Updated {
@@ -144,6 +156,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
   const queries = queriesFor(db);
   const stamp = () => clock.now().toISOString();
   const watchers = new Set<(message: Message) => void>();
+  const seams: LedgerSeams = { beforeUpdateWrite: null };
   const tell = (m: Message) => {
     for (const w of watchers) w(m);
   };
@@ -209,6 +222,8 @@ export function createLedger(deps: LedgerDeps): Ledger {
   }
 
   return {
+    seams,
+
     open(at, scheduled) {
       const status: MessageStatus = scheduled ? 'scheduled' : 'queued';
       if (!canMove(null, status, 'accept')) throw new Error(`a new message cannot be ${status}`);
@@ -260,6 +275,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
           if (!read) return null;
           const c = decide(read);
           if (!c || c.refused) return { read, c: null };
+          if (seams.beforeUpdateWrite) await seams.beforeUpdateWrite(read);
           const { next, columns, view } = prepare(c);
           return (await write(trx, c, columns, view)) ? { read, c, next, view } : 'raced';
         });
