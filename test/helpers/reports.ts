@@ -12,8 +12,12 @@ export interface DsnRecipient {
   diagnostic: string;
 }
 
-/** A DSN addressed to `to` (the return path), one per-recipient group per entry. */
-export async function buildDsn(to: string, recipients: DsnRecipient[], returnedHeaders = 'Subject: Hi\r\n'): Promise<Buffer> {
+/** A DSN addressed to `to` (the return path), one per-recipient group per entry; `returnedHeaders` null leaves them out. */
+export async function buildDsn(
+  to: string,
+  recipients: DsnRecipient[],
+  returnedHeaders: string | null = 'Subject: Hi\r\n',
+): Promise<Buffer> {
   const root = new MimeNode('multipart/report; report-type=delivery-status');
   root.setHeader({ from: 'MAILER-DAEMON@mx.example.net', to, subject: 'Delivery Status Notification' });
   root.createChild('text/plain').setContent(`Delivery report for ${recipients.map((r) => r.recipient).join(', ')}.`);
@@ -24,7 +28,7 @@ export async function buildDsn(to: string, recipients: DsnRecipient[], returnedH
   root
     .createChild('message/delivery-status')
     .setContent(`Reporting-MTA: dns; mx.example.net\r\nArrival-Date: Mon, 1 Jan 2024 00:00:00 +0000\r\n\r\n${groups.join('\r\n')}`);
-  root.createChild('text/rfc822-headers').setContent(returnedHeaders);
+  if (returnedHeaders !== null) root.createChild('text/rfc822-headers').setContent(returnedHeaders);
   return root.build();
 }
 
