@@ -137,6 +137,11 @@ export function checkSettings(provider: Provider, input: Record<string, string>)
     }
     values[s.name] = v;
   }
-  if (issues.length === 0 && provider.check) issues.push(...provider.check(values));
+  // Rules across settings run whatever else failed, so every issue is listed at once (as the API
+  // promises); one already reported for a setting is not repeated.
+  if (provider.check) {
+    const reported = new Set(issues.map((i) => i.path));
+    issues.push(...provider.check(values).filter((i) => !reported.has(i.path)));
+  }
   return { values, issues };
 }

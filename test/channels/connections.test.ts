@@ -39,6 +39,18 @@ t.test('provider settings: defaults, kinds and cross-field rules', async (t) => 
   const twilio = providerFor('sms', 'twilio')!;
   t.same(checkSettings(twilio, { accountSid: 'AC1', authToken: 'x', from: '+15005550006' }).values.baseUrl, 'https://api.twilio.com');
   t.match(checkSettings(twilio, { accountSid: 'AC1', authToken: 'x' }).issues, [{ path: 'from' }]);
+  t.same(
+    checkSettings(twilio, { accountSid: 'AC1' }).issues.map((i) => i.path),
+    ['authToken', 'from'],
+    'a cross-field rule is reported beside a missing setting, not after it is fixed',
+  );
+  t.same(
+    checkSettings(providerFor('push', 'apns')!, { baseUrl: 'ftp://x' })
+      .issues.map((i) => i.path)
+      .filter((p) => p === 'baseUrl'),
+    ['baseUrl'],
+    'a setting its kind already refused is not refused again by the cross-field rule',
+  );
   t.match(checkSettings(twilio, { accountSid: 'AC1', authToken: 'x', from: '+1 555' }).issues, [{ path: 'from', message: /E\.164/ }]);
   t.match(checkSettings(twilio, { accountSid: 'AC1', authToken: 'x', from: 'Acme', baseUrl: 'ftp://x' }).issues, [{ path: 'baseUrl' }]);
   const vapid = providerFor('web-push', 'vapid')!;

@@ -1,30 +1,17 @@
 // End to end through the API and the dispatcher: send-raw → delivered to a loopback MX; a 4xx then
-// success on retry (ManualClock); a DSN that turns the delivered message failed and suppresses the
-// address; a later send held as suppressed; tracking (first open/first click); one-click
+// success on retry (ManualClock); a DSN, delivered over SMTP to the return path as a remote MTA
+// would, that turns the delivered message failed and suppresses the address; a later send held as suppressed; tracking (first open/first click); one-click
 // unsubscribe; sender caps; the suppressions API and CLI.
 import t from 'tap';
-import MimeNode from 'nodemailer/lib/mime-node/index.js';
 import { simpleParser } from 'mailparser';
 import { createEmailTransport, createTokenSource } from '../../src/channels/email/index.js';
 import { createSuppressionCheck } from '../../src/suppressions/store.js';
 import { bootDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
 import { startDnsServer } from '../helpers/dns-server.js';
+import { sendRaw } from '../helpers/inbound.js';
+import { buildDsn } from '../helpers/reports.js';
 import { makeDelivery, startSink } from '../helpers/smtp-sink.js';
-
-/** A real RFC 3464 DSN for `recipient`, as a remote MTA would send to the VERP address. */
-async function buildDsn(verp: string, recipient: string, status: string, diagnostic: string): Promise<Buffer> {
-  const root = new MimeNode('multipart/report; report-type=delivery-status');
-  root.setHeader({ from: 'MAILER-DAEMON@mx.example.net', to: verp, subject: 'Undelivered Mail Returned to Sender' });
-  root.createChild('text/plain').setContent(`Your message could not be delivered to ${recipient}.`);
-  root
-    .createChild('message/delivery-status')
-    .setContent(
-      `Reporting-MTA: dns; mx.example.net\r\nArrival-Date: Mon, 1 Jan 2024 00:00:00 +0000\r\n\r\nFinal-Recipient: rfc822; ${recipient}\r\nAction: failed\r\nStatus: ${status}\r\nDiagnostic-Code: smtp; ${diagnostic}\r\n`,
-    );
-  root.createChild('text/rfc822-headers').setContent(`Subject: Hello\r\nTo: ${recipient}\r\n`);
-  return root.build();
-}
 
 const tick = async (d: { app: { workers: { name: string; tick(): Promise<void> }[] } }) =>
   d.app.workers.find((w) => w.name === 'dispatcher')!.tick();
@@ -64,14 +51,14 @@ for (const db of testDatabases()) {
       );
       t.equal(sink.received.at(-1)!.from, `bounces+${r.body.id}@bounces.mx.postern.test`);
 
-      const verp = `bounces+${r.body.id}@bounces.mx.postern.test`;
-      await d.app.bounces.handle({
-        raw: await buildDsn(verp, 'alice@example.net', '5.1.1', '550 5.1.1 user unknown'),
-        mailFrom: '',
-        recipients: [verp],
-      });
+      // The remote MTA bounces it later: a DSN over SMTP to the return path it was given.
+      const returnPath = sink.received.at(-1)!.from;
+      const dsn = await buildDsn(returnPath, [
+        { recipient: 'alice@example.net', action: 'failed', status: '5.1.1', diagnostic: '550 5.1.1 user unknown' },
+      ]);
+      t.match(await sendRaw(d.smtpPort, { from: '', to: [returnPath] }, dsn), /^250 /);
       m = await get(r.body.id);
-      t.match(m, { status: 'failed', error: /5\.1\.1/ });
+      t.match(m, { status: 'failed', error: 'bounced: alice@example.net 5.1.1 550 5.1.1 user unknown' });
       const events = await d.app.db.selectFrom('events').select(['type']).where('type', '=', 'message.failed').execute();
       t.equal(events.length, 1, 'message.failed recorded');
       const list = await d.request('GET', '/v1/suppressions', { key: ws.live });
@@ -148,10 +135,20 @@ for (const db of testDatabases()) {
       t.equal(JSON.parse(evs.find((e) => e.type === 'message.clicked')!.data).link, 'https://example.org/welcome?x=1');
       t.equal(seen.length, 1, 'message.clicked announced on the bus once');
 
+      // Forge as an attacker would: the genuine payload with another link, under signatures that are
+      // not the MAC of that payload (the genuine one, a cut one, none); and the genuine payload
+      // under a tampered signature.
       const [body, sig] = click.split('/t/c/')[1].split('.');
-      const forged = Buffer.from(JSON.stringify({ k: 'click', m: r.body.id, u: 'https://evil.example/' })).toString('base64url');
-      t.equal((await fetch(`${d.url}/t/c/${forged}.${sig}`, { redirect: 'manual' })).status, 404, 'a link that was not signed is refused');
-      t.ok(body);
+      const payload = JSON.parse(Buffer.from(body, 'base64url').toString('utf8'));
+      t.same(payload, { k: 'click', m: r.body.id, u: 'https://example.org/welcome?x=1' }, 'the token signs the message and the exact link');
+      const forged = Buffer.from(JSON.stringify({ ...payload, u: 'https://evil.example/' })).toString('base64url');
+      const tampered = (sig[0] === 'A' ? 'B' : 'A') + sig.slice(1);
+      for (const token of [`${forged}.${sig}`, `${forged}.${sig.slice(0, 4)}`, `${forged}.`, forged, `${body}.${tampered}`]) {
+        const res = await fetch(`${d.url}/t/c/${token}`, { redirect: 'manual' });
+        t.equal(res.status, 404, `refused: ${token.slice(-30)}`);
+        t.equal(res.headers.get('location'), null);
+      }
+      t.equal((await fetch(click, { redirect: 'manual' })).status, 302, 'the genuine token still redirects');
       await d.cli('tracking', 'disable', '--workspace', 'acme');
     });
 

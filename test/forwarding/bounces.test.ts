@@ -2,26 +2,16 @@
 // envelope sender the forward went out from. Postern takes it at RCPT (the bounce domain), checks
 // the SRS address, finds the forward's outbound message and fails it through the ledger, so the
 // forward shows what happened. It does not relay the DSN to the original sender (docs/forwarding.md).
-import MimeNode from 'nodemailer/lib/mime-node/index.js';
 import t from 'tap';
 import { srsForward } from '../../src/forwarding/srs.js';
 import { testDatabases } from '../helpers/databases.js';
+import { buildDsn } from '../helpers/reports.js';
 import { startSink } from '../helpers/smtp-sink.js';
 import { createAddress, sendRaw, setup, simpleMail } from '../helpers/inbound.js';
 
 /** A DSN as Postfix sends it: the report, and the headers of the message it returns (when given). */
-async function dsn(to: string, recipient: string, status: string, returned: string | null): Promise<Buffer> {
-  const root = new MimeNode('multipart/report; report-type=delivery-status');
-  root.setHeader({ from: 'MAILER-DAEMON@mx.example.net', to, subject: 'Undelivered Mail Returned to Sender' });
-  root.createChild('text/plain').setContent(`Your message could not be delivered to ${recipient}.`);
-  root
-    .createChild('message/delivery-status')
-    .setContent(
-      `Reporting-MTA: dns; mx.example.net\r\n\r\nFinal-Recipient: rfc822; ${recipient}\r\nAction: failed\r\nStatus: ${status}\r\nDiagnostic-Code: smtp; 550 ${status} user unknown\r\n`,
-    );
-  if (returned !== null) root.createChild('text/rfc822-headers').setContent(returned);
-  return root.build();
-}
+const dsn = (to: string, recipient: string, status: string, returned: string | null) =>
+  buildDsn(to, [{ recipient, action: 'failed', status, diagnostic: `550 ${status} user unknown` }], returned);
 
 const headersOf = (raw: Buffer) => raw.toString('latin1').split('\r\n\r\n')[0] + '\r\n';
 
