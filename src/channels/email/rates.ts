@@ -1,7 +1,6 @@
 // Per-destination-domain rate limits (`delivery.domainRates`, e.g. {"gmail.com": "60/min"}): one
-// token bucket per configured domain, in process. A delivery that finds the bucket empty waits when
-// the next token is near, and is deferred with a retryAt otherwise, so a slow domain never holds a
-// dispatcher slot for long. Limits are per node: N nodes sharing a database send N times the rate.
+// token bucket per configured domain, in process. A delivery that finds the bucket empty is
+// deferred with a retryAt at the next token, so a slow domain never holds a dispatcher slot. Limits are per node: N nodes sharing a database send N times the rate.
 import type { Clock } from '../../lib/clock.js';
 
 const UNIT_MS: Record<string, number> = { s: 1000, sec: 1000, min: 60_000, h: 3_600_000, hour: 3_600_000, d: 86_400_000, day: 86_400_000 };
