@@ -142,3 +142,98 @@ t.test('forwarding end to end', async (t) => {
     t.equal((await d.request('GET', `/v1/inbound/messages/${latest.id}/forward`, { key: env.ws.live })).status, 404);
   });
 });
+
+t.test('forwarding: the hop limit, a refused forward, and test mode', async (t) => {
+  const sink = await startSink(t);
+  // A free workspace with a quota of 2 live messages a month: enough for the hop-limit forwards.
+  const env = await setup(t, {
+    plan: 'free',
+    env: { POSTERN_DELIVERY_PORT: String(sink.port), POSTERN_DELIVERY_IDLE_TIMEOUT: '300ms', POSTERN_PLANS_FREE_MESSAGES_PER_MONTH: '2' },
+  });
+  const { d, dns } = env;
+  dns.set('example.net', [{ type: 'MX', data: { preference: 10, exchange: 'mx.example.net' } }]);
+  dns.set('mx.example.net', [{ type: 'A', data: '127.0.0.1' }]);
+  const forwarder = d.app.workers.find((w) => w.name === 'forwarder')!;
+  const dispatcher = d.app.workers.find((w) => w.name === 'dispatcher')!;
+  const run = async () => {
+    await forwarder.tick();
+    await dispatcher.tick();
+  };
+  const forwardOf = async (subject: string, key = env.ws.live) => {
+    const list = (await d.request('GET', '/v1/inbound/messages', { key })).body.messages as { id: string; subject: string }[];
+    const rcv = list.find((m) => m.subject === subject);
+    if (!rcv) throw new Error(`no received message ${subject}`);
+    return (await d.request('GET', `/v1/inbound/messages/${rcv.id}/forward`, { key })).body;
+  };
+  // `n` Received headers from the hops before Postern; Postern's own trace header makes one more.
+  const received = (n: number) =>
+    Array.from({ length: n }, (_, i) => `Received: from hop${i}.example by hop${i + 1}.example; Mon, 02 Jan 2026 09:00:00 +0000`).join(
+      '\r\n',
+    );
+  const fwd = await createAddress(env, { localPart: 'fwd', forwardTo: 'dest@example.net' });
+
+  t.test('the hop limit: 25 Received headers (forwarding.maxHops) are not forwarded; 24 are', async (t) => {
+    await sendRaw(
+      d.smtpPort,
+      { from: 'alice@sender.example', to: [fwd.address] },
+      simpleMail({ to: fwd.address, subject: 'Hops 23', headers: received(23) }),
+    );
+    await sendRaw(
+      d.smtpPort,
+      { from: 'alice@sender.example', to: [fwd.address] },
+      simpleMail({ to: fwd.address, subject: 'Hops 24', headers: received(24) }),
+    );
+    await run();
+    await sink.waitFor(1);
+    t.match(await forwardOf('Hops 23'), { status: 'queued', reason: null, message: { status: 'delivered' } }, '23 + ours = 24: forwarded');
+    t.match(
+      await forwardOf('Hops 24'),
+      { status: 'skipped', reason: 'mail loop: 25 Received headers (limit 25)', message: null },
+      '24 + ours = 25: a loop',
+    );
+    t.equal(sink.received.length, 1, 'only the first went out');
+    t.match(sink.received[0].raw.toString(), /Subject: Hops 23/);
+  });
+
+  t.test('refused: a forward over the monthly quota is recorded, not sent', async (t) => {
+    // One live send uses the second (last) message of the month.
+    const used = await d.request('POST', '/v1/send-raw', {
+      key: env.ws.live,
+      body: { to: 'someone@example.net', channel: 'email', content: { subject: 'uses the quota', text: 'x' } },
+    });
+    t.equal(used.status, 202, JSON.stringify(used.body));
+    const before = sink.received.length;
+    await sendRaw(d.smtpPort, { from: 'alice@sender.example', to: [fwd.address] }, simpleMail({ to: fwd.address, subject: 'Over quota' }));
+    await run();
+    t.match(await forwardOf('Over quota'), {
+      status: 'refused',
+      reason: /^quota_exceeded: /,
+      message: null,
+      forwardTo: 'dest@example.net',
+    });
+    t.equal(sink.received.length, before + 1, 'only the API send went out');
+    t.ok(d.logs.some((l) => /forward refused/.test(l)));
+  });
+
+  t.test('test mode: a test address forwards through the test channel; nothing leaves the machine', async (t) => {
+    const before = sink.received.length;
+    const dnsAsked = dns.queries.length;
+    const testFwd = await createAddress(env, { localPart: 'tfwd', forwardTo: 'dest@example.net', livemode: false });
+    await sendRaw(
+      d.smtpPort,
+      { from: 'alice@sender.example', to: [testFwd.address] },
+      simpleMail({ to: testFwd.address, subject: 'Test forward' }),
+    );
+    await run();
+    const view = await forwardOf('Test forward', env.ws.test);
+    t.match(view, {
+      status: 'queued',
+      message: { status: 'delivered', provider: 'test', livemode: false, recipient: 'dest@example.net' },
+    });
+    t.equal(sink.received.length, before, 'the MX got nothing');
+    t.notOk(
+      dns.queries.slice(dnsAsked).some((q) => q.startsWith('MX ') || q === 'A mx.example.net'),
+      'not even an MX lookup for the destination',
+    );
+  });
+});

@@ -275,3 +275,45 @@ t.test('per-endpoint concurrency cap: a slow receiver cannot starve another', as
   t.equal(slow.processed.size, 4, 'the four not held were answered 200; the two held got a late 200');
   t.equal(slow.maxHanging, 2);
 });
+
+for (const db of testDatabases()) {
+  t.test(`deleting an endpoint abandons its pending deliveries on ${db}`, async (t) => {
+    const d = await bootDaemon(t, { db, env: PRIVATE_OK });
+    const acme = await d.workspace('acme');
+    const rx = await receiver(t, () => 500);
+    const keep = await receiver(t, () => 500);
+    const ep = await endpoint(d, acme.live, rx.url);
+    const other = await endpoint(d, acme.live, keep.url);
+    const evt = await emit(d, acme.id, 'message.failed', sampleMessage(1));
+    await tick(d);
+    t.equal(rx.requests.length, 1, 'first attempt made');
+    t.equal(keep.requests.length, 1);
+    const pending = (await d.request('GET', `/v1/webhooks/${ep.id}/deliveries`, { key: acme.live })).body.data;
+    t.match(pending, [{ eventId: evt, status: 'pending', attemptCount: 1, nextAttemptAt: String }], 'a retry is due in 5 s');
+
+    t.same((await d.request('DELETE', `/v1/webhooks/${ep.id}`, { key: acme.live })).body, { id: ep.id, deleted: true });
+    const rows = await d.app.db
+      .selectFrom('webhook_deliveries as w')
+      .innerJoin('webhook_endpoints as e', 'e.id', 'w.endpoint_id')
+      .select(['e.public_id as endpoint', 'w.status', 'w.last_error', 'w.next_attempt_at'])
+      .where('w.event_id', '=', evt)
+      .execute();
+    const byEndpoint = Object.fromEntries(rows.map(({ endpoint, ...rest }) => [endpoint, rest]));
+    t.same(
+      byEndpoint[ep.id],
+      { status: 'failed', last_error: 'endpoint deleted', next_attempt_at: null },
+      'the deleted endpoint’s delivery is failed with "endpoint deleted", nothing due',
+    );
+    t.match(byEndpoint[other.id], { status: 'pending', next_attempt_at: String }, 'the other endpoint’s delivery is untouched');
+
+    // Past every retry of the schedule, and after a new event: nothing more reaches the deleted endpoint.
+    for (const step of [5_000, 5 * 60_000, 30 * 60_000, 2 * 3600_000]) {
+      d.clock.advance(step);
+      await tick(d);
+    }
+    await emit(d, acme.id, 'message.failed', sampleMessage(2));
+    await tick(d);
+    t.equal(rx.requests.length, 1, 'no attempt after the delete');
+    t.ok(keep.requests.length >= 3, `the other endpoint's delivery kept being retried (${keep.requests.length} attempts)`);
+  });
+}
