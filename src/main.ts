@@ -9,7 +9,7 @@ import type { App } from './app.js';
 import { checkDataDir, createApp, publicUrlWarning } from './app.js';
 import { databaseFailure } from './cli/database.js';
 import { databaseTarget, type Config } from './config.js';
-import type { Logger } from './lib/logger.js';
+import { writeLine, type Logger } from './lib/logger.js';
 
 /** Where the first start writes its keys when stderr is not a terminal. */
 export const BOOTSTRAP_KEYS_FILE = 'bootstrap-keys.txt';
@@ -96,8 +96,10 @@ export async function serve(config: Config): Promise<number> {
   await bootstrapDefaultWorkspace(app);
   const warning = publicUrlWarning(config, app.publicUrl());
   if (warning) app.log.warn({ publicUrl: app.publicUrl() }, warning);
-  // The ready line is printed whatever the log level: supervisors and tests wait for it.
-  process.stdout.write(
+  // The ready line is printed whatever the log level: supervisors and tests wait for it. It goes
+  // through the logger's stream, so it cannot overtake the bootstrap and public-URL lines above.
+  writeLine(
+    app.log,
     JSON.stringify({
       level: 30,
       time: Date.now(),
@@ -106,7 +108,7 @@ export async function serve(config: Config): Promise<number> {
       http: ports.http,
       smtp: ports.smtp,
       publicUrl: app.publicUrl(),
-    }) + '\n',
+    }),
   );
 
   return new Promise<number>((resolve) => {
