@@ -8,10 +8,9 @@ import { createEmailTransport, createTokenSource } from '../../src/channels/emai
 import { createSuppressionCheck } from '../../src/suppressions/store.js';
 import { bootDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
-import { startDnsServer } from '../helpers/dns-server.js';
 import { sendRaw } from '../helpers/inbound.js';
 import { buildDsn } from '../helpers/reports.js';
-import { makeDelivery, startSink } from '../helpers/smtp-sink.js';
+import { makeDelivery, startRemoteMx } from '../helpers/smtp-sink.js';
 
 const tick = async (d: { app: { workers: { name: string; tick(): Promise<void> }[] } }) =>
   d.app.workers.find((w) => w.name === 'dispatcher')!.tick();
@@ -19,18 +18,11 @@ const tick = async (d: { app: { workers: { name: string; tick(): Promise<void> }
 for (const db of testDatabases()) {
   t.test(`email through the API on ${db}`, async (t) => {
     let rcptRule: (a: string) => { code: number; message: string } | undefined = () => undefined;
-    const sink = await startSink(t, { rcpt: (a) => rcptRule(a) });
-    const dns = await startDnsServer({
-      'example.net': [{ type: 'MX', data: { preference: 10, exchange: 'mx.example.net' } }],
-      'mx.example.net': [{ type: 'A', data: '127.0.0.1' }],
-    });
-    t.teardown(() => dns.close());
+    const { sink, env } = await startRemoteMx(t, { rcpt: (a) => rcptRule(a) });
     const d = await bootDaemon(t, {
       db,
       env: {
-        POSTERN_DNS_SERVERS: dns.address,
-        POSTERN_DELIVERY_PORT: String(sink.port),
-        POSTERN_DELIVERY_IDLE_TIMEOUT: '300ms',
+        ...env,
         POSTERN_PLANS_FREE_SENDER_CAPS_SHARED_DAY: '2',
       },
     });

@@ -5,6 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import type { App } from '../../src/app.js';
 import type { Delivery, OutboundMessage } from '../../src/channel.js';
+import { startDnsServer, type DnsServer, type ZoneRecord } from './dns-server.js';
 import { outboundMessage } from './outbound-message.js';
 import type { EmailOutput } from '../../src/channel.js';
 
@@ -251,3 +252,28 @@ ED2nI1XA9JBzcc2M0Fu9WvQoqTKltjAZzNc5FPIzbntPqL1G79XyNGYyREeoSNQR
 QHrSEFd0i1++lNWX/6TlEKCYolt/Pt2rWThupieVKcMSBwIyRcrKcDMp2s/kUO+K
 loka/awhMyG7UNA92yWQatyEJtt32w6xpg==
 -----END CERTIFICATE-----`;
+
+export interface RemoteMx {
+  sink: Sink;
+  dns: DnsServer;
+  /** Daemon settings that deliver to the sink: its DNS server, the sink's port, a short idle timeout. */
+  env: Record<string, string>;
+}
+
+/**
+ * A remote MX on loopback: a sink, and a DNS server on which each of `domains` (default
+ * example.net) has an MX record naming mx.example.net, at 127.0.0.1.
+ */
+export async function startRemoteMx(
+  t: { teardown(fn: () => unknown): void },
+  opts: SinkOptions & { domains?: string[] } = {},
+): Promise<RemoteMx> {
+  const { domains = ['example.net'], ...sinkOptions } = opts;
+  const sink = await startSink(t, sinkOptions);
+  const zone: Record<string, ZoneRecord[]> = { 'mx.example.net': [{ type: 'A', data: '127.0.0.1' }] };
+  for (const domain of domains) zone[domain] = [{ type: 'MX', data: { preference: 10, exchange: 'mx.example.net' } }];
+  const dns = await startDnsServer(zone);
+  t.teardown(() => dns.close());
+  const env = { POSTERN_DNS_SERVERS: dns.address, POSTERN_DELIVERY_PORT: String(sink.port), POSTERN_DELIVERY_IDLE_TIMEOUT: '300ms' };
+  return { sink, dns, env };
+}

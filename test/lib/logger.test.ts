@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { pino } from 'pino';
+import { destination } from 'pino';
 import t from 'tap';
 import { createLogger, writeLine } from '../../src/lib/logger.js';
 
@@ -10,7 +10,7 @@ import { createLogger, writeLine } from '../../src/lib/logger.js';
 // destination writes asynchronously, so a line written to the same fd directly overtakes them.
 t.test('writeLine comes after every line logged before it, whatever the level', async (t) => {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'postern-log-')), 'out.log');
-  const dest = pino.destination({ dest: file, sync: false, minLength: 0 });
+  const dest = destination({ dest: file, sync: false, minLength: 0 });
   await new Promise((resolve) => dest.once('ready', resolve));
   const log = createLogger('error', dest);
   log.error('first');

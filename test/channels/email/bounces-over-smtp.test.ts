@@ -7,10 +7,9 @@
 import t from 'tap';
 import { bootDaemon } from '../../helpers/daemon.js';
 import { testDatabases } from '../../helpers/databases.js';
-import { startDnsServer } from '../../helpers/dns-server.js';
 import { sendRaw } from '../../helpers/inbound.js';
 import { buildArf, buildDsn } from '../../helpers/reports.js';
-import { startSink } from '../../helpers/smtp-sink.js';
+import { startRemoteMx } from '../../helpers/smtp-sink.js';
 
 type Tap = Pick<typeof t, 'equal' | 'match'>;
 
@@ -20,16 +19,8 @@ interface Entry {
 
 for (const db of testDatabases()) {
   t.test(`DSNs and complaints arrive over SMTP at the bounce address on ${db}`, async (t) => {
-    const sink = await startSink(t);
-    const dns = await startDnsServer({
-      'example.net': [{ type: 'MX', data: { preference: 10, exchange: 'mx.example.net' } }],
-      'mx.example.net': [{ type: 'A', data: '127.0.0.1' }],
-    });
-    t.teardown(() => dns.close());
-    const d = await bootDaemon(t, {
-      db,
-      env: { POSTERN_DNS_SERVERS: dns.address, POSTERN_DELIVERY_PORT: String(sink.port), POSTERN_DELIVERY_IDLE_TIMEOUT: '300ms' },
-    });
+    const { sink, env } = await startRemoteMx(t);
+    const d = await bootDaemon(t, { db, env });
     const ws = await d.workspace('acme', { plan: 'pro' });
     const dispatcher = d.app.workers.find((w) => w.name === 'dispatcher')!;
     const get = async (id: string) => (await d.request('GET', `/v1/messages/${id}`, { key: ws.live })).body;

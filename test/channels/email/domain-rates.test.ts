@@ -5,24 +5,15 @@
 import t from 'tap';
 import { bootDaemon } from '../../helpers/daemon.js';
 import { testDatabases } from '../../helpers/databases.js';
-import { startDnsServer } from '../../helpers/dns-server.js';
-import { startSink } from '../../helpers/smtp-sink.js';
+import { startRemoteMx } from '../../helpers/smtp-sink.js';
 
 for (const db of testDatabases()) {
   t.test(`delivery.domainRates paces one destination domain on ${db}`, async (t) => {
-    const sink = await startSink(t);
-    const dns = await startDnsServer({
-      'example.net': [{ type: 'MX', data: { preference: 10, exchange: 'mx.example.net' } }],
-      'example.org': [{ type: 'MX', data: { preference: 10, exchange: 'mx.example.net' } }],
-      'mx.example.net': [{ type: 'A', data: '127.0.0.1' }],
-    });
-    t.teardown(() => dns.close());
+    const { sink, env } = await startRemoteMx(t, { domains: ['example.net', 'example.org'] });
     const d = await bootDaemon(t, {
       db,
       env: {
-        POSTERN_DNS_SERVERS: dns.address,
-        POSTERN_DELIVERY_PORT: String(sink.port),
-        POSTERN_DELIVERY_IDLE_TIMEOUT: '300ms',
+        ...env,
         POSTERN_DELIVERY_DOMAIN_RATES: '{"Example.NET": "2/min"}',
       },
     });

@@ -5,8 +5,7 @@
 import t from 'tap';
 import { bootDaemon } from '../../helpers/daemon.js';
 import { testDatabases } from '../../helpers/databases.js';
-import { startDnsServer } from '../../helpers/dns-server.js';
-import { startSink } from '../../helpers/smtp-sink.js';
+import { startRemoteMx } from '../../helpers/smtp-sink.js';
 
 const MIN = 60_000;
 
@@ -14,23 +13,16 @@ for (const db of testDatabases()) {
   t.test(`a message the MX keeps deferring fails once retry.maxAge is reached on ${db}`, async (t) => {
     const rcpts: string[] = [];
     let greylist = true;
-    const sink = await startSink(t, {
+    const { sink, env } = await startRemoteMx(t, {
       rcpt: (a) => {
         rcpts.push(a);
         return greylist ? { code: 451, message: '4.7.1 greylisted, try later' } : undefined;
       },
     });
-    const dns = await startDnsServer({
-      'example.net': [{ type: 'MX', data: { preference: 10, exchange: 'mx.example.net' } }],
-      'mx.example.net': [{ type: 'A', data: '127.0.0.1' }],
-    });
-    t.teardown(() => dns.close());
     const d = await bootDaemon(t, {
       db,
       env: {
-        POSTERN_DNS_SERVERS: dns.address,
-        POSTERN_DELIVERY_PORT: String(sink.port),
-        POSTERN_DELIVERY_IDLE_TIMEOUT: '300ms',
+        ...env,
         // Attempts at 0, 1, 6 and 11 minutes; the next (16) would be past 15: the 4th is the last.
         POSTERN_RETRY_SCHEDULE: '1m,5m',
         POSTERN_RETRY_MAX_AGE: '15m',
