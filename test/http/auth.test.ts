@@ -57,5 +57,5 @@ t.test('the bearer header, revocation and scope refusals', async (t) => {
   t.equal((await asScoped('/v1/inbound/addresses')).status, 200, 'inbound may list addresses');
   const refused = await asScoped('/v1/context');
   t.equal(refused.status, 403);
-  t.match(refused.body, { error: { code: 'insufficient_scope', message: 'this key lacks the read scope' } });
+  t.match(refused.body, { error: { code: 'insufficient_scope', message: 'this key lacks the read scope', scope: 'read' } });
 });
