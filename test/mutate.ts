@@ -66,7 +66,7 @@ interface Row {
 
 async function runModule(m: RuleModule): Promise<Row> {
   const started = Date.now();
-  const results = await new Stryker({
+  const options = {
     testRunner: 'tap',
     plugins: ['@stryker-mutator/tap-runner'],
     tap: { testFiles: m.tests, nodeArgs: ['--import', 'tsx', '{{testFile}}'], forceBail: true },
@@ -82,7 +82,12 @@ async function runModule(m: RuleModule): Promise<Row> {
     clearTextReporter: { allowColor: false, logTests: false, reportScoreTable: false },
     logLevel: 'warn',
     cleanTempDir: 'always',
-  }).runMutationTest();
+    // A rerun only runs the mutants whose source or covering tests changed since the last one.
+    incremental: true,
+    incrementalFile: `reports/mutation/${m.name}.incremental.json`,
+  };
+  // Stryker types logLevel as its own enum; 'warn' is that enum's value.
+  const results = await new Stryker(options as ConstructorParameters<typeof Stryker>[0]).runMutationTest();
   const count = (...statuses: string[]) => results.filter((r) => statuses.includes(r.status)).length;
   const killed = count('Killed');
   const timeout = count('Timeout');
@@ -130,7 +135,7 @@ if (unknown.length > 0) {
 }
 mkdirSync('reports/mutation', { recursive: true });
 const rows: Row[] = [];
-for (const m of wanted.length > 0 ? MODULES.filter((x) => wanted.includes(x.name)) : MODULES) {
+for (const m of wanted.length > 0 ? wanted.map((w) => MODULES.find((x) => x.name === w)!) : MODULES) {
   console.log(`\n== ${m.name}: ${m.mutate.join(', ')} against ${m.tests.join(', ')}`);
   rows.push(await runModule(m));
 }

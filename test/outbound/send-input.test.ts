@@ -202,8 +202,7 @@ t.test('attachments', async (t) => {
 
 t.test('one-of rules and the scheduling window', async (t) => {
   const now = new Date('2030-01-01T00:00:00Z');
-  const shape = (body: Partial<SendBody>, raw = false) =>
-    shapeIssues({ to: 'a@b.co', vars: {}, metadata: {}, ...body } as SendBody, { raw, now });
+  const shape = (body: Partial<SendBody>, raw = false) => shapeIssues({ to: 'a@b.co', vars: {}, metadata: {}, ...body }, { raw, now });
   const email = { channel: 'email' as const, content: { subject: 's', text: 'x' } };
   t.same(shape(email), []);
   t.same(shape({ template: 'w' }), []);
@@ -236,7 +235,7 @@ t.test('one-of rules and the scheduling window', async (t) => {
 });
 
 t.test('what depends on the channel', async (t) => {
-  const body = (over: Partial<SendBody>) => ({ vars: {}, metadata: {}, to: '', ...over }) as SendBody;
+  const body = (over: Partial<SendBody>) => ({ vars: {}, metadata: {}, to: '', ...over });
   const sub = (o: Record<string, unknown>) =>
     JSON.stringify({ endpoint: 'https://push.example/x', keys: { p256dh: 'p', auth: 'a' }, ...o });
   const cases: [string, Parameters<typeof channelIssues>[0], string, string[]][] = [
