@@ -110,7 +110,12 @@ t.test("each field's limits", async (t) => {
   t.same(readSendBody({ ...base, replyTo: 'nope' }).issues, [
     { path: 'replyTo', message: 'must be a bare email address such as someone@example.com' },
   ]);
-  t.same(readSendBody({ ...base, metadata: { a: Infinity } }).issues.length, 1, 'an infinite number');
+  t.same(
+    readSendBody({ ...base, metadata: { a: Infinity } }).issues,
+    [{ path: 'metadata.a', message: 'metadata values must be string, number or boolean' }],
+    'an infinite number',
+  );
+  t.same(readSendBody({ ...base, to: '' }).issues, [{ path: 'to', message: 'required' }]);
   t.same(readSendBody({ ...base, metadata: { ['k'.repeat(41)]: 1 } }).issues, [
     { path: 'metadata', message: 'metadata keys are 1-40 characters without control characters' },
   ]);
@@ -126,7 +131,15 @@ t.test("each field's limits", async (t) => {
 });
 
 t.test('email addresses', async (t) => {
-  const good = ['a@b.co', 'first.last+tag@sub.example.com', 'x@a-b.example', `${'a'.repeat(64)}@example.com`, 'a@0.example'];
+  const good = [
+    'a@b.c',
+    'a@b.c.d',
+    'a@b.co',
+    'first.last+tag@sub.example.com',
+    'x@a-b.example',
+    `${'a'.repeat(64)}@example.com`,
+    'a@0.example',
+  ];
   const bad = [
     'a@b',
     '@b.co',
@@ -214,6 +227,7 @@ t.test('one-of rules and the scheduling window', async (t) => {
   t.same(shape({ content: { subject: 's', text: 'x' } }), [{ path: 'channel', message: 'channel is required for a raw send' }]);
   t.same(shape({ ...email, version: 2 }), [{ path: 'version', message: 'version applies to template sends only' }]);
   t.same(shape({ template: 'w', version: 2 }), []);
+  t.same(shape({ template: 'w', channel: 'email' }), [], 'a template send may name its channel: no content to check');
   t.same(shape({ template: 'w', interpolate: true }), [{ path: 'interpolate', message: 'interpolate applies to inline content only' }]);
   t.same(shape({ ...email, interpolate: false }), []);
 
@@ -248,6 +262,8 @@ t.test('what depends on the channel', async (t) => {
     ['sms, leading 0', 'sms', '+04155550100', ['must be an E.164 phone number such as +14155550100']],
     ['sms, one digit', 'sms', '+1', ['must be an E.164 phone number such as +14155550100']],
     ['sms, two digits', 'sms', '+12', []],
+    ['sms, with a space', 'sms', '+1 4155550100', ['must be an E.164 phone number such as +14155550100']],
+    ['email, with a space', 'email', 'a b@c.co', ['must be an email address']],
     ['sms, trailing text', 'sms', '+14155550100x', ['must be an E.164 phone number such as +14155550100']],
     ['sms, leading text', 'sms', 'x+14155550100', ['must be an E.164 phone number such as +14155550100']],
     ['push', 'push', 'abc123', []],
@@ -259,6 +275,12 @@ t.test('what depends on the channel', async (t) => {
     ['web-push, JSON null', 'web-push', 'null', ['must be a JSON-encoded web push subscription']],
     ['web-push, JSON number', 'web-push', '3', ['must be a JSON-encoded web push subscription']],
     ['web-push, http endpoint', 'web-push', sub({ endpoint: 'http://push.example/x' }), ['subscription endpoint must be an https URL']],
+    [
+      'web-push, endpoint in a list',
+      'web-push',
+      sub({ endpoint: ['https://push.example/x'] }),
+      ['subscription endpoint must be an https URL'],
+    ],
     ['web-push, no endpoint', 'web-push', sub({ endpoint: undefined }), ['subscription endpoint must be an https URL']],
     ['web-push, endpoint not a URL', 'web-push', sub({ endpoint: 'push' }), ['subscription endpoint must be an https URL']],
     ['web-push, no keys', 'web-push', sub({ keys: undefined }), ['subscription needs keys.p256dh and keys.auth']],
