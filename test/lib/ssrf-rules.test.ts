@@ -100,6 +100,7 @@ t.test('the allow list: names, addresses and CIDR ranges', async (t) => {
   t.notOk(addressAllowed(policy({ allowList: ['10.0.0.0/8'] }), '10.0.0.1', undefined as unknown as string), 'no address, no range');
   t.ok(addressAllowed(policy({ allowList: ['::1'] }), '[::1]', '127.0.0.9'), 'brackets are not part of the name');
   t.notOk(addressAllowed(policy({ allowList: ['not-a-net/8'] }), 'x.test', '10.0.0.1'), 'a range that is no address');
+  t.notOk(addressAllowed(policy({ allowList: ['10.0.0.0/8x'] }), 'x.test', '10.0.0.1'), 'a range with trailing text is no range');
   t.notOk(addressAllowed(policy({ allowList: ['10.0.0.0/8'] }), 'x.test', '::1'), 'an IPv4 range says nothing of IPv6');
   t.ok(addressAllowed(policy(), 'x.test', '8.8.8.8'), 'public addresses need no listing');
   t.notOk(addressAllowed(policy(), 'x.test', '127.0.0.1'), 'loopback is refused by default');
@@ -183,6 +184,16 @@ t.test('URL checks and the connect-time lookup, through a real resolver', async 
   t.equal(missing.err?.message, 'cannot resolve nowhere.test');
   t.same(await lookup(policy({ allowPrivate: true }), 'localhost', { family: 4 }), { err: null, address: '127.0.0.1', family: 4 });
   t.same(await lookup(policy({ allowPrivate: true }), '[::1]'), { err: null, address: '::1', family: 6 });
+  t.same(
+    await lookup(policy({ allowPrivate: true }), 'localhost', { family: 6 }),
+    { err: null, address: '::1', family: 6 },
+    'localhost is ::1 too',
+  );
+  t.match(
+    await urlProblem(policy({ allowList: ['127.0.0.1'] }), resolver, new URL('http://localhost/x')),
+    /\(::1\)/,
+    'both loopback addresses of localhost are judged',
+  );
 });
 
 t.test('blocked destinations are recognised, wrapped or not', async (t) => {
