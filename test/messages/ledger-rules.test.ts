@@ -66,14 +66,22 @@ t.test('ledger rules', async (t) => {
     );
 
     heard.length = 0;
+    d.clock.advance(5_000);
     const done = await ledger.update(find, (row) => {
       const c = ledger.change(row);
+      t.ok(c.can('rendered', 'render'), 'can() reads the table from where the message is');
+      t.notOk(c.can('delivered', 'outcome'));
       c.step('rendered', 'render');
       return c.set({ error: 'kept' });
     });
     t.equal(done?.read.status, 'queued', 'the row as read');
     t.match(done?.written, { status: 'rendered', error: 'kept' }, 'the row as written');
-    t.match(await read(id), { status: 'rendered', error: 'kept', updated_at: d.clock.now().toISOString() });
+    t.match(
+      await read(id),
+      { status: 'rendered', error: 'kept', updated_at: d.clock.now().toISOString() },
+      'updated_at is the time of the change',
+    );
+    t.same(JSON.parse((await read(id)).timeline), [{ t: d.clock.now().toISOString(), e: 'rendered' }], 'the step on the timeline, stamped');
     t.same(
       heard.map((m) => `${m.publicId}:${m.status}`),
       [`${id}:rendered`],
@@ -166,6 +174,39 @@ t.test('ledger rules', async (t) => {
     const last = (await events()).at(-1)!;
     t.equal(last.type, 'message.failed');
     t.match(last.data, { publicId: id, status: 'failed' }, 'a lifecycle event carries the message as it now is');
+  });
+
+  t.test('a step without a timeline entry, and the wake-up of the webhook deliverer', async (t) => {
+    const id = await fresh('dispatched');
+    const recorded: unknown[] = [];
+    const off = d.app.bus.subscribe('events.recorded', (e) => void recorded.push(e));
+    t.teardown(off);
+    const c = ledger.change(await read(id));
+    t.ok(c.step('dispatched', 'retry', null));
+    t.ok(await ledger.commit(c));
+    t.same(JSON.parse((await read(id)).timeline), [], 'null: no timeline entry');
+    t.same(recorded, [], 'no event, no wake-up');
+    const out = ledger.change(await read(id));
+    out.step('sent', 'outcome');
+    await ledger.commit(out);
+    t.same(recorded, [{ type: 'message.sent' }], 'each recorded event wakes the deliverer after the commit');
+  });
+
+  t.test('watchers hear of new messages', async (t) => {
+    heard.length = 0;
+    const r = await d.request('POST', '/v1/send-raw', {
+      key: ws.live,
+      body: {
+        to: 'bo@example.com',
+        channel: 'email',
+        content: { subject: 'hi', text: 'x' },
+        scheduledAt: new Date(d.clock.now().getTime() + 60_000).toISOString(),
+      },
+    });
+    t.same(
+      heard.map((m) => `${m.publicId}:${m.status}`),
+      [`${r.body.id}:scheduled`],
+    );
   });
 
   t.test('watchers stop when asked', async (t) => {
