@@ -147,6 +147,14 @@ t.test('accept', async (t) => {
       { path: 'channel', message: 'template welcome is a email template' },
       { path: 'to', message: 'must be an email address' },
     ]);
+    const named = await send(acme.live, { template: 'welcome', channel: 'email', to: 'ann@example.com' });
+    t.equal(named.status, 202, 'a template send may name its own channel');
+    const both = await send(acme.live, { template: 'nope', to: 'ann@example.com', replyTo: 'nope' });
+    t.same(
+      both.body.error.issues.map((i: { path: string }) => i.path).sort(),
+      ['replyTo', 'template'],
+      'a missing template is reported with the other issues',
+    );
     const missing = await send(acme.live, { template: 'nope', to: 'ann@example.com' });
     t.equal(missing.status, 422);
     t.same(
@@ -214,6 +222,13 @@ t.test('accept', async (t) => {
       'a refused send keeps no key',
     );
     t.equal((await send(acme.live, email(), { 'idempotency-key': 'order-8' })).status, 202, 'so the key is still free');
+
+    // A key lasts 24 hours to the millisecond: at 24 h it has expired.
+    const edge = await send(acme.live, email(), { 'idempotency-key': 'edge' });
+    d.clock.advance(24 * 3600_000);
+    const after = await send(acme.live, email(), { 'idempotency-key': 'edge' });
+    t.equal(after.status, 202);
+    t.not(after.body.id, edge.body.id, 'at exactly 24 h the key is free again');
 
     // An expired key is taken over by the next send, which then owns it.
     d.clock.advance(48 * 3600_000);
