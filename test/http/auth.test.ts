@@ -1,6 +1,6 @@
 // Authentication at the edge (http/auth.ts): the Authorization header's form, revoked keys, and the
-// refusal of a key without the scope a route needs. The matrix of scopes over every route is
-// test/http/scopes.test.ts; this file is the middleware's own rules.
+// refusal of a key without the scope a route needs: the middleware's own rules, not the matrix of
+// scopes over every route (tested on its own).
 import t from 'tap';
 import { bootDaemon } from '../helpers/daemon.js';
 

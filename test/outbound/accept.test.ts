@@ -1,8 +1,8 @@
 // What accept (outbound/accept.ts) commits before its 202, read back from the database: the message
 // row as the body described it, the timeline the ledger opens, the template resolved, the plan
 // quota counted, the idempotency key stored, the accept checks consulted, and nothing at all when
-// the send is refused. Concurrent repeats and the 24-hour window are test/outbound/idempotency
-// tests; this file is the single-request rules.
+// the send is refused. Concurrent repeats and the 23 h / 25 h window are tested on their own; this
+// file is the single-request rules.
 import t from 'tap';
 import { bootDaemon } from '../helpers/daemon.js';
 
