@@ -31,8 +31,9 @@ export function classifySmtpError(err: SmtpErrorLike): FailureClass {
   return 'temporary';
 }
 
-// Enhanced status codes (RFC 3463) that name the mailbox or the domain as the problem.
-const HARD_ENHANCED = /^5\.(1\.[0-9]|2\.1)\b/;
+// Enhanced status codes (RFC 3463) that name the mailbox or the domain as the problem: every
+// 5.1.x address status, 5.1.10 (a domain with a null MX, RFC 7505) included, and 5.2.1.
+const HARD_ENHANCED = /^5\.(1\.\d{1,3}|2\.1)$/;
 
 /** True when a permanent failure says the address is bad (worth suppressing). */
 export function isHardBounce(err: SmtpErrorLike): boolean {

@@ -32,6 +32,8 @@ t.test('hard bounce: a permanent failure that names the address', async (t) => {
   const cases: [string, SmtpErrorLike, boolean][] = [
     ['5.1.1 user unknown', { responseCode: 550, command: 'RCPT TO', response: '550 5.1.1 <a@b.example>: user unknown' }, true],
     ['5.1.2 bad destination system', { responseCode: 550, command: 'RCPT TO', response: '550 5.1.2 bad destination' }, true],
+    ['5.1.10 null MX (RFC 7505)', { responseCode: 556, command: 'RCPT TO', response: '556 5.1.10 example.net does not accept mail' }, true],
+    ['5.2.10 is not 5.2.1', { responseCode: 552, command: 'DATA', response: '552 5.2.10 too many recipients' }, false],
     ['5.2.1 mailbox disabled', { responseCode: 550, command: 'DATA', response: '550 5.2.1 mailbox disabled' }, true],
     ['5.2.2 mailbox full is not the address', { responseCode: 552, command: 'RCPT TO', response: '552 5.2.2 mailbox full' }, false],
     ['5.7.1 policy', { responseCode: 550, command: 'RCPT TO', response: '550 5.7.1 relaying denied' }, false],
