@@ -1,6 +1,6 @@
 // Authentication at the edge (http/auth.ts): the Authorization header's form, revoked keys, and the
 // refusal of a key without the scope a route needs: the middleware's own rules, not the matrix of
-// scopes over every route (tested on its own).
+// scopes over every route (test/http/scope-matrix.test.ts).
 import t from 'tap';
 import { bootDaemon } from '../helpers/daemon.js';
 

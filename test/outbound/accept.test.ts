@@ -1,7 +1,7 @@
 // What accept (outbound/accept.ts) commits before its 202, read back from the database: the message
 // row as the body described it, the timeline the ledger opens, the template resolved, the plan
 // quota counted, the idempotency key stored, the accept checks consulted, and nothing at all when
-// the send is refused. Concurrent repeats and the 23 h / 25 h window are tested on their own; this
+// the send is refused. Concurrent repeats and the 23 h / 25 h window are in test/outbound/idempotency.test.ts; this
 // file is the single-request rules.
 import t from 'tap';
 import { bootDaemon } from '../helpers/daemon.js';

@@ -1,7 +1,7 @@
 // Cancel (outbound/cancel.ts): what a cancel writes, and what it refuses. A scheduled or queued
 // message — claimed by the dispatcher or not — becomes canceled with no due time and no lease; any
 // other status answers 409 not_cancelable naming it, and the row is left as it was. The race with
-// the dispatcher is staged in its own test.
+// the dispatcher is staged in test/outbound/cancel-race.test.ts.
 import t from 'tap';
 import { bootDaemon } from '../helpers/daemon.js';
 
