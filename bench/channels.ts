@@ -6,14 +6,10 @@ import http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { createECDH, generateKeyPairSync, randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
-import { pino } from 'pino';
 import webpush from 'web-push';
-import { ManualClock } from '../src/lib/clock.js';
-import { createResolver } from '../src/lib/dns.js';
-import type { ResolvedConnection } from '../src/channels/provider.js';
-import type { Channel } from '../src/channel.js';
 import type { ChannelTransport, Delivery } from '../src/channel.js';
 import { transportFor } from '../src/channels/connection-transport.js';
+import { connection, delivery, transportDeps } from '../test/helpers/provider-fakes.js';
 import { selfSignedCert } from '../test/helpers/self-signed.js';
 
 const SENDS = 2000;
@@ -41,51 +37,6 @@ function httpFake(answer: (url: string) => { status: number; body: string }) {
   );
 }
 
-function conn(
-  channel: Channel,
-  provider: string,
-  settings: Record<string, string>,
-  credentials: Record<string, string>,
-): ResolvedConnection {
-  return {
-    id: '0190aaaa-bbbb-7ccc-8ddd-eeeeffff0000',
-    workspaceId: 'ws',
-    env: 'live',
-    channel,
-    provider,
-    name: provider,
-    settings,
-    secrets: [],
-    credentials,
-    createdAt: '',
-    removedAt: null,
-  };
-}
-
-function delivery(channel: Channel, recipient: string, content: Delivery['content']): Delivery {
-  return {
-    message: {
-      id: 'm',
-      publicId: 'msg_bench',
-      workspaceId: 'ws',
-      livemode: true,
-      channel,
-      recipient,
-      templateSlug: null,
-      metadata: {},
-      fromOverride: null,
-      fromNameOverride: null,
-      cc: [],
-      bcc: [],
-      replyTo: null,
-      attachments: [],
-      attempt: 1,
-      createdAt: '',
-    },
-    content,
-  };
-}
-
 async function measure(label: string, transport: ChannelTransport, d: Delivery): Promise<void> {
   await transport.deliver(d); // warm-up: connection, tokens
   let next = 0;
@@ -108,22 +59,14 @@ async function measure(label: string, transport: ChannelTransport, d: Delivery):
 }
 
 export async function run(): Promise<void> {
-  const deps = {
-    clock: new ManualClock(),
-    log: pino({ level: 'silent' }),
-    publicUrl: () => 'https://postern.example',
-    timeoutMs: 10_000,
-    // The fakes listen on loopback, which the SSRF guard admits only through the allow list.
-    dns: createResolver(['127.0.0.1:9'], 200),
-    ssrf: { allowPrivate: false, allowList: ['127.0.0.1'], settings: 'channels.allowList' },
-  };
+  const deps = transportDeps({ timeoutMs: 10_000 });
   const closers: (() => void)[] = [];
 
   const twilio = await httpFake(() => ({ status: 201, body: JSON.stringify({ sid: 'SM1', status: 'queued' }) }));
   closers.push(twilio.close);
   await measure(
     'sms (twilio)',
-    transportFor(conn('sms', 'twilio', { accountSid: 'AC1', from: '+15005550006', baseUrl: twilio.url }, { authToken: 't' }), deps),
+    transportFor(connection('sms', 'twilio', { accountSid: 'AC1', from: '+15005550006', baseUrl: twilio.url }, { authToken: 't' }), deps),
     delivery('sms', '+14155550100', { body: 'Your code is 123456' }),
   );
 
@@ -131,7 +74,7 @@ export async function run(): Promise<void> {
   closers.push(gw.close);
   await measure(
     'sms (http gateway)',
-    transportFor(conn('sms', 'http', { url: gw.url }, { secret: 's' }), deps),
+    transportFor(connection('sms', 'http', { url: gw.url }, { secret: 's' }), deps),
     delivery('sms', '+14155550100', { body: 'Your code is 123456' }),
   );
 
@@ -156,7 +99,7 @@ export async function run(): Promise<void> {
   await measure(
     'push (apns, http/2)',
     transportFor(
-      conn(
+      connection(
         'push',
         'apns',
         { teamId: 'T', keyId: 'K', topic: 'com.example', baseUrl: `https://127.0.0.1:${(h2.address() as AddressInfo).port}`, ca: cert },
@@ -177,7 +120,12 @@ export async function run(): Promise<void> {
   await measure(
     'push (fcm)',
     transportFor(
-      conn('push', 'fcm', { projectId: 'p', clientEmail: 'sa@p.iam', tokenUrl: `${fcm.url}/token`, baseUrl: fcm.url }, { privateKey: rsa }),
+      connection(
+        'push',
+        'fcm',
+        { projectId: 'p', clientEmail: 'sa@p.iam', tokenUrl: `${fcm.url}/token`, baseUrl: fcm.url },
+        { privateKey: rsa },
+      ),
       deps,
     ),
     delivery('push', 'fcm-token-' + 'x'.repeat(100), push),
@@ -195,7 +143,7 @@ export async function run(): Promise<void> {
   await measure(
     'web-push (vapid)',
     transportFor(
-      conn(
+      connection(
         'web-push',
         'vapid',
         { publicKey: vapid.publicKey, subject: 'mailto:ops@example.com', ttl: '60', urgency: 'normal' },
