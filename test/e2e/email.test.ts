@@ -4,13 +4,12 @@
 // unsubscribe; sender caps; the suppressions API and CLI.
 import t from 'tap';
 import { simpleParser } from 'mailparser';
-import { createEmailTransport, createTokenSource } from '../../src/channels/email/index.js';
 import { createSuppressionCheck } from '../../src/suppressions/store.js';
 import { bootDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
 import { sendRaw } from '../helpers/inbound.js';
 import { buildDsn } from '../helpers/reports.js';
-import { makeDelivery, startRemoteMx } from '../helpers/smtp-sink.js';
+import { emailTransport, makeDelivery, startRemoteMx } from '../helpers/smtp-sink.js';
 
 const tick = async (d: { app: { workers: { name: string; tick(): Promise<void> }[] } }) =>
   d.app.workers.find((w) => w.name === 'dispatcher')!.tick();
@@ -146,17 +145,7 @@ for (const db of testDatabases()) {
 
     t.test('one-click unsubscribe opts the recipient out of template sends', async (t) => {
       const app = d.app;
-      const transport = createEmailTransport({
-        config: app.config,
-        db: app.db,
-        clock: app.clock,
-        dns: app.dns,
-        log: app.log,
-        suppressions: app.suppressions,
-        publicUrl: app.publicUrl,
-        tokens: createTokenSource(app),
-      });
-      t.teardown(() => transport.close?.());
+      const transport = emailTransport(t, app, { suppressions: app.suppressions });
       const dl = makeDelivery(app, ws.id, { recipient: 'reader@example.net', templateSlug: 'newsletter' });
       t.equal((await transport.deliver(dl)).kind, 'delivered');
       const head = sink.received

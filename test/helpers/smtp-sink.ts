@@ -4,7 +4,10 @@ import { generateKeyPairSync } from 'node:crypto';
 import type { AddressInfo, Socket } from 'node:net';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import type { App } from '../../src/app.js';
-import type { Delivery, OutboundMessage } from '../../src/channel.js';
+import type { ChannelTransport, Delivery, OutboundMessage } from '../../src/channel.js';
+import { createEmailTransport, createTokenSource } from '../../src/channels/email/index.js';
+import type { Config } from '../../src/config.js';
+import { createSuppressionStore, type SuppressionStore } from '../../src/suppressions/store.js';
 import { startDnsServer, type DnsServer, type ZoneRecord } from './dns-server.js';
 import { outboundMessage } from './outbound-message.js';
 import type { EmailOutput } from '../../src/channel.js';
@@ -276,4 +279,27 @@ export async function startRemoteMx(
   t.teardown(() => dns.close());
   const env = { POSTERN_DNS_SERVERS: dns.address, POSTERN_DELIVERY_PORT: String(sink.port), POSTERN_DELIVERY_IDLE_TIMEOUT: '300ms' };
   return { sink, dns, env };
+}
+
+/**
+ * The email channel's transport over a test daemon's database, clock, DNS and log, for tests that
+ * call deliver() directly; closed at teardown. `config` replaces the daemon's (relay mode, say).
+ */
+export function emailTransport(
+  t: { teardown(fn: () => unknown): void },
+  app: App,
+  over: { config?: Config; suppressions?: SuppressionStore } = {},
+): ChannelTransport {
+  const transport = createEmailTransport({
+    config: over.config ?? app.config,
+    db: app.db,
+    clock: app.clock,
+    dns: app.dns,
+    log: app.log,
+    suppressions: over.suppressions ?? createSuppressionStore(app),
+    publicUrl: app.publicUrl,
+    tokens: createTokenSource(app),
+  });
+  t.teardown(() => transport.close?.());
+  return transport;
 }

@@ -2,14 +2,13 @@
 // loopback answering MX/A/TXT for the recipient and sender domains.
 import t from 'tap';
 import { simpleParser } from 'mailparser';
-import { createEmailTransport, createTokenSource } from '../../../src/channels/email/index.js';
 import { createSuppressionStore } from '../../../src/suppressions/store.js';
 import { bootDaemon } from '../../helpers/daemon.js';
 import { testDatabases } from '../../helpers/databases.js';
 import { startDnsServer } from '../../helpers/dns-server.js';
 // mailauth ships no type declarations; only authenticate() is used.
 const { authenticate } = (await import('mailauth')) as { authenticate: (raw: Buffer, opts: object) => Promise<any> };
-import { addVerifiedDomain, makeDelivery, selfSignedCert, startSink } from '../../helpers/smtp-sink.js';
+import { addVerifiedDomain, emailTransport, makeDelivery, selfSignedCert, startSink } from '../../helpers/smtp-sink.js';
 
 for (const db of testDatabases()) {
   t.test(`direct delivery on ${db}`, async (t) => {
@@ -36,17 +35,7 @@ for (const db of testDatabases()) {
     const ws = await d.workspace('acme', { plan: 'pro' });
     const app = d.app;
     const suppressions = createSuppressionStore(app);
-    const transport = createEmailTransport({
-      config: app.config,
-      db: app.db,
-      clock: app.clock,
-      dns: app.dns,
-      log: app.log,
-      suppressions,
-      publicUrl: app.publicUrl,
-      tokens: createTokenSource(app),
-    });
-    t.teardown(() => transport.close?.());
+    const transport = emailTransport(t, app, { suppressions });
     const dkimTxt = await addVerifiedDomain(app, ws.id, 'acme.example');
     dns.set('postern._domainkey.acme.example', [{ type: 'TXT', data: dkimTxt }]);
 
@@ -167,17 +156,7 @@ t.test('MX hosts are tried in preference order; an unreachable primary falls bac
   const d = await bootDaemon(t, { env: { POSTERN_DNS_SERVERS: dns.address, POSTERN_DELIVERY_PORT: String(backup.port) } });
   const ws = await d.workspace('acme');
   const app = d.app;
-  const transport = createEmailTransport({
-    config: app.config,
-    db: app.db,
-    clock: app.clock,
-    dns: app.dns,
-    log: app.log,
-    suppressions: createSuppressionStore(app),
-    publicUrl: app.publicUrl,
-    tokens: createTokenSource(app),
-  });
-  t.teardown(() => transport.close?.());
+  const transport = emailTransport(t, app);
   const out = await transport.deliver(makeDelivery(app, ws.id, { recipient: 'u@fallback.org' }));
   t.equal(out.kind, 'delivered');
   t.equal(backup.received.length, 1);

@@ -16,11 +16,9 @@
 import t from 'tap';
 import { simpleParser } from 'mailparser';
 import { composeSigned } from '../../../src/channels/email/compose.js';
-import { createEmailTransport, createTokenSource } from '../../../src/channels/email/index.js';
-import { createSuppressionStore } from '../../../src/suppressions/store.js';
 import { bootDaemon } from '../../helpers/daemon.js';
 import { startDnsServer } from '../../helpers/dns-server.js';
-import { addVerifiedDomain, generateDkimKey, makeDelivery, startSink } from '../../helpers/smtp-sink.js';
+import { addVerifiedDomain, emailTransport, generateDkimKey, makeDelivery, startSink } from '../../helpers/smtp-sink.js';
 const { authenticate } = (await import('mailauth')) as { authenticate: (raw: Buffer, opts: object) => Promise<any> };
 
 const ALPHABET = ['\r', '\n', '.', 'x'];
@@ -73,17 +71,7 @@ t.test('every end-of-data variant leaves with CRLF line endings only, whole and 
   const d = await bootDaemon(t, { env: { POSTERN_DNS_SERVERS: dns.address, POSTERN_DELIVERY_PORT: String(sink.port) } });
   const ws = await d.workspace('acme', { plan: 'pro' });
   const app = d.app;
-  const transport = createEmailTransport({
-    config: app.config,
-    db: app.db,
-    clock: app.clock,
-    dns: app.dns,
-    log: app.log,
-    suppressions: createSuppressionStore(app),
-    publicUrl: app.publicUrl,
-    tokens: createTokenSource(app),
-  });
-  t.teardown(() => transport.close?.());
+  const transport = emailTransport(t, app);
   dns.set('postern._domainkey.acme.example', [{ type: 'TXT', data: await addVerifiedDomain(app, ws.id, 'acme.example') }]);
 
   const sent = new Map<string, number>();

@@ -7,11 +7,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t, { type Test } from 'tap';
 import type { Config } from '../../../src/config.js';
-import { createEmailTransport, createTokenSource } from '../../../src/channels/email/index.js';
-import { createSuppressionStore } from '../../../src/suppressions/store.js';
 import { bootDaemon } from '../../helpers/daemon.js';
 import { makeTestCa } from '../../helpers/self-signed.js';
-import { makeDelivery, startSink, type SinkOptions } from '../../helpers/smtp-sink.js';
+import { emailTransport, makeDelivery, startSink, type SinkOptions } from '../../helpers/smtp-sink.js';
 
 t.test('relay mode sends through the smarthost with credentials', async (t) => {
   const relay = await startSink(t, {
@@ -104,18 +102,7 @@ t.test('delivery.tls and delivery.relayCaFile against relays with STARTTLS, impl
 
   const relayTransport = (t: Test, delivery: Partial<Config['delivery']>) => {
     const config: Config = { ...app.config, delivery: { ...app.config.delivery, mode: 'relay', ...delivery } };
-    const transport = createEmailTransport({
-      config,
-      db: app.db,
-      clock: app.clock,
-      dns: app.dns,
-      log: app.log,
-      suppressions: createSuppressionStore(app),
-      publicUrl: app.publicUrl,
-      tokens: createTokenSource(app),
-    });
-    t.teardown(() => transport.close?.());
-    return transport;
+    return emailTransport(t, app, { config });
   };
 
   const cases: {
