@@ -1,10 +1,10 @@
 // Runs the real `postern` binary (bin/postern.js, from dist/) to its exit, with stderr a pipe, and
 // reads what a first start leaves for the operator.
 import { execFile } from 'node:child_process';
-import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { BIN } from './spawn.js';
+import { BIN, spawnDaemon, type Spawned } from './spawn.js';
 
 export interface BinResult {
   code: number;
@@ -49,4 +49,36 @@ export function readBootstrapKeys(dataDir: string): { live: string; test: string
   const test = /test: (sk_test_\S+)/.exec(text)?.[1];
   if (!live || !test) throw new Error(`no keys in ${dataDir}/bootstrap-keys.txt: ${text}`);
   return { live, test };
+}
+
+/**
+ * Starts the real binary in a fresh data directory with `ca` (PEM) trusted through
+ * NODE_EXTRA_CA_CERTS, which is how direct delivery is told of a private CA, and stops it at
+ * teardown; returns it with its first-start live key. `env` adds to or overrides the defaults.
+ */
+export async function spawnDaemonTrusting(
+  t: { teardown(fn: () => unknown): void },
+  ca: string,
+  env: Record<string, string>,
+): Promise<{ daemon: Spawned; key: string }> {
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'postern-ca-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const caFile = path.join(dataDir, 'test-ca.pem');
+  writeFileSync(caFile, ca);
+  const daemon = await spawnDaemon({
+    NODE_EXTRA_CA_CERTS: caFile,
+    POSTERN_DATA_DIR: dataDir,
+    POSTERN_HTTP_PORT: '0',
+    POSTERN_SMTP_PORT: '0',
+    POSTERN_SMTP_HOST: '127.0.0.1',
+    POSTERN_HOSTNAME: 'mx.postern.test',
+    POSTERN_RATE_LIMIT_SEND: '0',
+    POSTERN_SENDER_CAPS_ENABLED: 'false',
+    ...env,
+  });
+  t.teardown(async () => {
+    daemon.child.kill('SIGTERM');
+    await daemon.exited;
+  });
+  return { daemon, key: readBootstrapKeys(dataDir).live };
 }

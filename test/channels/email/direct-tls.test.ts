@@ -6,15 +6,11 @@
 // name, and one from a CA nobody trusts; a second sink, on another loopback address and the same
 // port, offers no STARTTLS. Under `verify` a bad certificate defers and no STARTTLS is plain text;
 // under `require` no STARTTLS defers too; a good certificate delivers encrypted under both.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import t, { type Test } from 'tap';
 import { startDnsServer } from '../../helpers/dns-server.js';
-import { readBootstrapKeys } from '../../helpers/run-bin.js';
+import { spawnDaemonTrusting } from '../../helpers/run-bin.js';
 import { makeTestCa } from '../../helpers/self-signed.js';
 import { startSink, type Sink } from '../../helpers/smtp-sink.js';
-import { spawnDaemon } from '../../helpers/spawn.js';
 
 interface Message {
   status: string;
@@ -49,28 +45,11 @@ async function mxHosts(t: Test): Promise<{ tlsSink: Sink; plainSink: Sink; dns: 
 }
 
 async function daemonWith(t: Test, tls: 'verify' | 'require', dns: string, port: number) {
-  const dataDir = mkdtempSync(path.join(tmpdir(), `postern-tls-${tls}-`));
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const caFile = path.join(dataDir, 'test-ca.pem');
-  writeFileSync(caFile, ca.cert);
-  const daemon = await spawnDaemon({
-    NODE_EXTRA_CA_CERTS: caFile,
-    POSTERN_DATA_DIR: dataDir,
-    POSTERN_HTTP_PORT: '0',
-    POSTERN_SMTP_PORT: '0',
-    POSTERN_SMTP_HOST: '127.0.0.1',
-    POSTERN_HOSTNAME: 'mx.postern.test',
-    POSTERN_RATE_LIMIT_SEND: '0',
+  const { daemon, key } = await spawnDaemonTrusting(t, ca.cert, {
     POSTERN_DNS_SERVERS: dns,
     POSTERN_DELIVERY_PORT: String(port),
     POSTERN_DELIVERY_TLS: tls,
-    POSTERN_SENDER_CAPS_ENABLED: 'false',
   });
-  t.teardown(async () => {
-    daemon.child.kill('SIGTERM');
-    await daemon.exited;
-  });
-  const key = readBootstrapKeys(dataDir).live;
   const api = async (method: string, p: string, body?: unknown) => {
     const r = await fetch(`http://127.0.0.1:${daemon.http}${p}`, {
       method,

@@ -4,15 +4,11 @@
 // as an operator with a private CA would run it). With `delivery.tls=verify`, mail for each name must
 // travel on a connection whose TLS session was verified for that name, while mail for the same name
 // still shares one connection.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import t from 'tap';
 import { startDnsServer } from '../../helpers/dns-server.js';
 import { makeTestCa } from '../../helpers/self-signed.js';
 import { startSink } from '../../helpers/smtp-sink.js';
-import { readBootstrapKeys } from '../../helpers/run-bin.js';
-import { spawnDaemon } from '../../helpers/spawn.js';
+import { spawnDaemonTrusting } from '../../helpers/run-bin.js';
 
 t.test('a verified TLS connection is reused only for the MX name it was verified for', async (t) => {
   const ca = makeTestCa();
@@ -26,29 +22,12 @@ t.test('a verified TLS connection is reused only for the MX name it was verified
     'mx-other.dest.test': [{ type: 'A', data: '127.0.0.1' }],
   });
   t.teardown(() => dns.close());
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'postern-pool-'));
-  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const caFile = path.join(dataDir, 'test-ca.pem');
-  writeFileSync(caFile, ca.cert);
-  const daemon = await spawnDaemon({
-    NODE_EXTRA_CA_CERTS: caFile,
-    POSTERN_DATA_DIR: dataDir,
-    POSTERN_HTTP_PORT: '0',
-    POSTERN_SMTP_PORT: '0',
-    POSTERN_SMTP_HOST: '127.0.0.1',
-    POSTERN_HOSTNAME: 'mx.postern.test',
-    POSTERN_RATE_LIMIT_SEND: '0',
+  const { daemon, key } = await spawnDaemonTrusting(t, ca.cert, {
     POSTERN_DNS_SERVERS: dns.address,
     POSTERN_DELIVERY_PORT: String(sink.port),
     POSTERN_DELIVERY_TLS: 'verify',
     POSTERN_DELIVERY_IDLE_TIMEOUT: '60s',
-    POSTERN_SENDER_CAPS_ENABLED: 'false',
   });
-  t.teardown(async () => {
-    daemon.child.kill('SIGTERM');
-    await daemon.exited;
-  });
-  const key = readBootstrapKeys(dataDir).live;
   const send = async (to: string) => {
     const r = await fetch(`http://127.0.0.1:${daemon.http}/v1/send-raw`, {
       method: 'POST',
