@@ -37,6 +37,8 @@ import { suppressionRoutes } from './http/routes/suppressions.js';
 import { templateRoutes } from './http/routes/templates.js';
 import { trackingRoutes } from './http/routes/tracking.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
+import { dashboardRoutes } from './http/dashboard/routes.js';
+import { sessionPrincipal } from './http/dashboard/session.js';
 import { createHttpApp, listRoutes, type RouteEntry } from './http/server.js';
 import { createAddressStore, type AddressStore } from './inbound/addresses.js';
 import { createAnalyzer } from './inbound/analysis-pool.js';
@@ -57,7 +59,10 @@ import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
 import { createSuppressHook, createSuppressionCheck, createSuppressionStore, type SuppressionStore } from './suppressions/store.js';
 import { createTemplateStore, type TemplateStore } from './templates/store.js';
 import { createWebhooks, type Webhooks } from './webhooks/webhooks.js';
+import { createAuditLog, type AuditLog } from './workspaces/audit.js';
 import { createKeyStore, type KeyStore } from './workspaces/keys.js';
+import { createOperatorStore, type OperatorStore } from './workspaces/operators.js';
+import { createSessionStore, type SessionStore } from './workspaces/sessions.js';
 import { createWorkspaceStore, type WorkspaceStore } from './workspaces/workspaces.js';
 
 export interface AppOptions {
@@ -73,6 +78,10 @@ export interface AppOptions {
 export interface App extends Deps {
   workspaces: WorkspaceStore;
   keys: KeyStore;
+  /** The dashboard's people, their sessions and the audit log of what they did. */
+  operators: OperatorStore;
+  sessions: SessionStore;
+  audit: AuditLog;
   /** The only writer of a message's status, timeline and lifecycle events. */
   ledger: Ledger;
   outbound: Outbound;
@@ -203,7 +212,27 @@ export async function createApp(options: AppOptions): Promise<App> {
     trackingRoutes({ tokens: emailTokens, suppressions, log, engage: (id, kind, link) => recordEngagement(ledger, id, kind, link) }),
     callbackRoutes({ connections, clock, publicUrl, sink: providerStatus }),
   ];
-  const httpApp = createHttpApp({ config, clock, log, keys, v1, open });
+  // The dashboard: operators, their sessions and the audit log, and the adapter over the same modules.
+  const operators = createOperatorStore(deps);
+  const sessions = createSessionStore({ ...deps, operators });
+  const audit = createAuditLog(deps);
+  const dashboard = dashboardRoutes({
+    config,
+    clock,
+    log,
+    db: handle.db,
+    operators,
+    sessions,
+    audit,
+    workspaces,
+    keys,
+    connections,
+    outbound,
+    received: receivedMessages,
+    publicUrl,
+  });
+  const sessionAuth = sessionPrincipal({ sessions, workspaces, audit });
+  const httpApp = createHttpApp({ config, clock, log, keys, v1, open, dashboard, sessionAuth });
   const httpServer = http.createServer(httpApp);
   httpServer.keepAliveTimeout = 65_000;
   const smtp: SmtpListener = createSmtpListener({ config, log, clock, dns, router: createInboundRouter(deps), receiver, bounces });
@@ -218,6 +247,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...deps,
     workspaces,
     keys,
+    operators,
+    sessions,
+    audit,
     ledger,
     outbound,
     suppressions,

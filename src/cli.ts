@@ -18,6 +18,7 @@ import { serve } from './main.js';
 import { connectionCommands } from './cli/connections.js';
 import { domainCommands } from './cli/domains.js';
 import { forwardingCommands } from './cli/forwarding.js';
+import { operatorCommands } from './cli/operators.js';
 import { suppressionCommands } from './cli/suppressions.js';
 import { templateCommands } from './cli/templates.js';
 import { webhookCommands } from './cli/webhooks.js';
@@ -81,6 +82,7 @@ const appCommands: Command[] = [
   ...domainCommands,
   ...webhookCommands,
   ...forwardingCommands,
+  ...operatorCommands,
 ];
 
 /** Every command, in the order `postern --help` lists them. */

@@ -86,6 +86,14 @@ const schema = z.strictObject({
   auth: z.strictObject({
     cacheTtl: duration({ max: '60s' }),
   }),
+  dashboard: z.strictObject({
+    sessionIdle: duration({ min: '1m', max: '30d' }),
+    sessionMaxAge: duration({ min: '1m', max: '365d' }),
+    setupLinkTtl: duration({ min: '1m', max: '7d' }),
+    loginFailureWindow: duration({ min: '1s', max: '1d' }),
+    loginFailuresPerAccount: z.number().int().min(1).max(1000),
+    loginFailuresPerAddress: z.number().int().min(1).max(100000),
+  }),
   rateLimit: z.strictObject({
     send: z.number().min(0),
     read: z.number().min(0),

@@ -15,10 +15,18 @@ import { writeLine, type Logger } from './lib/logger.js';
 export const BOOTSTRAP_KEYS_FILE = 'bootstrap-keys.txt';
 
 const RECOVERY = 'Lost them? Create another: postern key create --workspace default --env live (or test).';
+const SETUP_RECOVERY = 'Link lost or expired? Create an owner: postern operator create --email E --role owner.';
 
 export interface BootstrapKeys {
   live: string;
   test: string;
+}
+
+/** What a first start hands over once: the default workspace's keys, the dashboard's setup link. */
+export interface FirstStart {
+  keys?: BootstrapKeys;
+  /** The one-time link that creates the first dashboard owner. */
+  setupLink?: { url: string; validFor: string };
 }
 
 /**
@@ -27,17 +35,26 @@ export interface BootstrapKeys {
  * Returns the file written, or null when they were printed.
  */
 export function announceBootstrapKeys(
-  keys: BootstrapKeys,
+  first: BootstrapKeys | FirstStart,
   opts: { stderrIsTTY: boolean; dataDir: string; writeStderr(text: string): void; log: Logger },
 ): string | null {
-  const lines = [
-    'Created workspace "default" with two API keys. They are shown only this once:',
-    `  live: ${keys.live}`,
-    `  test: ${keys.test}`,
-  ];
+  const { keys, setupLink } = 'live' in first ? { keys: first, setupLink: undefined } : first;
+  const lines: string[] = [];
+  if (keys) {
+    lines.push(
+      'Created workspace "default" with two API keys. They are shown only this once:',
+      `  live: ${keys.live}`,
+      `  test: ${keys.test}`,
+    );
+  }
+  if (setupLink) {
+    lines.push(`Open the dashboard and create its first owner with this link (once, within ${setupLink.validFor}):`, `  ${setupLink.url}`);
+  }
+  if (lines.length === 0) return null;
+  const recovery = [keys ? RECOVERY : null, setupLink ? SETUP_RECOVERY : null].filter((l): l is string => l !== null);
   if (opts.stderrIsTTY) {
     // Outside the structured log, so the secrets never enter log storage.
-    opts.writeStderr(['', ...lines, RECOVERY, ''].join('\n') + '\n');
+    opts.writeStderr(['', ...lines, ...recovery, ''].join('\n') + '\n');
     return null;
   }
   const file = path.resolve(opts.dataDir, BOOTSTRAP_KEYS_FILE);
@@ -48,22 +65,37 @@ export function announceBootstrapKeys(
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    writeFileSync(file, [...lines, 'Copy them, then delete this file.', RECOVERY, ''].join('\n'), { mode: 0o600, flag: 'wx' });
+    writeFileSync(file, [...lines, 'Copy them, then delete this file.', ...recovery, ''].join('\n'), { mode: 0o600, flag: 'wx' });
   } catch (err) {
-    opts.log.error({ err, file }, `could not write the first-start API keys; ${RECOVERY}`);
+    opts.log.error({ err, file }, `could not write the first-start secrets; ${recovery.join(' ')}`);
     return null;
   }
-  opts.log.warn({ file }, `created workspace "default"; its two API keys are in ${file} (mode 0600): copy them, then delete the file`);
+  const what = [keys ? 'its two API keys' : null, setupLink ? 'the dashboard setup link' : null].filter(Boolean).join(' and ');
+  opts.log.warn(
+    { file },
+    `${keys ? 'created workspace "default"; ' : ''}${what} are in ${file} (mode 0600): copy them, then delete the file`,
+  );
   return file;
 }
 
-async function bootstrapDefaultWorkspace(app: App): Promise<void> {
-  if ((await app.workspaces.count()) > 0) return;
-  const ws = await app.workspaces.create({ slug: 'default', name: 'Default workspace', plan: 'custom' });
-  const live = await app.keys.create(ws, { env: 'live', name: 'bootstrap live key' });
-  const test = await app.keys.create(ws, { env: 'test', name: 'bootstrap test key' });
+/**
+ * The first start's secrets: the workspace `default` and its keys when there is no workspace, and
+ * a one-time dashboard setup link when there is no operator (and no unused link still valid).
+ */
+async function bootstrapFirstStart(app: App): Promise<void> {
+  let keys: BootstrapKeys | undefined;
+  if ((await app.workspaces.count()) === 0) {
+    const ws = await app.workspaces.create({ slug: 'default', name: 'Default workspace', plan: 'custom' });
+    const live = await app.keys.create(ws, { env: 'live', name: 'bootstrap live key' });
+    const test = await app.keys.create(ws, { env: 'test', name: 'bootstrap test key' });
+    keys = { live: live.secret, test: test.secret };
+  }
+  const token = await app.operators.issueSetupToken();
+  const setupLink = token
+    ? { url: `${app.publicUrl()}/dashboard/setup?token=${token}`, validFor: formatDuration(app.config.dashboard.setupLinkTtl) }
+    : undefined;
   announceBootstrapKeys(
-    { live: live.secret, test: test.secret },
+    { keys, setupLink },
     {
       stderrIsTTY: process.stderr.isTTY === true,
       dataDir: app.config.dataDir,
@@ -71,6 +103,11 @@ async function bootstrapDefaultWorkspace(app: App): Promise<void> {
       log: app.log,
     },
   );
+}
+
+function formatDuration(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000} hour${ms === 3_600_000 ? '' : 's'}`;
+  return `${Math.round(ms / 60_000)} minutes`;
 }
 
 /**
@@ -93,7 +130,7 @@ export async function serve(config: Config): Promise<number> {
     await app.stop();
     throw err;
   }
-  await bootstrapDefaultWorkspace(app);
+  await bootstrapFirstStart(app);
   const warning = publicUrlWarning(config, app.publicUrl());
   if (warning) app.log.warn({ publicUrl: app.publicUrl() }, warning);
   // The ready line is printed whatever the log level: supervisors and tests wait for it. It goes

@@ -430,6 +430,72 @@ export interface ForwardingKeysTable {
   created_at: string;
 }
 
+// --- operators: the dashboard's people, their sessions and the audit log ----------------------
+
+export type OperatorRole = 'owner' | 'member';
+
+export interface OperatorsTable {
+  id: string;
+  /** Lowercased; the login name. */
+  email: string;
+  /** `scrypt$N$r$p$salt$hash` (base64 parts). */
+  password_hash: string;
+  role: OperatorRole;
+  created_at: string;
+  password_changed_at: string;
+}
+
+export interface OperatorWorkspacesTable {
+  operator_id: string;
+  workspace_id: string;
+}
+
+export interface OperatorSessionsTable {
+  /** Hex SHA-256 of the cookie's token; the token itself is never stored. */
+  token_hash: string;
+  operator_id: string;
+  csrf_token: string;
+  /** The workspace and environment the dashboard acts on; null until one is chosen. */
+  workspace_id: string | null;
+  env: Env;
+  created_at: string;
+  last_seen_at: string;
+  /** The absolute expiry; the idle expiry is last_seen_at + dashboard.sessionIdle. */
+  expires_at: string;
+  ip: string;
+  user_agent: string;
+}
+
+export interface SetupTokensTable {
+  token_hash: string;
+  created_at: string;
+  expires_at: string;
+  used_at: string | null;
+}
+
+export interface LoginFailuresTable {
+  id: Generated<number>;
+  /** `account:<email>` or `address:<ip>`. */
+  subject: string;
+  at: string;
+}
+
+export interface AuditLogTable {
+  id: Generated<number>;
+  at: string;
+  operator_id: string | null;
+  operator_email: string;
+  /** What was done, e.g. `key.create`, `POST /v1/send`. */
+  action: string;
+  /** What it was done to (an id, a path), '' when nothing in particular. */
+  target: string;
+  workspace_id: string | null;
+  env: Env | null;
+  ip: string;
+  /** `ok`, or the error code the action ended with. */
+  outcome: string;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -455,4 +521,10 @@ export interface Database {
   inbound_raw: InboundRawTable;
   received_messages: ReceivedMessagesTable;
   inbound_usage: InboundUsageTable;
+  operators: OperatorsTable;
+  operator_workspaces: OperatorWorkspacesTable;
+  operator_sessions: OperatorSessionsTable;
+  setup_tokens: SetupTokensTable;
+  login_failures: LoginFailuresTable;
+  audit_log: AuditLogTable;
 }

@@ -1,13 +1,23 @@
 // Authentication and scopes: one middleware resolves the bearer key to a Principal; routes declare
 // the scope they need with requireScope().
-import type { RequestHandler, Response } from 'express';
+import type { Request, RequestHandler, Response } from 'express';
 import { AppError } from '../lib/errors.js';
 import type { KeyStore, Principal } from '../workspaces/keys.js';
 import { allows, type Scope } from '../workspaces/scopes.js';
 
-export function authenticate(keys: KeyStore): RequestHandler {
+/** Resolves a request without an Authorization header by other means (the dashboard's session). */
+export type OtherAuth = (req: Request, res: Response) => Promise<Principal | null>;
+
+export function authenticate(keys: KeyStore, other?: OtherAuth): RequestHandler {
   return async (req, res, next) => {
     const header = req.headers.authorization;
+    if (header === undefined && other) {
+      const principal = await other(req, res);
+      if (principal) {
+        res.locals.principal = principal;
+        return next();
+      }
+    }
     const match = header ? /^Bearer[ ]+(\S+)\s*$/i.exec(header) : null;
     if (!match) throw new AppError('unauthorized', 'missing or malformed Authorization header; expected Bearer <API key>');
     const principal = await keys.authenticate(match[1]);

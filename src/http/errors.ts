@@ -7,6 +7,7 @@ const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
   unauthorized: 401,
   insufficient_scope: 403,
+  forbidden: 403,
   plan_limit: 403,
   not_found: 404,
   conflict: 409,
@@ -27,6 +28,8 @@ const STATUS: Record<ErrorCode, number> = {
 };
 
 function sendError(res: Response, err: AppError): void {
+  // The audit log records how a dashboard action ended by its code.
+  res.locals.errorCode = err.code;
   if (err.retryAfter !== undefined) res.setHeader('Retry-After', String(err.retryAfter));
   res.status(STATUS[err.code]).json({ error: { code: err.code, message: err.message, ...err.extra } });
 }

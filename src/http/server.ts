@@ -6,7 +6,7 @@ import type { Clock } from '../lib/clock.js';
 import { AppError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import type { KeyStore } from '../workspaces/keys.js';
-import { authenticate } from './auth.js';
+import { authenticate, type OtherAuth } from './auth.js';
 import { errorHandler } from './errors.js';
 import { rateLimit } from './rate-limit.js';
 
@@ -19,6 +19,10 @@ export interface HttpDeps {
   v1: Router[];
   /** Routers mounted at the root without API-key authentication (each checks its own tokens). */
   open: Router[];
+  /** The dashboard (its pages and /dashboard/api), mounted at the root. */
+  dashboard?: Router;
+  /** Authenticates a /v1 request that has no Authorization header (the dashboard's session). */
+  sessionAuth?: OtherAuth;
 }
 
 export interface RouteEntry {
@@ -73,9 +77,10 @@ export function createHttpApp(deps: HttpDeps): express.Express {
     res.json({ ok: true });
   });
   for (const r of deps.open) app.use(r);
+  if (deps.dashboard) app.use(deps.dashboard);
 
   const v1 = express.Router();
-  v1.use(authenticate(deps.keys));
+  v1.use(authenticate(deps.keys, deps.sessionAuth));
   v1.use(rateLimit(deps.config.rateLimit, deps.clock));
   v1.use(express.json({ limit: deps.config.http.bodyLimit }));
   // A body in another format would otherwise read as empty and fail as a missing field. An empty

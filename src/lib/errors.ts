@@ -6,6 +6,7 @@ export type ErrorCode =
   | 'invalid_body'
   | 'unauthorized'
   | 'insufficient_scope'
+  | 'forbidden'
   | 'plan_limit'
   | 'not_found'
   | 'conflict'

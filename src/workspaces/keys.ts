@@ -18,6 +18,8 @@ export interface ApiKey {
   scopes: Scope[] | null;
   createdAt: string;
   revokedAt: string | null;
+  /** When a request last authenticated with it, to the minute; null if never. */
+  lastUsedAt: string | null;
 }
 
 /** What a request is allowed to act as, once its key checks out. */
@@ -33,18 +35,21 @@ function hashSecret(secret: string): string {
   return createHash('sha256').update(secret).digest('hex');
 }
 
+const LAST_USED_RESOLUTION_MS = 60_000;
+
 // Bearer tokens we could have issued: anything else is rejected before touching the database.
 const SECRET_SHAPE = /^sk_(live|test)_[0-9A-Za-z]{20,64}$/;
 
 export interface KeyStore {
   create(workspace: Workspace, input: { env: string; scopes?: string; name?: string }): Promise<{ key: ApiKey; secret: string }>;
   list(workspaceId: string): Promise<ApiKey[]>;
-  revoke(id: string): Promise<ApiKey>;
+  /** Revokes a key; with `workspaceId`, only a key of that workspace (else not found). */
+  revoke(id: string, workspaceId?: string): Promise<ApiKey>;
   /** The principal for a bearer secret, or null for an unknown, malformed or revoked one. */
   authenticate(secret: string): Promise<Principal | null>;
 }
 
-function toKey(row: Omit<ApiKeysTable, 'key_hash' | 'last_used_at'>): ApiKey {
+function toKey(row: Omit<ApiKeysTable, 'key_hash'>): ApiKey {
   return {
     id: row.id,
     workspaceId: row.workspace_id,
@@ -54,6 +59,7 @@ function toKey(row: Omit<ApiKeysTable, 'key_hash' | 'last_used_at'>): ApiKey {
     scopes: row.scopes === null ? null : (row.scopes.split(',').filter(Boolean) as Scope[]),
     createdAt: row.created_at,
     revokedAt: row.revoked_at,
+    lastUsedAt: row.last_used_at,
   };
 }
 
@@ -89,9 +95,11 @@ export function createKeyStore({ db, clock, ids, cacheTtlMs = 0 }: Pick<Deps, 'd
       const rows = await db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at').execute();
       return rows.map(toKey);
     },
-    async revoke(id) {
+    async revoke(id, workspaceId) {
       cache.clear();
       const now = clock.now().toISOString();
+      const row0 = await db.selectFrom('api_keys').select('workspace_id').where('id', '=', id).executeTakeFirst();
+      if (!row0 || (workspaceId !== undefined && row0.workspace_id !== workspaceId)) throw notFound(`key ${id}`);
       await db.updateTable('api_keys').set({ revoked_at: now }).where('id', '=', id).where('revoked_at', 'is', null).execute();
       const row = await db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
       if (!row) throw notFound(`key ${id}`);
@@ -111,6 +119,7 @@ export function createKeyStore({ db, clock, ids, cacheTtlMs = 0 }: Pick<Deps, 'd
           'api_keys.env',
           'api_keys.scopes',
           'api_keys.revoked_at',
+          'api_keys.last_used_at',
           'workspaces.id as wsId',
           'workspaces.slug',
           'workspaces.name',
@@ -121,6 +130,15 @@ export function createKeyStore({ db, clock, ids, cacheTtlMs = 0 }: Pick<Deps, 'd
       if (!row || row.revoked_at !== null) {
         cache.delete(hash);
         return null;
+      }
+      // Last use is kept to the minute, written on a cache miss: at most one write a minute per key.
+      if (row.last_used_at === null || Date.parse(row.last_used_at) + LAST_USED_RESOLUTION_MS <= now) {
+        void db
+          .updateTable('api_keys')
+          .set({ last_used_at: new Date(now).toISOString() })
+          .where('id', '=', row.keyId)
+          .execute()
+          .catch(() => undefined);
       }
       const env = row.env;
       const principal: Principal = {

@@ -29,6 +29,8 @@ export interface WorkspaceStore {
   bySlug(slug: string): Promise<Workspace>;
   byId(id: string): Promise<Workspace>;
   count(): Promise<number>;
+  /** Moves a workspace to another plan; its limits apply from the next request. */
+  setPlan(id: string, plan: string): Promise<Workspace>;
 }
 
 export function createWorkspaceStore({ db, clock, ids }: Pick<Deps, 'db' | 'clock' | 'ids'>): WorkspaceStore {
@@ -58,6 +60,16 @@ export function createWorkspaceStore({ db, clock, ids }: Pick<Deps, 'db' | 'cloc
       const row = await db.selectFrom('workspaces').selectAll().where('slug', '=', slug.toLowerCase()).executeTakeFirst();
       if (!row) throw notFound(`workspace ${slug}`);
       return toWorkspace(row);
+    },
+    async setPlan(id, plan) {
+      if (!PLANS.includes(plan as Plan)) throw invalidBody([{ path: 'plan', message: `plan must be one of ${PLANS.join(', ')}` }]);
+      const done = await db
+        .updateTable('workspaces')
+        .set({ plan: plan as Plan })
+        .where('id', '=', id)
+        .executeTakeFirst();
+      if (Number(done.numUpdatedRows) === 0) throw notFound('workspace');
+      return this.byId(id);
     },
     async byId(id) {
       const row = await db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst();

@@ -1,0 +1,127 @@
+// The operator's own routes: the first-run setup link, login (throttled), logout, who am I, and the
+// choice of workspace and environment every page acts on.
+import { Router } from 'express';
+import { z } from 'zod';
+import { AppError, invalidBody } from '../../lib/errors.js';
+import { auditAs, isSecure, sessionOf, type DashboardDeps } from './context.js';
+import { checkSameOrigin, clearSessionCookie, clientOf, setSessionCookie } from './session.js';
+import type { Session } from '../../workspaces/sessions.js';
+
+const credentials = z.object({ email: z.string().max(254), password: z.string().max(1024) });
+const setup = credentials.extend({ token: z.string().max(100) });
+const selection = z.object({ workspaceId: z.string().max(64), env: z.enum(['live', 'test']) });
+
+function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+  const r = schema.safeParse(body ?? {});
+  if (!r.success) throw invalidBody(r.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+  return r.data;
+}
+
+/** What the page needs to know of its session: who, what it may act on, and the CSRF token. */
+async function me(deps: DashboardDeps, session: Session) {
+  const all = await deps.workspaces.list();
+  const workspaces = all.filter((w) => deps.operators.mayActOn(session.operator, w.id));
+  return {
+    operator: { id: session.operator.id, email: session.operator.email, role: session.operator.role },
+    csrfToken: session.csrfToken,
+    workspaces: workspaces.map((w) => ({ id: w.id, slug: w.slug, name: w.name, plan: w.plan })),
+    selection: session.workspaceId ? { workspaceId: session.workspaceId, env: session.env } : null,
+    expiresAt: session.expiresAt,
+  };
+}
+
+/** Opens a session on a login, choosing the operator's first workspace so pages work at once. */
+async function startSession(deps: DashboardDeps, session: Session): Promise<Session> {
+  const first = (await deps.workspaces.list()).find((w) => deps.operators.mayActOn(session.operator, w.id));
+  return first ? deps.sessions.select(session, first.id, 'live') : session;
+}
+
+/** Routes that work without a session (setup, login, state); the rest come after requireSession. */
+export function publicAccountRoutes(deps: DashboardDeps): Router {
+  const r = Router();
+  const cookieOpts = (req: Parameters<typeof isSecure>[1]) => ({
+    secure: isSecure(deps, req),
+    maxAgeMs: deps.config.dashboard.sessionMaxAge,
+  });
+
+  r.get('/state', async (_req, res) => {
+    res.json({ needsSetup: (await deps.operators.count()) === 0 });
+  });
+
+  r.post('/setup', async (req, res) => {
+    checkSameOrigin(req);
+    const body = parse(setup, req.body);
+    const operator = await deps.operators.completeSetup(body.token, body);
+    const opened = await deps.sessions.open(operator, clientOf(req));
+    const session = await startSession(deps, opened.session);
+    await deps.audit.record({
+      operator: { id: operator.id, email: operator.email },
+      action: 'operator.setup',
+      target: operator.email,
+      workspaceId: null,
+      env: null,
+      ip: clientOf(req).ip,
+      outcome: 'ok',
+    });
+    setSessionCookie(res, opened.token, cookieOpts(req));
+    res.status(201).json(await me(deps, session));
+  });
+
+  r.post('/login', async (req, res) => {
+    checkSameOrigin(req);
+    const body = parse(credentials, req.body);
+    const client = clientOf(req);
+    try {
+      const opened = await deps.sessions.login(body.email, body.password, client);
+      const session = await startSession(deps, opened.session);
+      await deps.audit.record({
+        operator: { id: session.operator.id, email: session.operator.email },
+        action: 'session.login',
+        target: '',
+        workspaceId: null,
+        env: null,
+        ip: client.ip,
+        outcome: 'ok',
+      });
+      setSessionCookie(res, opened.token, cookieOpts(req));
+      res.json(await me(deps, session));
+    } catch (err) {
+      if (err instanceof AppError) {
+        await deps.audit.record({
+          operator: { id: null, email: body.email.trim().toLowerCase().slice(0, 254) },
+          action: 'session.login',
+          target: '',
+          workspaceId: null,
+          env: null,
+          ip: client.ip,
+          outcome: err.code,
+        });
+      }
+      throw err;
+    }
+  });
+  return r;
+}
+
+export function accountRoutes(deps: DashboardDeps): Router {
+  const r = Router();
+  r.get('/me', async (_req, res) => {
+    res.json(await me(deps, sessionOf(res)));
+  });
+
+  r.post('/logout', async (req, res) => {
+    auditAs(res, 'session.logout');
+    await deps.sessions.end(sessionOf(res));
+    clearSessionCookie(res, { secure: isSecure(deps, req) });
+    res.json({ loggedOut: true });
+  });
+
+  r.put('/selection', async (req, res) => {
+    const body = parse(selection, req.body);
+    auditAs(res, 'session.select', `${body.workspaceId} ${body.env}`);
+    await deps.workspaces.byId(body.workspaceId);
+    const session = await deps.sessions.select(sessionOf(res), body.workspaceId, body.env);
+    res.json(await me(deps, session));
+  });
+  return r;
+}

@@ -1,0 +1,112 @@
+// What only the dashboard does, over the same domain modules the CLI calls: API keys of the chosen
+// workspace, workspaces and their plans, operators, and the audit log (the last three for owners).
+import { Router } from 'express';
+import { z } from 'zod';
+import { invalidBody, invalidRequest } from '../../lib/errors.js';
+import { actingOn, auditAs, requireOwner, sessionOf, type DashboardDeps } from './context.js';
+
+function parse<T>(schema: z.ZodType<T>, body: unknown): T {
+  const r = schema.safeParse(body ?? {});
+  if (!r.success) throw invalidBody(r.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
+  return r.data;
+}
+
+const keyInput = z.object({
+  name: z.string().min(1).max(100).optional(),
+  env: z.enum(['live', 'test']),
+  /** Empty or absent: an unscoped key (full access), as the interface says. */
+  scopes: z.array(z.string().max(20)).max(10).optional(),
+});
+const workspaceInput = z.object({ slug: z.string().max(63), name: z.string().max(200), plan: z.string().max(20).optional() });
+const planInput = z.object({ plan: z.string().max(20) });
+const operatorInput = z.object({
+  email: z.string().max(254),
+  password: z.string().max(1024),
+  role: z.enum(['owner', 'member']).optional(),
+  workspaces: z.array(z.string().max(64)).max(1000).optional(),
+});
+const accessInput = z.object({
+  role: z.enum(['owner', 'member']).optional(),
+  workspaces: z.array(z.string().max(64)).max(1000).optional(),
+});
+
+export function adminRoutes(deps: DashboardDeps): Router {
+  const r = Router();
+
+  r.get('/keys', async (_req, res) => {
+    const { workspace } = await actingOn(deps, res);
+    const keys = await deps.keys.list(workspace.id);
+    res.json({ data: keys.reverse() });
+  });
+  r.post('/keys', async (req, res) => {
+    const { workspace } = await actingOn(deps, res);
+    const body = parse(keyInput, req.body);
+    const { key, secret } = await deps.keys.create(workspace, {
+      env: body.env,
+      name: body.name,
+      scopes: body.scopes && body.scopes.length ? body.scopes.join(',') : undefined,
+    });
+    auditAs(res, 'key.create', `${key.id} ${key.prefix}`);
+    res.status(201).json({ key, secret });
+  });
+  r.post('/keys/:id/revoke', async (req, res) => {
+    const { workspace } = await actingOn(deps, res);
+    auditAs(res, 'key.revoke', req.params.id);
+    res.json(await deps.keys.revoke(req.params.id, workspace.id));
+  });
+
+  r.get('/workspaces', async (_req, res) => {
+    const session = sessionOf(res);
+    const all = await deps.workspaces.list();
+    res.json({ data: all.filter((w) => deps.operators.mayActOn(session.operator, w.id)) });
+  });
+  r.post('/workspaces', async (req, res) => {
+    requireOwner(res);
+    const body = parse(workspaceInput, req.body);
+    const ws = await deps.workspaces.create(body);
+    auditAs(res, 'workspace.create', ws.slug);
+    res.status(201).json(ws);
+  });
+  r.put('/workspaces/:id/plan', async (req, res) => {
+    requireOwner(res);
+    const body = parse(planInput, req.body);
+    auditAs(res, 'workspace.plan', `${req.params.id} ${body.plan}`);
+    res.json(await deps.workspaces.setPlan(req.params.id, body.plan));
+  });
+
+  r.get('/operators', async (_req, res) => {
+    requireOwner(res);
+    res.json({ data: await deps.operators.list() });
+  });
+  r.post('/operators', async (req, res) => {
+    requireOwner(res);
+    const body = parse(operatorInput, req.body);
+    const op = await deps.operators.create(body);
+    auditAs(res, 'operator.create', `${op.email} ${op.role}`);
+    res.status(201).json(op);
+  });
+  r.put('/operators/:id/access', async (req, res) => {
+    requireOwner(res);
+    const body = parse(accessInput, req.body);
+    const op = await deps.operators.setAccess(req.params.id, body);
+    auditAs(res, 'operator.access', `${op.email} ${op.role}`);
+    res.json(op);
+  });
+  r.delete('/operators/:id', async (req, res) => {
+    requireOwner(res);
+    const op = await deps.operators.byId(req.params.id);
+    auditAs(res, 'operator.remove', op.email);
+    await deps.operators.remove(op.email);
+    res.json({ removed: true });
+  });
+
+  r.get('/audit', async (req, res) => {
+    requireOwner(res);
+    const before = req.query.before === undefined ? undefined : Number(req.query.before);
+    if (before !== undefined && !Number.isInteger(before)) throw invalidRequest('before must be an audit entry id');
+    const limit = req.query.limit === undefined ? undefined : Number(req.query.limit);
+    if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 500)) throw invalidRequest('limit must be 1-500');
+    res.json(await deps.audit.list({ before, limit, operator: typeof req.query.operator === 'string' ? req.query.operator : undefined }));
+  });
+  return r;
+}

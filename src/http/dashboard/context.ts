@@ -1,0 +1,63 @@
+// What the dashboard's own routes share: their dependencies, and the session a route acts under.
+import type { Request, Response } from 'express';
+import type { ConnectionStore } from '../../channels/connections.js';
+import type { Config } from '../../config.js';
+import type { Db } from '../../db/database.js';
+import type { Env } from '../../db/schema.js';
+import type { ReceivedReader } from '../../inbound/received.js';
+import type { Clock } from '../../lib/clock.js';
+import { AppError } from '../../lib/errors.js';
+import type { Logger } from '../../lib/logger.js';
+import type { Outbound } from '../../outbound/outbound.js';
+import type { AuditLog } from '../../workspaces/audit.js';
+import type { KeyStore } from '../../workspaces/keys.js';
+import type { OperatorStore } from '../../workspaces/operators.js';
+import type { Session, SessionStore } from '../../workspaces/sessions.js';
+import type { Workspace, WorkspaceStore } from '../../workspaces/workspaces.js';
+
+export interface DashboardDeps {
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  db: Db;
+  operators: OperatorStore;
+  sessions: SessionStore;
+  audit: AuditLog;
+  workspaces: WorkspaceStore;
+  keys: KeyStore;
+  connections: ConnectionStore;
+  outbound: Outbound;
+  received: ReceivedReader;
+  publicUrl(): string;
+}
+
+export function sessionOf(res: Response): Session {
+  const s = res.locals.session as Session | undefined;
+  if (!s) throw new AppError('unauthorized', 'log in to the dashboard');
+  return s;
+}
+
+/** The workspace and environment the session acts on; 403 until one is chosen. */
+export async function actingOn(
+  deps: Pick<DashboardDeps, 'workspaces'>,
+  res: Response,
+): Promise<{ session: Session; workspace: Workspace; env: Env }> {
+  const session = sessionOf(res);
+  if (!session.workspaceId) throw new AppError('forbidden', 'choose a workspace first');
+  return { session, workspace: await deps.workspaces.byId(session.workspaceId), env: session.env };
+}
+
+export function requireOwner(res: Response): Session {
+  const session = sessionOf(res);
+  if (session.operator.role !== 'owner') throw new AppError('forbidden', 'only an owner may do this');
+  return session;
+}
+
+/** Names the audit entry of a state-changing dashboard route (else method and path). */
+export function auditAs(res: Response, action: string, target = ''): void {
+  res.locals.audit = { action, target };
+}
+
+export function isSecure(deps: Pick<DashboardDeps, 'publicUrl'>, req: Request): boolean {
+  return req.secure || deps.publicUrl().startsWith('https:');
+}

@@ -1,0 +1,84 @@
+// The dashboard adapter: served by the daemon under /dashboard (/ redirects there). Its own JSON
+// routes live under /dashboard/api (sessions, keys, workspaces, operators, audit, overview,
+// connections); every other page calls /v1 itself with the session cookie, so no rule is written
+// twice. Every response here carries the security headers; every state-changing call needs the
+// CSRF token and is recorded in the audit log.
+import express, { Router, type RequestHandler } from 'express';
+import { AppError } from '../../lib/errors.js';
+import { accountRoutes, publicAccountRoutes } from './account.js';
+import { adminRoutes } from './admin.js';
+import { dashboardAssets } from './assets.js';
+import { connectionRoutes } from './connections.js';
+import type { DashboardDeps } from './context.js';
+import { inboundViewRoutes } from './inbound-view.js';
+import { overviewRoutes } from './overview.js';
+import { auditOnFinish, checkCsrf, cookieToken } from './session.js';
+
+/** Security headers of every dashboard response: a strict CSP, no framing, no sniffing, no referrer. */
+export const securityHeaders: RequestHandler = (_req, res, next) => {
+  res.setHeader(
+    'Content-Security-Policy',
+    [
+      "default-src 'none'",
+      "script-src 'self'",
+      "style-src 'self'",
+      "img-src 'self' data:",
+      "connect-src 'self'",
+      "frame-src 'self'",
+      "form-action 'self'",
+      "base-uri 'none'",
+      "frame-ancestors 'none'",
+    ].join('; '),
+  );
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('X-Frame-Options', 'DENY');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  res.setHeader('Cross-Origin-Opener-Policy', 'same-origin');
+  res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
+  res.setHeader('Permissions-Policy', 'camera=(), microphone=(), geolocation=(), payment=()');
+  next();
+};
+
+/** Resolves the session cookie; 401 without one. State-changing calls must carry the CSRF token. */
+function requireSession(deps: DashboardDeps): RequestHandler {
+  return async (req, res, next) => {
+    const token = cookieToken(req);
+    const session = token ? await deps.sessions.resolve(token) : null;
+    if (!session) throw new AppError('unauthorized', 'log in to the dashboard');
+    checkCsrf(req, session);
+    res.locals.session = session;
+    auditOnFinish(deps.audit, req, res, session, () => res.locals.audit as { action: string; target: string });
+    next();
+  };
+}
+
+export function dashboardRoutes(deps: DashboardDeps): Router {
+  const r = Router();
+  const files = dashboardAssets();
+
+  r.get('/', (_req, res) => {
+    res.redirect(302, '/dashboard/');
+  });
+
+  const api = Router();
+  api.use(securityHeaders, (_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+  api.use(express.json({ limit: '1mb' }));
+  api.use(publicAccountRoutes(deps));
+  api.use(requireSession(deps));
+  api.use(accountRoutes(deps));
+  api.use(adminRoutes(deps));
+  api.use(overviewRoutes(deps));
+  api.use(connectionRoutes(deps));
+  api.use(() => {
+    throw new AppError('not_found', 'no such dashboard route');
+  });
+  r.use('/dashboard/api', api);
+
+  r.use('/dashboard/view', securityHeaders, requireSession(deps), inboundViewRoutes(deps));
+  r.get('/dashboard/assets/:name', securityHeaders, files.asset);
+  r.get(['/dashboard', '/dashboard/', '/dashboard/*path'], securityHeaders, files.page);
+  return r;
+}

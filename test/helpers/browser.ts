@@ -1,0 +1,110 @@
+// A real browser for the dashboard tests: headless Chromium from Debian's `chromium` package,
+// driven by playwright-core. Helpers log an operator in through the login page, run axe-core on
+// the page in that browser, and save a screenshot of every page checked.
+import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { TestDaemon } from './daemon.js';
+
+interface Teardown {
+  teardown(fn: () => unknown): void;
+}
+
+/** Where Chromium is: CHROMIUM_PATH, else Debian's package. A missing browser fails the test. */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+const FLAGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-dev-shm-usage',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+export async function launchBrowser(t: Teardown): Promise<Browser> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+  t.teardown(() => browser.close());
+  return browser;
+}
+
+/** Screenshots go here (POSTERN_SCREENSHOTS, else one temp dir per run), named by page. */
+export const SCREENSHOT_DIR = process.env.POSTERN_SCREENSHOTS ?? mkdtempSync(path.join(tmpdir(), 'postern-dashboard-'));
+
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(SCREENSHOT_DIR, { recursive: true });
+  const file = path.join(SCREENSHOT_DIR, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+export const OWNER = { email: 'owner@postern.test', password: 'correct horse battery staple' };
+
+/** Creates the owner (through the store, as `postern operator create` does) unless it exists. */
+export async function ensureOwner(daemon: TestDaemon, who = OWNER): Promise<void> {
+  const existing = await daemon.app.operators.list();
+  if (!existing.some((o) => o.email === who.email)) await daemon.app.operators.create({ ...who, role: 'owner' });
+}
+
+/** A fresh browser context logged in through the login page; errors in the page fail the test. */
+export async function loggedIn(
+  t: Teardown & { fail(msg: string): void },
+  browser: Browser,
+  daemon: TestDaemon,
+  who = OWNER,
+): Promise<{ context: BrowserContext; page: Page }> {
+  await ensureOwner(daemon, who);
+  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  t.teardown(() => context.close());
+  const page = await context.newPage();
+  page.on('pageerror', (err) => t.fail(`error in the page: ${err.message}`));
+  await page.goto(`${daemon.url}/dashboard/`);
+  await page.getByLabel('Email').fill(who.email);
+  await page.getByLabel('Password').fill(who.password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.getByRole('navigation', { name: 'Dashboard' }).waitFor();
+  return { context, page };
+}
+
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+export interface AxeViolation {
+  id: string;
+  impact: string | null;
+  help: string;
+  nodes: { target: string[]; html: string }[];
+}
+
+/**
+ * Runs axe-core in the page (evaluated through the DevTools protocol, so the page's strict CSP
+ * stays on) and returns the serious and critical violations, with the minor ones counted.
+ */
+export async function axe(page: Page): Promise<{ serious: AxeViolation[]; all: number }> {
+  await page.evaluate(AXE_SOURCE);
+  const violations = (await page.evaluate(async () => {
+    const g = globalThis as any;
+    const result = await g.axe.run(g.document, { resultTypes: ['violations'] });
+    return result.violations.map((v: any) => ({
+      id: v.id,
+      impact: v.impact,
+      help: v.help,
+      nodes: v.nodes.slice(0, 5).map((n: any) => ({ target: n.target, html: String(n.html).slice(0, 200) })),
+    }));
+  })) as AxeViolation[];
+  return { serious: violations.filter((v) => v.impact === 'serious' || v.impact === 'critical'), all: violations.length };
+}
+
+/** Screenshot plus axe: the page has no serious or critical violation. */
+export async function checkPage(t: { same(a: unknown, b: unknown, msg: string): void }, page: Page, name: string): Promise<void> {
+  await screenshot(page, name);
+  const result = await axe(page);
+  t.same(
+    result.serious.map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
+    [],
+    `${name}: no serious or critical axe-core violations`,
+  );
+}
