@@ -7,6 +7,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { TestDaemon } from './daemon.js';
+import { OWNER } from './dashboard.js';
+
+export { OWNER };
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -41,8 +44,6 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }
-
-export const OWNER = { email: 'owner@postern.test', password: 'correct horse battery staple' };
 
 /** Creates the owner (through the store, as `postern operator create` does) unless it exists. */
 export async function ensureOwner(daemon: TestDaemon, who = OWNER): Promise<void> {

@@ -15,7 +15,7 @@ export interface BinResult {
 /** `postern …argv` in `cwd` with exactly `env` (no inherited POSTERN_* variables unless given). */
 export function runBin(
   argv: string[],
-  opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number; uid?: number; gid?: number } = {},
+  opts: { cwd?: string; env?: Record<string, string>; timeoutMs?: number; uid?: number; gid?: number; input?: string } = {},
 ): Promise<BinResult> {
   const inherited: Record<string, string | undefined> = Object.fromEntries(
     Object.entries(process.env).filter(([k]) => !k.startsWith('POSTERN_')),
@@ -29,7 +29,7 @@ export function runBin(
     inherited._TAPJS_PROCESSINFO_CWD_ = scratch;
   }
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       [BIN, ...argv],
       { cwd: opts.cwd, env: { ...inherited, ...opts.env }, timeout: opts.timeoutMs ?? 60_000, uid: opts.uid, gid: opts.gid },
@@ -39,6 +39,8 @@ export function runBin(
         resolve({ code, stdout, stderr });
       },
     );
+    // Standard input: what the test gives (a password), else closed at once.
+    child.stdin?.end(opts.input ?? '');
   });
 }
 
