@@ -4,6 +4,7 @@
 import t from 'tap';
 import { bootDaemon } from '../../helpers/daemon.js';
 import { dashboardLogin, OWNER } from '../../helpers/dashboard.js';
+import { testDatabases } from '../../helpers/databases.js';
 
 const MINUTE = 60_000;
 
@@ -211,3 +212,23 @@ t.test('security headers on every dashboard response; / redirects to the dashboa
   t.equal(((await api.json()) as any).error.code, 'unauthorized');
   t.equal(page.headers.get('cache-control'), 'no-store');
 });
+
+for (const db of testDatabases()) {
+  t.test(`sessions and the login throttle are shared by nodes on one database (${db})`, async (t) => {
+    const a = await bootDaemon(t, { db });
+    const b = await bootDaemon(t, db === 'postgres' ? { databaseUrl: a.env.POSTERN_DATABASE_URL } : { dataDir: a.dataDir });
+    await a.workspace('acme');
+    const onA = await dashboardLogin(a);
+    const ctx = await fetch(`${b.url}/v1/context`, { headers: { cookie: onA.cookie } });
+    t.equal(ctx.status, 200, 'a session opened on one node works on the other');
+    t.equal(((await ctx.json()) as any).workspace.slug, 'acme');
+
+    for (let i = 0; i < 5; i++) await post(`${a.url}/dashboard/api/login`, { email: OWNER.email, password: `wrong ${i} wrong` });
+    const onB = await post(`${b.url}/dashboard/api/login`, OWNER);
+    t.equal(onB.status, 429, 'failures on one node throttle the account on the other');
+
+    const out = await fetch(`${b.url}/dashboard/api/logout`, { method: 'POST', headers: { cookie: onA.cookie, 'x-csrf-token': onA.csrf } });
+    t.equal(out.status, 200);
+    t.equal((await onA.request('GET', '/dashboard/api/me')).status, 401, 'logging out on one node ends it on the other');
+  });
+}
