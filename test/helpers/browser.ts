@@ -35,12 +35,17 @@ export async function launchBrowser(t: Teardown): Promise<Browser> {
   return browser;
 }
 
-/** Screenshots go here (POSTERN_SCREENSHOTS, else one temp dir per run), named by page. */
-export const SCREENSHOT_DIR = process.env.POSTERN_SCREENSHOTS ?? mkdtempSync(path.join(tmpdir(), 'postern-dashboard-'));
+let screenshots: string | null = null;
+
+/** Screenshots go here (POSTERN_SCREENSHOTS, else one temp dir per test file), named by page. */
+export function screenshotDir(): string {
+  screenshots ??= process.env.POSTERN_SCREENSHOTS ?? mkdtempSync(path.join(tmpdir(), 'postern-dashboard-'));
+  mkdirSync(screenshots, { recursive: true });
+  return screenshots;
+}
 
 export async function screenshot(page: Page, name: string): Promise<string> {
-  mkdirSync(SCREENSHOT_DIR, { recursive: true });
-  const file = path.join(SCREENSHOT_DIR, `${name}.png`);
+  const file = path.join(screenshotDir(), `${name}.png`);
   await page.screenshot({ path: file, fullPage: true });
   return file;
 }
