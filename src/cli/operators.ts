@@ -14,8 +14,9 @@ async function readStdinLine(): Promise<string> {
 function promptHidden(question: string): Promise<string> {
   return new Promise((resolve, reject) => {
     const stdin = process.stdin;
-    process.stderr.write(question);
+    // Echo goes off before the question shows, so an answer typed at once is not echoed either.
     stdin.setRawMode(true);
+    process.stderr.write(question);
     stdin.resume();
     let value = '';
     const onData = (data: Buffer) => {

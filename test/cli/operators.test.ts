@@ -113,3 +113,34 @@ t.test('reset-password logs the operator out everywhere and the new password wor
   const fresh = await dashboardLogin(daemon, { email: who.email, password: 'the new password' }, false);
   t.equal(fresh.me.operator.email, who.email);
 });
+
+t.test('in a terminal the password is prompted for twice, without echo', async (t) => {
+  const { spawn } = await import('node:child_process');
+  const { BIN } = await import('../helpers/spawn.js');
+  const dataDir = t.testdir({});
+  const env = { ...base, POSTERN_DATA_DIR: dataDir };
+  t.equal((await runBin(['migrate'], { env })).code, 0);
+  // script(1) runs the command on a pseudo-terminal, as an operator's shell would.
+  const run = (answers: string[]) =>
+    new Promise<{ code: number | null; out: string }>((resolve) => {
+      const child = spawn('script', ['-qec', `${process.execPath} ${BIN} operator create --email tty@example.com`, '/dev/null'], {
+        env: { ...process.env, ...env },
+      });
+      let out = '';
+      let asked = 0;
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const prompts = out.match(/Password( again)?: /g)?.length ?? 0;
+        while (asked < prompts && asked < answers.length) child.stdin.write(`${answers[asked++]}\r`);
+      });
+      child.on('exit', (code) => resolve({ code, out }));
+    });
+  const differ = await run(['first password 1', 'second password 2']);
+  t.equal(differ.code, 1);
+  t.match(differ.out, /the two passwords differ; nothing was changed/);
+  const ok = await run(['typed password 1', 'typed password 1']);
+  t.equal(ok.code, 0, ok.out);
+  t.match(ok.out, /Password: \s*Password again: /);
+  t.notMatch(ok.out, /typed password/, 'the password is not echoed');
+  t.match(ok.out, /"email": "tty@example.com"/);
+});
