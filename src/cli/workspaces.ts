@@ -59,6 +59,7 @@ export const workspaceCommands: Command[] = [
         scopes: k.scopes,
         createdAt: k.createdAt,
         revokedAt: k.revokedAt,
+        lastUsedAt: k.lastUsedAt,
       }));
     },
   },
