@@ -6,6 +6,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { get, post, put } from '../api';
 import {
+  Badge,
   ErrorLine,
   Facts,
   Field,
@@ -209,6 +210,7 @@ function TemplateEditor(props: { slug: string }) {
   const versions = useAsync(() => get<{ data: Version[] }>(tpath(props.slug, '/versions')), [props.slug, sel, tick]);
   const [tab, setTab] = useState<EditorTab>('edit');
   const [sample, setSample] = useState<string | null>(null);
+  const [saved, setSaved] = useState(false);
   const reload = () => setTick((t) => t + 1);
 
   const d = detail.data;
@@ -257,7 +259,11 @@ function TemplateEditor(props: { slug: string }) {
             latest={latest}
             sample={sampleText}
             onSample={setSample}
-            onSaved={reload}
+            saved={saved}
+            onSaved={() => {
+              setSaved(true);
+              reload();
+            }}
           />
         )}
         {tab === 'versions' && <Versions versions={vs} channel={d.channel} />}
@@ -287,15 +293,14 @@ function DraftEditor(props: {
   latest: Version | undefined;
   sample: string;
   onSample(text: string): void;
+  saved: boolean;
   onSaved(): void;
 }) {
   const channel = props.detail.channel;
   const [form, setForm] = useState(() => toForm(channel, props.latest?.content ?? {}));
   const [vars, setVars] = useState<Variable[]>(() => props.latest?.variables ?? []);
-  const [saved, setSaved] = useState(false);
   const save = useAction(async () => {
     await put(tpath(props.detail.slug, '/draft'), { content: fromForm(channel, form), variables: vars });
-    setSaved(true);
     props.onSaved();
   });
   const setVar = (i: number, patch: Partial<Variable>) => setVars(vars.map((v, j) => (j === i ? { ...v, ...patch } : v)));
@@ -375,7 +380,7 @@ function DraftEditor(props: {
           </button>
         </p>
         <ErrorLine error={save.error} />
-        {saved && !save.error && <Notice>Draft saved; the preview shows it.</Notice>}
+        {props.saved && !save.error && <Notice>Draft saved; the preview shows it.</Notice>}
         <button type="submit" disabled={save.busy}>
           Save draft
         </button>
@@ -509,8 +514,7 @@ function Versions(props: { versions: Version[]; channel: Channel }) {
         empty="No versions yet: save a draft."
         columns={[
           { label: 'Version', cell: (v) => `v${v.versionNumber}` },
-          { label: 'Status', cell: (v) => <StatusBadge status={v.status === 'draft' ? 'pending' : 'active'} /> },
-          { label: 'Kind', cell: (v) => v.status },
+          { label: 'Status', cell: (v) => <Badge tone={v.status === 'published' ? 'ok' : 'info'}>{v.status}</Badge> },
           { label: 'Created', cell: (v) => <Time iso={v.createdAt} /> },
           { label: 'Published', cell: (v) => <Time iso={v.publishedAt} /> },
         ]}
