@@ -144,7 +144,9 @@ function ReceivedList() {
         }}
       >
         <Field label="Address">
-          {(id) => <input id={id} type="text" placeholder="any address" value={address} onInput={(e) => setAddress(e.currentTarget.value)} />}
+          {(id) => (
+            <input id={id} type="text" placeholder="any address" value={address} onInput={(e) => setAddress(e.currentTarget.value)} />
+          )}
         </Field>
         <button type="submit" class="secondary">
           Filter
@@ -333,7 +335,10 @@ function DomainList() {
   const [existing, setExisting] = useState<string[] | null>(null);
   const claim = useAction(async (acknowledgeExistingMx: boolean) => {
     try {
-      const d = await post<Domain>('/v1/inbound/domains', { domain: domain.trim(), acknowledgeExistingMx: acknowledgeExistingMx || undefined });
+      const d = await post<Domain>('/v1/inbound/domains', {
+        domain: domain.trim(),
+        acknowledgeExistingMx: acknowledgeExistingMx || undefined,
+      });
       navigate(`/inbound/domains/${d.id}`);
     } catch (e) {
       if (e instanceof ApiError && e.code === 'existing_mx') {
@@ -357,7 +362,9 @@ function DomainList() {
         }}
       >
         <Field label="Custom domain" hint="Receive mail for a domain of your own: you publish an MX and a DKIM record.">
-          {(id) => <input id={id} required placeholder="inbox.example.com" value={domain} onInput={(e) => setDomain(e.currentTarget.value)} />}
+          {(id) => (
+            <input id={id} required placeholder="inbox.example.com" value={domain} onInput={(e) => setDomain(e.currentTarget.value)} />
+          )}
         </Field>
         <button type="submit" disabled={claim.busy}>
           Claim domain

@@ -5,21 +5,7 @@
 // diff between any two, and a test send through the test environment.
 import { useEffect, useState } from 'preact/hooks';
 import { get, post, put } from '../api';
-import {
-  Badge,
-  ErrorLine,
-  Facts,
-  Field,
-  Loading,
-  Notice,
-  Page,
-  StatusBadge,
-  Table,
-  Tabs,
-  Time,
-  useAction,
-  useAsync,
-} from '../components';
+import { Badge, ErrorLine, Facts, Field, Loading, Notice, Page, StatusBadge, Table, Tabs, Time, useAction, useAsync } from '../components';
 import { diffLines } from '../diff';
 import { Link, navigate } from '../router';
 import type { Route } from '../routes';
@@ -226,18 +212,22 @@ function TemplateEditor(props: { slug: string }) {
   const latest = vs[0];
   const sampleText = sample ?? sampleFor(latest?.variables ?? []);
   return (
-    <Page
-      title={`Template ${d.slug}`}
-      actions={
-        <PublishButton slug={d.slug} draft={d.draft?.versionNumber ?? null} onDone={reload} />
-      }
-    >
+    <Page title={`Template ${d.slug}`} actions={<PublishButton slug={d.slug} draft={d.draft?.versionNumber ?? null} onDone={reload} />}>
       <Facts
         items={[
           ['Channel', d.channel],
           ['Status', <StatusBadge status={d.status} />],
           ['Published version', d.currentVersion ? `v${d.currentVersion.versionNumber}` : 'never published'],
-          ['Draft', d.draft ? <>v{d.draft.versionNumber}, saved <Time iso={d.draft.updatedAt} /></> : 'none'],
+          [
+            'Draft',
+            d.draft ? (
+              <>
+                v{d.draft.versionNumber}, saved <Time iso={d.draft.updatedAt} />
+              </>
+            ) : (
+              'none'
+            ),
+          ],
           ['Description', d.description || null],
         ]}
       />
@@ -315,7 +305,9 @@ function DraftEditor(props: {
       >
         <h2>Draft</h2>
         {props.latest?.status === 'published' && (
-          <p class="muted">No draft: saving opens v{props.latest.versionNumber + 1} from the published v{props.latest.versionNumber}.</p>
+          <p class="muted">
+            No draft: saving opens v{props.latest.versionNumber + 1} from the published v{props.latest.versionNumber}.
+          </p>
         )}
         {FIELDS[channel].map((f) => (
           <Field label={f.label}>
@@ -385,7 +377,13 @@ function DraftEditor(props: {
           Save draft
         </button>
       </form>
-      <Preview slug={props.detail.slug} channel={channel} version={props.latest?.versionNumber ?? null} sample={props.sample} onSample={props.onSample} />
+      <Preview
+        slug={props.detail.slug}
+        channel={channel}
+        version={props.latest?.versionNumber ?? null}
+        sample={props.sample}
+        onSample={props.onSample}
+      />
     </div>
   );
 }
@@ -479,7 +477,8 @@ function versionText(channel: Channel, v: Version): string {
     lines.push(...(typeof value === 'string' ? value : JSON.stringify(value, null, 2)).split('\n'));
   }
   lines.push('[variables]');
-  for (const x of v.variables) lines.push(`${x.name}: ${x.type}${x.required ? ', required' : ''}${x.description ? ` — ${x.description}` : ''}`);
+  for (const x of v.variables)
+    lines.push(`${x.name}: ${x.type}${x.required ? ', required' : ''}${x.description ? ` — ${x.description}` : ''}`);
   return lines.join('\n');
 }
 
@@ -546,10 +545,12 @@ function TestSend(props: { slug: string; sample: string; onSample(t: string): vo
   const [to, setTo] = useState('');
   const [sent, setSent] = useState<{ id: string; status: string } | null>(null);
   const action = useAction(async () => {
-    setSent(await post<{ id: string; status: string }>(`/dashboard/api/templates/${encodeURIComponent(props.slug)}/test-send`, {
-      to,
-      vars: parseVars(props.sample),
-    }));
+    setSent(
+      await post<{ id: string; status: string }>(`/dashboard/api/templates/${encodeURIComponent(props.slug)}/test-send`, {
+        to,
+        vars: parseVars(props.sample),
+      }),
+    );
   });
   return (
     <form
@@ -561,8 +562,8 @@ function TestSend(props: { slug: string; sample: string; onSample(t: string): vo
     >
       <h2>Send a test</h2>
       <p class="muted">
-        Sent through the test environment (whatever the top bar shows) with the latest version, draft included. Test sends reach no
-        real provider; find them under Messages in the test environment.
+        Sent through the test environment (whatever the top bar shows) with the latest version, draft included. Test sends reach no real
+        provider; find them under Messages in the test environment.
       </p>
       <Field label="Recipient" hint="An email address, phone number, device token or web-push subscription, by channel.">
         {(id) => <input id={id} required value={to} onInput={(e) => setTo(e.currentTarget.value)} />}
