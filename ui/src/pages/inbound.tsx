@@ -48,9 +48,9 @@ interface Detail {
   status: string;
   address: string;
   plusTag: string;
-  from: string;
-  to: string[] | string;
-  cc: string[] | string;
+  from: Mailbox | null;
+  to: Mailbox[];
+  cc: Mailbox[];
   envelope: { from: string; to: string[] };
   subject: string;
   messageId: string | null;
@@ -64,6 +64,12 @@ interface Detail {
   sizeBytes: number;
   receivedAt: string;
 }
+interface Mailbox {
+  email: string;
+  name: string;
+}
+const mailbox = (m: Mailbox | null | undefined) => (!m ? '' : m.name ? `${m.name} <${m.email}>` : m.email);
+
 interface DnsRecord {
   type: string;
   name: string;
@@ -227,7 +233,7 @@ function ReceivedDetail(props: { id: string }) {
       </Page>
     );
   }
-  const list = (v: string[] | string) => (Array.isArray(v) ? v.join(', ') : v);
+  const list = (v: Mailbox[]) => (v ?? []).map(mailbox).join(', ');
   return (
     <Page
       title={m.subject || '(no subject)'}
@@ -240,8 +246,8 @@ function ReceivedDetail(props: { id: string }) {
       <Sections current="received" />
       <Facts
         items={[
-          ['From', m.from],
-          ['To', list(m.to)],
+          ['From', mailbox(m.from) || null],
+          ['To', list(m.to) || null],
           ['Cc', list(m.cc) || null],
           ['Address', m.address + (m.plusTag ? ` (+${m.plusTag})` : '')],
           ['Envelope', `${m.envelope.from || '<>'} → ${m.envelope.to.join(', ')}`],
@@ -613,7 +619,7 @@ function AddressList() {
                   <ConfirmButton
                     small
                     danger
-                    label={`Deactivate ${a.address}`}
+                    label="Deactivate"
                     confirmLabel="Deactivate"
                     question={`Deactivate ${a.address}? Mail to it is refused from now on.`}
                     onConfirm={async () => {
