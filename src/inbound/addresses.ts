@@ -206,7 +206,11 @@ export function createAddressStore({
         .where('deleted_at', 'is', null)
         .executeTakeFirst();
       if (!row) throw notFound('address');
-      await db.updateTable('inbound_addresses').set({ active: flag(false) }).where('id', '=', row.id).execute();
+      await db
+        .updateTable('inbound_addresses')
+        .set({ active: flag(false) })
+        .where('id', '=', row.id)
+        .execute();
       return toInboundAddress({ ...row, active: flag(false) });
     },
   };

@@ -20,8 +20,9 @@ const PREVIEW_CSP = [
 
 function parseVars(v: unknown): Record<string, unknown> {
   if (v === undefined || v === '') return {};
+  if (typeof v !== 'string') throw invalidRequest('vars must be given once, as JSON');
   try {
-    const vars: unknown = JSON.parse(String(v));
+    const vars: unknown = JSON.parse(v);
     if (vars && typeof vars === 'object' && !Array.isArray(vars)) return vars as Record<string, unknown>;
   } catch {
     // fall through

@@ -102,7 +102,10 @@ t.test('an operator claims a domain, manages addresses and reads hostile mail sa
   await page.getByRole('button', { name: 'Create address' }).click();
   await page.getByText('Created *@acme.in.postern.test').waitFor();
   await checkPage(t, page, 'inbound-addresses');
-  await page.getByRole('row', { name: /\*@acme\.in\.postern\.test/ }).getByRole('button', { name: 'Deactivate' }).click();
+  await page
+    .getByRole('row', { name: /\*@acme\.in\.postern\.test/ })
+    .getByRole('button', { name: 'Deactivate' })
+    .click();
   await page.getByRole('dialog').getByRole('button', { name: 'Deactivate' }).click();
   await page
     .getByRole('row', { name: /\*@acme\.in\.postern\.test/ })

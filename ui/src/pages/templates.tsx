@@ -144,7 +144,7 @@ function toForm(channel: Channel, content: Record<string, unknown>): Record<stri
   const out: Record<string, string> = {};
   for (const f of FIELDS[channel]) {
     const v = content[f.key];
-    out[f.key] = v === undefined || v === null ? '' : f.kind === 'json' ? JSON.stringify(v, null, 2) : String(v);
+    out[f.key] = v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v, null, 2);
   }
   return out;
 }
