@@ -106,6 +106,8 @@ t.test('received mail HTML is served alone with its own CSP', async (t) => {
     t.equal(a.status, 200, 'the session cookie authenticates the download');
     t.match(a.headers.get('content-disposition'), /^attachment;/);
     t.equal(a.headers.get('x-content-type-options'), 'nosniff');
+    const rawRes = await fetch(`${d.url}/v1/inbound/messages/${mid}/raw`, { headers: { cookie: headers.cookie } });
+    t.equal(rawRes.headers.get('content-disposition'), `attachment; filename="${mid}.eml"; filename*=UTF-8''${mid}.eml`);
   });
 });
 
