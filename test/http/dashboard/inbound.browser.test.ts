@@ -129,6 +129,11 @@ t.test('an operator claims a domain, manages addresses and reads hostile mail sa
   );
   await page.getByRole('link', { name: 'Received mail' }).click();
   await page.getByRole('link', { name: 'Your invoice' }).waitFor();
+  // Filtered by address: the catch-all received nothing, support the invoice.
+  await page.getByLabel('Address').selectOption({ label: '*@acme.in.postern.test' });
+  await page.getByText('No mail received yet.').waitFor();
+  await page.getByLabel('Address').selectOption({ label: 'support@acme.in.postern.test' });
+  await page.getByRole('link', { name: 'Your invoice' }).waitFor();
   await checkPage(t, page, 'inbound-received');
   await page.getByRole('link', { name: 'Your invoice' }).click();
   await page.getByRole('heading', { name: 'Your invoice', level: 1 }).waitFor();

@@ -126,8 +126,15 @@ const PAGE = 50;
 function ReceivedList() {
   const sel = useSelectionKey();
   const { params } = useRoute();
-  const [address, setAddress] = useState(params.get('address') ?? '');
   const [filter, setFilter] = useState(params.get('address') ?? '');
+  // The filter is an address id: every address of every domain, to choose from.
+  const addresses = useAsync(async () => {
+    const { domains } = await get<{ domains: Domain[] }>('/v1/inbound/domains');
+    const lists = await Promise.all(
+      domains.map((d) => get<{ addresses: Address[] }>(`/v1/inbound/addresses${query({ domainId: d.kind === 'shared' ? '' : d.id })}`)),
+    );
+    return lists.flatMap((l) => l.addresses);
+  }, [sel]);
   // The `before` cursors of the pages came through; the last is the current page's.
   const [cursors, setCursors] = useState<string[]>([]);
   const before = cursors[cursors.length - 1];
@@ -140,24 +147,25 @@ function ReceivedList() {
     <Page title="Inbound">
       <Sections current="received" />
       <h2>Received mail</h2>
-      <form
-        class="row"
-        aria-label="Filter received mail"
-        onSubmit={(e) => {
-          e.preventDefault();
-          setCursors([]);
-          setFilter(address.trim());
-        }}
-      >
+      <div class="row">
         <Field label="Address">
           {(id) => (
-            <input id={id} type="text" placeholder="any address" value={address} onInput={(e) => setAddress(e.currentTarget.value)} />
+            <select
+              id={id}
+              value={filter}
+              onChange={(e) => {
+                setCursors([]);
+                setFilter(e.currentTarget.value);
+              }}
+            >
+              <option value="">Every address</option>
+              {(addresses.data ?? []).map((a) => (
+                <option value={a.id}>{a.address}</option>
+              ))}
+            </select>
           )}
         </Field>
-        <button type="submit" class="secondary">
-          Filter
-        </button>
-      </form>
+      </div>
       <ErrorLine error={list.error} />
       {list.data ? (
         <Table
@@ -600,7 +608,7 @@ function AddressList() {
               label: 'Address',
               cell: (a) => (
                 <span class="record">
-                  <Link href={`/inbound?address=${encodeURIComponent(a.address)}`} class="mono">
+                  <Link href={`/inbound?address=${encodeURIComponent(a.id)}`} class="mono">
                     {a.address}
                   </Link>{' '}
                   <CopyButton text={a.address} label={`Copy ${a.address}`} />
