@@ -67,6 +67,8 @@ export interface AddressStore {
   /** Addresses of one domain of the workspace (the shared domain when none is named), oldest first. */
   list(workspace: { id: string; slug: string }, domainId?: string): Promise<InboundAddress[]>;
   byPublicId(workspaceId: string, publicId: string): Promise<AddressRow>;
+  /** Stops an address receiving (mail to it is refused as unknown); it stays listed, inactive. */
+  deactivate(workspaceId: string, publicId: string): Promise<InboundAddress>;
 }
 
 export function createAddressStore({
@@ -193,6 +195,23 @@ export function createAddressStore({
         .executeTakeFirst();
       if (!row) throw notFound('address');
       return row;
+    },
+
+    async deactivate(workspaceId, publicId) {
+      const row = await db
+        .selectFrom('inbound_addresses')
+        .selectAll()
+        .where('workspace_id', '=', workspaceId)
+        .where('public_id', '=', publicId)
+        .where('deleted_at', 'is', null)
+        .executeTakeFirst();
+      if (!row) throw notFound('address');
+      await db
+        .updateTable('inbound_addresses')
+        .set({ active: flag(false) })
+        .where('id', '=', row.id)
+        .execute();
+      return toInboundAddress({ ...row, active: flag(false) });
     },
   };
 }

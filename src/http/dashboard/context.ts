@@ -9,6 +9,7 @@ import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { Outbound } from '../../outbound/outbound.js';
+import type { TemplateStore } from '../../templates/store.js';
 import type { AuditLog } from '../../workspaces/audit.js';
 import type { KeyStore } from '../../workspaces/keys.js';
 import type { OperatorStore } from '../../workspaces/operators.js';
@@ -28,6 +29,7 @@ export interface DashboardDeps {
   connections: ConnectionStore;
   outbound: Outbound;
   received: ReceivedReader;
+  templates: TemplateStore;
   publicUrl(): string;
 }
 

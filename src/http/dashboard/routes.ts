@@ -12,6 +12,8 @@ import { connectionRoutes } from './connections.js';
 import type { DashboardDeps } from './context.js';
 import { inboundViewRoutes } from './inbound-view.js';
 import { overviewRoutes } from './overview.js';
+import { templateViewRoutes } from './template-view.js';
+import { templateApiRoutes } from './templates.js';
 import { auditOnFinish, checkCsrf, cookieToken } from './session.js';
 
 /** Security headers of every dashboard response: a strict CSP, no framing, no sniffing, no referrer. */
@@ -72,12 +74,14 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   api.use(adminRoutes(deps));
   api.use(overviewRoutes(deps));
   api.use(connectionRoutes(deps));
+  api.use(templateApiRoutes(deps));
   api.use(() => {
     throw new AppError('not_found', 'no such dashboard route');
   });
   r.use('/dashboard/api', api);
 
   r.use('/dashboard/view', securityHeaders, requireSession(deps), inboundViewRoutes(deps));
+  r.use('/dashboard/view', securityHeaders, requireSession(deps), templateViewRoutes(deps));
   r.get('/dashboard/assets/:name', securityHeaders, files.asset);
   r.get(['/dashboard', '/dashboard/', '/dashboard/*path'], securityHeaders, files.page);
   return r;

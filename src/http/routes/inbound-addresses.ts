@@ -24,5 +24,8 @@ export function inboundAddressRoutes({ addresses }: { addresses: AddressStore })
     const domainId = typeof req.query.domainId === 'string' ? req.query.domainId : undefined;
     res.json({ addresses: await addresses.list(principalOf(res).workspace, domainId) });
   });
+  r.post('/inbound/addresses/:id/deactivate', async (req, res) => {
+    res.json(await addresses.deactivate(principalOf(res).workspace.id, req.params.id));
+  });
   return r;
 }

@@ -41,6 +41,9 @@ export function inboundMessageRoutes({ messages }: { messages: ReceivedReader })
   r.get('/inbound/messages/:id/raw', async (req, res) => {
     const p = principalOf(res);
     const raw = await messages.raw(p.workspace.id, p.livemode, req.params.id);
+    // A download, never rendered inline (the dashboard links to it with the session cookie).
+    res.setHeader('Content-Disposition', contentDisposition(`${req.params.id}.eml`));
+    res.setHeader('X-Content-Type-Options', 'nosniff');
     res.type('message/rfc822').send(raw);
   });
   r.get('/inbound/messages/:id/attachments/:index', async (req, res) => {
