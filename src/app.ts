@@ -229,6 +229,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     connections,
     outbound,
     received: receivedMessages,
+    suppressions,
     publicUrl,
   });
   const sessionAuth = sessionPrincipal({ sessions, workspaces, audit });

@@ -2,6 +2,7 @@
 // workspace, workspaces and their plans, operators, and the audit log (the last three for owners).
 import { Router } from 'express';
 import { z } from 'zod';
+import { PLANS } from '../../db/schema.js';
 import { invalidBody, invalidRequest } from '../../lib/errors.js';
 import { actingOn, auditAs, requireOwner, sessionOf, type DashboardDeps } from './context.js';
 
@@ -59,6 +60,9 @@ export function adminRoutes(deps: DashboardDeps): Router {
     const session = sessionOf(res);
     const all = await deps.workspaces.list();
     res.json({ data: all.filter((w) => deps.operators.mayActOn(session.operator, w.id)) });
+  });
+  r.get('/plans', (_req, res) => {
+    res.json({ data: PLANS });
   });
   r.post('/workspaces', async (req, res) => {
     requireOwner(res);

@@ -12,6 +12,7 @@ import type { Outbound } from '../../outbound/outbound.js';
 import type { AuditLog } from '../../workspaces/audit.js';
 import type { KeyStore } from '../../workspaces/keys.js';
 import type { OperatorStore } from '../../workspaces/operators.js';
+import type { SuppressionStore } from '../../suppressions/store.js';
 import type { Session, SessionStore } from '../../workspaces/sessions.js';
 import type { Workspace, WorkspaceStore } from '../../workspaces/workspaces.js';
 
@@ -28,6 +29,7 @@ export interface DashboardDeps {
   connections: ConnectionStore;
   outbound: Outbound;
   received: ReceivedReader;
+  suppressions: SuppressionStore;
   publicUrl(): string;
 }
 

@@ -12,6 +12,7 @@ import { connectionRoutes } from './connections.js';
 import type { DashboardDeps } from './context.js';
 import { inboundViewRoutes } from './inbound-view.js';
 import { overviewRoutes } from './overview.js';
+import { suppressionExportRoutes } from './suppressions.js';
 import { auditOnFinish, checkCsrf, cookieToken } from './session.js';
 
 /** Security headers of every dashboard response: a strict CSP, no framing, no sniffing, no referrer. */
@@ -72,6 +73,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   api.use(adminRoutes(deps));
   api.use(overviewRoutes(deps));
   api.use(connectionRoutes(deps));
+  api.use(suppressionExportRoutes(deps));
   api.use(() => {
     throw new AppError('not_found', 'no such dashboard route');
   });
