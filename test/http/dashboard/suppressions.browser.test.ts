@@ -42,7 +42,7 @@ t.test('add, search, export and remove suppressions', async (t) => {
 
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export CSV' }).click()]);
   t.equal(download.suggestedFilename(), 'suppressions-acme.csv');
-  const csv = readFileSync((await download.path())!, 'utf8');
+  const csv = readFileSync(await download.path(), 'utf8');
   const lines = csv.trim().split('\r\n');
   t.equal(lines[0], 'address,reason,detail,message_id,created_at', 'a header line');
   t.equal(lines.length, 4, 'every suppression, one line each');
