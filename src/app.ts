@@ -230,6 +230,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     outbound,
     received: receivedMessages,
     suppressions,
+    webhooks: webhooks.endpoints,
     publicUrl,
   });
   const sessionAuth = sessionPrincipal({ sessions, workspaces, audit });

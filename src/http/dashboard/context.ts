@@ -13,6 +13,7 @@ import type { AuditLog } from '../../workspaces/audit.js';
 import type { KeyStore } from '../../workspaces/keys.js';
 import type { OperatorStore } from '../../workspaces/operators.js';
 import type { SuppressionStore } from '../../suppressions/store.js';
+import type { EndpointStore } from '../../webhooks/endpoints.js';
 import type { Session, SessionStore } from '../../workspaces/sessions.js';
 import type { Workspace, WorkspaceStore } from '../../workspaces/workspaces.js';
 
@@ -30,6 +31,7 @@ export interface DashboardDeps {
   outbound: Outbound;
   received: ReceivedReader;
   suppressions: SuppressionStore;
+  webhooks: EndpointStore;
   publicUrl(): string;
 }
 

@@ -51,6 +51,13 @@ t.test('endpoint lifecycle and the delivery log', async (t) => {
   t.match(text, `POST ${receiver.url}`, 'the request line');
   t.match(text, `webhook-id: ${receiver.requests[0].id}`, 'the request headers');
   t.match(text, 'HTTP 200', 'the response');
+  await details.getByText('"recipient": "someone@example.com"').first().waitFor();
+  const sent = JSON.parse(receiver.requests[0].body);
+  t.match(
+    (await details.locator('pre').first().textContent())!.replace(/\s+/g, ''),
+    JSON.stringify(sent).replace(/\s+/g, ''),
+    'the request body shown is the body the receiver got',
+  );
   await checkPage(t, page, 'webhooks-delivery-log');
 
   await row.getByRole('button', { name: /Replay/ }).click();

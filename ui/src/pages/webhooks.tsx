@@ -184,8 +184,28 @@ function WebhooksPage() {
   );
 }
 
+interface DeliveryRequest {
+  method: string;
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+}
+
+function pretty(body: string): string {
+  try {
+    return JSON.stringify(JSON.parse(body), null, 2);
+  } catch {
+    return body;
+  }
+}
+
 function AttemptDetails(props: { endpoint: Endpoint; delivery: Delivery }) {
   const { endpoint, delivery: d } = props;
+  const request = useAsync(
+    () => get<DeliveryRequest>(`/dashboard/api/webhooks/${encodeURIComponent(endpoint.id)}/deliveries/${encodeURIComponent(d.id)}/request`),
+    [endpoint.id, d.id],
+  );
+  const headers = request.data ? Object.entries(request.data.headers).map(([k, v]) => `${k}: ${v}`) : [];
   return (
     <section class="card" aria-labelledby="delivery-details">
       <h3 id="delivery-details">
@@ -200,6 +220,7 @@ function AttemptDetails(props: { endpoint: Endpoint; delivery: Delivery }) {
           ['Delivered', d.deliveredAt ? <Time iso={d.deliveredAt} /> : null],
         ]}
       />
+      <ErrorLine error={request.error} />
       {d.attempts.length === 0 && <p class="muted">Not attempted yet.</p>}
       <ol class="attempts">
         {d.attempts.map((a, i) => (
@@ -210,18 +231,25 @@ function AttemptDetails(props: { endpoint: Endpoint; delivery: Delivery }) {
             <div class="exchange">
               <div>
                 <strong>Request</strong>
-                <pre>{`POST ${endpoint.url}
-content-type: application/json
-user-agent: Postern-Webhooks/1
-webhook-id: ${d.eventId}
-webhook-timestamp: ${Math.floor(new Date(a.at).getTime() / 1000)}
-webhook-signature: v1,… (Standard Webhooks)
-
-{"id":"${d.eventId}","type":"${d.eventType}",…}`}</pre>
+                <pre tabIndex={0} aria-label={`Request of attempt ${i + 1}`}>
+                  {request.data
+                    ? [
+                        `${request.data.method} ${request.data.url}`,
+                        ...headers,
+                        `webhook-timestamp: ${Math.floor(new Date(a.at).getTime() / 1000)}`,
+                        'webhook-signature: v1,… (Standard Webhooks, signed with the endpoint secret)',
+                        '',
+                        pretty(request.data.body),
+                      ].join('\n')
+                    : 'Loading…'}
+                </pre>
               </div>
               <div>
                 <strong>Response</strong>
-                <pre>{`${a.statusCode !== null ? `HTTP ${a.statusCode}` : 'no response'}${a.error ? `\n${a.error}` : ''}\nafter ${a.durationMs} ms`}</pre>
+                <pre
+                  tabIndex={0}
+                  aria-label={`Response of attempt ${i + 1}`}
+                >{`${a.statusCode !== null ? `HTTP ${a.statusCode}` : 'no response'}${a.error ? `\n${a.error}` : ''}\nafter ${a.durationMs} ms\n(the response body is not kept)`}</pre>
               </div>
             </div>
           </li>
