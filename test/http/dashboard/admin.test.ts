@@ -2,6 +2,8 @@
 // connections of another workspace are not found, the suppression search and the CSV export.
 import t from 'tap';
 import { bootDaemon, type TestDaemon } from '../../helpers/daemon.js';
+import { startReceiver } from '../../helpers/webhook-receiver.js';
+import { emit, sampleMessage, tick } from '../../helpers/webhooks.js';
 
 interface Dash {
   csrf: string;
@@ -153,4 +155,30 @@ t.test('suppression search and CSV export', async (t) => {
   t.ok(found.body.nextBefore, 'with a cursor for the next');
   const literal = await owner.call('GET', '/dashboard/api/suppressions?search=user_');
   t.same(literal.body.data, [], '_ is matched literally');
+});
+
+t.test("a delivery's request is shown only in its own workspace and environment", async (t) => {
+  const daemon = await bootDaemon(t, { env: { POSTERN_WEBHOOKS_ALLOW_PRIVATE: 'true' } });
+  const acme = await daemon.workspace('acme');
+  const globex = await daemon.workspace('globex');
+  const receiver = await startReceiver(() => 500);
+  t.teardown(() => receiver.close());
+  const ep = (await daemon.request('POST', '/v1/webhooks', { key: globex.live, body: { url: receiver.url } })).body;
+  await emit(daemon, globex.id, 'message.delivered', sampleMessage(2));
+  await tick(daemon);
+  await receiver.waitFor(1);
+  const [delivery] = (await daemon.request('GET', `/v1/webhooks/${ep.id}/deliveries`, { key: globex.live })).body.data;
+  await daemon.app.operators.create({ ...OWNER, role: 'owner' });
+  const owner = await dashboard(daemon, OWNER);
+  const path = `/dashboard/api/webhooks/${ep.id}/deliveries/${delivery.id}/request`;
+
+  await owner.call('PUT', '/dashboard/api/selection', { workspaceId: acme.id, env: 'live' });
+  t.equal((await owner.call('GET', path)).status, 404, 'another workspace: not found');
+  await owner.call('PUT', '/dashboard/api/selection', { workspaceId: globex.id, env: 'test' });
+  t.equal((await owner.call('GET', path)).status, 404, 'the other environment: not found');
+  await owner.call('PUT', '/dashboard/api/selection', { workspaceId: globex.id, env: 'live' });
+  const shown = await owner.call('GET', path);
+  t.equal(shown.status, 200);
+  t.equal(shown.body.body, receiver.requests[0].body, 'the exact body the receiver got');
+  t.equal(shown.body.headers['webhook-id'], receiver.requests[0].id, 'and its webhook-id');
 });
