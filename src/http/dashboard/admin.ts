@@ -75,7 +75,9 @@ export function adminRoutes(deps: DashboardDeps): Router {
     requireOwner(res);
     const body = parse(planInput, req.body);
     auditAs(res, 'workspace.plan', `${req.params.id} ${body.plan}`);
-    res.json(await deps.workspaces.setPlan(req.params.id, body.plan));
+    const ws = await deps.workspaces.setPlan(req.params.id, body.plan);
+    auditAs(res, 'workspace.plan', `${ws.slug} ${ws.plan}`);
+    res.json(ws);
   });
 
   r.get('/operators', async (_req, res) => {

@@ -80,6 +80,7 @@ t.test('owner manages workspaces and operators; a member sees only its workspace
   const text = (await page.locator('tbody').textContent())!;
   for (const action of ['workspace.create', 'workspace.plan', 'operator.create', 'operator.access', 'session.login'])
     t.match(text, action, `the log lists ${action}`);
+  t.match(await page.getByRole('row', { name: /workspace\.plan/ }).textContent(), /globex pro/, 'the plan change names the workspace');
   const created = page.getByRole('row', { name: /workspace\.create/ });
   t.match(await created.textContent(), /owner@postern\.test/, 'who');
   t.match(await created.textContent(), /globex/, 'what');

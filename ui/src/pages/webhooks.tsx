@@ -214,7 +214,7 @@ function AttemptDetails(props: { endpoint: Endpoint; delivery: Delivery }) {
       <Facts
         items={[
           ['Event', <code>{d.eventId}</code>],
-          ['Status', <StatusBadge status={d.status} />],
+          ['Status', <StatusBadge status={d.status === 'succeeded' ? 'delivered' : d.status} />],
           ['Attempts', String(d.attemptCount)],
           ['Next attempt', d.nextAttemptAt ? <Time iso={d.nextAttemptAt} /> : null],
           ['Delivered', d.deliveredAt ? <Time iso={d.deliveredAt} /> : null],
