@@ -230,6 +230,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     outbound,
     received: receivedMessages,
     templates,
+    suppressions,
+    webhooks: webhooks.endpoints,
     publicUrl,
   });
   const sessionAuth = sessionPrincipal({ sessions, workspaces, audit });

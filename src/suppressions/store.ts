@@ -5,7 +5,8 @@
 //   unsubscribe (one-click List-Unsubscribe) → template sends are `opted_out`; raw sends, which are
 //   transactional by nature, still go out.
 // A stronger reason replaces `unsubscribe` (a bounce after an opt-out suppresses everything).
-import { isUniqueViolation } from '../db/database.js';
+import { sql } from 'kysely';
+import { escapeLike, isUniqueViolation } from '../db/database.js';
 import { SUPPRESSION_REASONS, type SuppressionReason, type SuppressionsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 
@@ -29,7 +30,13 @@ export interface SuppressionStore {
   get(workspaceId: string, address: string): Promise<Suppression | null>;
   /** Entries of the given addresses (lowercased keys). */
   getMany(workspaceId: string, addresses: string[]): Promise<Map<string, Suppression>>;
-  list(workspaceId: string, opts: { limit: number; before?: string | null; reason?: SuppressionReason }): Promise<Suppression[]>;
+  /** Newest first; `search`: addresses containing the text. */
+  list(
+    workspaceId: string,
+    opts: { limit: number; before?: string | null; reason?: SuppressionReason; search?: string },
+  ): Promise<Suppression[]>;
+  /** Every entry of the workspace, in pages of `batch` (an export): keyset paging, so no entry is skipped. */
+  each(workspaceId: string, batch?: number): AsyncGenerator<Suppression[]>;
 }
 
 type Row = Pick<SuppressionsTable, 'address' | 'reason' | 'detail' | 'message_public_id' | 'created_at'>;
@@ -104,15 +111,36 @@ export function createSuppressionStore({ db, clock, ids }: Pick<Deps, 'db' | 'cl
       for (const r of rows) out.set(r.address, toSuppression(r));
       return out;
     },
-    async list(workspaceId, { limit, before, reason }) {
+    async list(workspaceId, { limit, before, reason, search }) {
       let q = db
         .selectFrom('suppressions')
         .select(['address', 'reason', 'detail', 'message_public_id', 'created_at'])
         .where('workspace_id', '=', workspaceId);
       if (before) q = q.where('created_at', '<', before);
       if (reason) q = q.where('reason', '=', reason);
+      if (search) q = q.where(sql<boolean>`address LIKE ${`%${escapeLike(normalizeAddress(search))}%`} ESCAPE '\\'`);
       const rows = await q.orderBy('created_at', 'desc').orderBy('address').limit(limit).execute();
       return rows.map(toSuppression);
+    },
+    async *each(workspaceId, batch = 1000) {
+      let after: { createdAt: string; address: string } | null = null;
+      for (;;) {
+        let q = db
+          .selectFrom('suppressions')
+          .select(['address', 'reason', 'detail', 'message_public_id', 'created_at'])
+          .where('workspace_id', '=', workspaceId);
+        if (after) {
+          const a: { createdAt: string; address: string } = after;
+          q = q.where((eb) =>
+            eb.or([eb('created_at', '<', a.createdAt), eb.and([eb('created_at', '=', a.createdAt), eb('address', '>', a.address)])]),
+          );
+        }
+        const rows = await q.orderBy('created_at', 'desc').orderBy('address').limit(batch).execute();
+        if (rows.length) yield rows.map(toSuppression);
+        if (rows.length < batch) return;
+        const last = rows[rows.length - 1];
+        after = { createdAt: last.created_at, address: last.address };
+      }
     },
   };
 }

@@ -44,7 +44,7 @@ interface AttemptOutcome {
 }
 
 /** The exact bytes POSTed: stable across retries, built from the stored event. */
-function payloadOf(ev: { id: string; type: string; created_at: string; data: string }): string {
+export function payloadOf(ev: { id: string; type: string; created_at: string; data: string }): string {
   return `{"id":${JSON.stringify(ev.id)},"type":${JSON.stringify(ev.type)},"createdAt":${JSON.stringify(ev.created_at)},"data":${ev.data}}`;
 }
 

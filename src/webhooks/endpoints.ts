@@ -14,6 +14,7 @@ import {
 import type { Deps } from '../deps.js';
 import { invalidBody, invalidRequest, notFound } from '../lib/errors.js';
 import type { CreateEndpointInput, ListDeliveriesInput, UpdateEndpointInput } from './schemas.js';
+import { payloadOf } from './deliverer.js';
 import { generateSecret } from './signing.js';
 import { urlProblem } from '../lib/ssrf.js';
 import { webhookSsrfPolicy } from './ssrf.js';
@@ -106,11 +107,22 @@ export interface EndpointStore {
   deliveries(owner: Owner, id: string, query: ListDeliveriesInput): Promise<Delivery[]>;
   /** Makes a delivery due now again (whatever its status); the worker picks it up. */
   retry(owner: Owner, id: string, deliveryId: string): Promise<Delivery>;
+  /** The request a delivery POSTs (the signature headers, which change per attempt, left out). */
+  request(owner: Owner, id: string, deliveryId: string): Promise<DeliveryRequest>;
+}
+
+export interface DeliveryRequest {
+  method: 'POST';
+  url: string;
+  headers: Record<string, string>;
+  body: string;
 }
 
 export interface EndpointDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'ids' | 'dns' | 'log'> {
   /** Called after a change that may make work due (a retry, a re-enabled endpoint). */
   onWork?: () => void;
+  /** The event data as delivered (a received message's payload is built on delivery). */
+  eventPayload?: (type: string, data: string) => Promise<string>;
 }
 
 export function createEndpointStore(deps: EndpointDeps): EndpointStore {
@@ -279,6 +291,25 @@ export function createEndpointStore(deps: EndpointDeps): EndpointStore {
           attempts.filter((a) => a.delivery_id === r.id),
         ),
       );
+    },
+
+    async request(owner, id, deliveryId) {
+      const ep = await row(owner, id);
+      const d = await db
+        .selectFrom('webhook_deliveries as d')
+        .innerJoin('events as ev', 'ev.id', 'd.event_id')
+        .select(['ev.id', 'ev.type', 'ev.data', 'ev.created_at'])
+        .where('d.public_id', '=', deliveryId)
+        .where('d.endpoint_id', '=', ep.id)
+        .executeTakeFirst();
+      if (!d) throw notFound('delivery');
+      const data = deps.eventPayload ? await deps.eventPayload(d.type, d.data) : d.data;
+      return {
+        method: 'POST',
+        url: ep.url,
+        headers: { 'content-type': 'application/json', 'user-agent': 'Postern-Webhooks/1', 'webhook-id': d.id },
+        body: payloadOf({ id: d.id, type: d.type, created_at: d.created_at, data }),
+      };
     },
 
     async retry(owner, id, deliveryId) {

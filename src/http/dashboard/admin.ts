@@ -2,6 +2,7 @@
 // workspace, workspaces and their plans, operators, and the audit log (the last three for owners).
 import { Router } from 'express';
 import { z } from 'zod';
+import { PLANS } from '../../db/schema.js';
 import { invalidBody, invalidRequest } from '../../lib/errors.js';
 import { actingOn, auditAs, requireOwner, sessionOf, type DashboardDeps } from './context.js';
 
@@ -60,6 +61,9 @@ export function adminRoutes(deps: DashboardDeps): Router {
     const all = await deps.workspaces.list();
     res.json({ data: all.filter((w) => deps.operators.mayActOn(session.operator, w.id)) });
   });
+  r.get('/plans', (_req, res) => {
+    res.json({ data: PLANS });
+  });
   r.post('/workspaces', async (req, res) => {
     requireOwner(res);
     const body = parse(workspaceInput, req.body);
@@ -71,7 +75,9 @@ export function adminRoutes(deps: DashboardDeps): Router {
     requireOwner(res);
     const body = parse(planInput, req.body);
     auditAs(res, 'workspace.plan', `${req.params.id} ${body.plan}`);
-    res.json(await deps.workspaces.setPlan(req.params.id, body.plan));
+    const ws = await deps.workspaces.setPlan(req.params.id, body.plan);
+    auditAs(res, 'workspace.plan', `${ws.slug} ${ws.plan}`);
+    res.json(ws);
   });
 
   r.get('/operators', async (_req, res) => {

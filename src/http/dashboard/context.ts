@@ -13,6 +13,8 @@ import type { TemplateStore } from '../../templates/store.js';
 import type { AuditLog } from '../../workspaces/audit.js';
 import type { KeyStore } from '../../workspaces/keys.js';
 import type { OperatorStore } from '../../workspaces/operators.js';
+import type { SuppressionStore } from '../../suppressions/store.js';
+import type { EndpointStore } from '../../webhooks/endpoints.js';
 import type { Session, SessionStore } from '../../workspaces/sessions.js';
 import type { Workspace, WorkspaceStore } from '../../workspaces/workspaces.js';
 
@@ -30,6 +32,8 @@ export interface DashboardDeps {
   outbound: Outbound;
   received: ReceivedReader;
   templates: TemplateStore;
+  suppressions: SuppressionStore;
+  webhooks: EndpointStore;
   publicUrl(): string;
 }
 

@@ -14,6 +14,8 @@ import { inboundViewRoutes } from './inbound-view.js';
 import { overviewRoutes } from './overview.js';
 import { templateViewRoutes } from './template-view.js';
 import { templateApiRoutes } from './templates.js';
+import { suppressionExportRoutes } from './suppressions.js';
+import { webhookViewRoutes } from './webhooks.js';
 import { auditOnFinish, checkCsrf, cookieToken } from './session.js';
 
 /** Security headers of every dashboard response: a strict CSP, no framing, no sniffing, no referrer. */
@@ -75,6 +77,8 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   api.use(overviewRoutes(deps));
   api.use(connectionRoutes(deps));
   api.use(templateApiRoutes(deps));
+  api.use(suppressionExportRoutes(deps));
+  api.use(webhookViewRoutes(deps));
   api.use(() => {
     throw new AppError('not_found', 'no such dashboard route');
   });

@@ -1,5 +1,155 @@
-// Placeholder until the page is built.
-import { Page } from '../components';
+// API keys of the chosen workspace: the list, a new key (its secret shown once, never again) and
+// revocation. The environment of a new key is chosen in the form (live or test), not the top bar.
+import { useState } from 'preact/hooks';
+import { get, post } from '../api';
+import { Badge, ConfirmButton, ErrorLine, Field, Loading, Page, SecretOnce, Table, Time, useAction, useAsync } from '../components';
 import type { Route } from '../routes';
+import { useSelectionKey, useSession } from '../session';
 
-export const routes: Route[] = [{ pattern: '/keys', render: () => <Page title="API keys">Not built yet.</Page> }];
+export interface ApiKey {
+  id: string;
+  name: string;
+  env: 'live' | 'test';
+  prefix: string;
+  scopes: string[] | null;
+  createdAt: string;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+}
+
+const SCOPES = [
+  { name: 'read', hint: 'read messages, templates, suppressions, connections' },
+  { name: 'send', hint: 'send messages, manage suppressions' },
+  { name: 'cancel', hint: 'cancel scheduled or queued messages' },
+  { name: 'inbound', hint: 'inbound domains, addresses and received mail' },
+  { name: 'webhooks', hint: 'webhook endpoints and deliveries' },
+];
+
+function NewKey(props: { onCreated(secret: string): void }) {
+  const { me } = useSession();
+  const [name, setName] = useState('');
+  const [env, setEnv] = useState<'live' | 'test'>(me.selection?.env ?? 'live');
+  const [scopes, setScopes] = useState<string[]>([]);
+  const action = useAction(async () => {
+    const r = await post<{ key: ApiKey; secret: string }>('/dashboard/api/keys', { name: name || undefined, env, scopes });
+    setName('');
+    setScopes([]);
+    props.onCreated(r.secret);
+  });
+  return (
+    <form
+      class="card"
+      aria-labelledby="new-key"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void action.run();
+      }}
+    >
+      <h2 id="new-key">Create a key</h2>
+      <div class="row">
+        <Field label="Name">
+          {(id) => (
+            <input id={id} maxLength={100} placeholder="billing service" value={name} onInput={(e) => setName(e.currentTarget.value)} />
+          )}
+        </Field>
+        <Field label="Environment">
+          {(id) => (
+            <select id={id} value={env} onChange={(e) => setEnv(e.currentTarget.value as 'live' | 'test')}>
+              <option value="live">live</option>
+              <option value="test">test</option>
+            </select>
+          )}
+        </Field>
+      </div>
+      <fieldset>
+        <legend>Scopes</legend>
+        <div class="checks">
+          {SCOPES.map((s) => (
+            <label title={s.hint}>
+              <input
+                type="checkbox"
+                checked={scopes.includes(s.name)}
+                onChange={(e) => setScopes(e.currentTarget.checked ? [...scopes, s.name] : scopes.filter((x) => x !== s.name))}
+              />{' '}
+              {s.name}
+            </label>
+          ))}
+        </div>
+        <small class="muted">
+          {scopes.length === 0
+            ? 'No scope ticked: the key is unscoped and has full access to this workspace.'
+            : `The key may only ${scopes.join(', ')}.`}
+        </small>
+      </fieldset>
+      <ErrorLine error={action.error} />
+      <button type="submit" disabled={action.busy}>
+        Create key
+      </button>
+    </form>
+  );
+}
+
+function KeysPage() {
+  const selection = useSelectionKey();
+  const keys = useAsync(() => get<{ data: ApiKey[] }>('/dashboard/api/keys'), [selection]);
+  const [secret, setSecret] = useState<string | null>(null);
+  return (
+    <Page title="API keys">
+      {secret ? (
+        <SecretOnce label="New API key" value={secret} onDone={() => setSecret(null)} />
+      ) : (
+        <NewKey
+          onCreated={(s) => {
+            setSecret(s);
+            keys.reload();
+          }}
+        />
+      )}
+      <h2>Keys of this workspace</h2>
+      <ErrorLine error={keys.error} />
+      {!keys.data ? (
+        <Loading what="keys" />
+      ) : (
+        <Table
+          caption="API keys"
+          rows={keys.data.data}
+          rowKey={(k) => k.id}
+          empty="No keys yet."
+          columns={[
+            { label: 'Name', cell: (k) => k.name || <span class="muted">—</span> },
+            { label: 'Prefix', cell: (k) => <code>{k.prefix}…</code> },
+            { label: 'Environment', cell: (k) => <Badge tone={k.env === 'live' ? 'ok' : 'info'}>{k.env}</Badge> },
+            { label: 'Scopes', cell: (k) => (k.scopes ? k.scopes.join(', ') : <Badge tone="warn">full access</Badge>) },
+            { label: 'Created', cell: (k) => <Time iso={k.createdAt} /> },
+            { label: 'Last used', cell: (k) => <Time iso={k.lastUsedAt} /> },
+            {
+              label: 'Revoked',
+              cell: (k) =>
+                k.revokedAt ? (
+                  <Time iso={k.revokedAt} />
+                ) : (
+                  <ConfirmButton
+                    small
+                    danger
+                    label={`Revoke ${k.name || k.prefix}`}
+                    question={
+                      <>
+                        Revoke the key <code>{k.prefix}…</code>? Requests made with it are refused from now on. This cannot be undone.
+                      </>
+                    }
+                    confirmLabel="Revoke"
+                    onConfirm={async () => {
+                      await post(`/dashboard/api/keys/${encodeURIComponent(k.id)}/revoke`);
+                      keys.reload();
+                    }}
+                  />
+                ),
+            },
+          ]}
+        />
+      )}
+    </Page>
+  );
+}
+
+export const routes: Route[] = [{ pattern: '/keys', render: () => <KeysPage /> }];

@@ -1,0 +1,56 @@
+// The suppression list beyond what /v1 offers: a search by part of an address (paged like
+// /v1/suppressions), and the whole list as a CSV download, streamed page by page from the
+// suppression store so a list of 100k addresses never sits in memory. The list is the workspace's
+// (both environments share it: a bounce is a fact about the address).
+import { Router } from 'express';
+import { z } from 'zod';
+import { invalidRequest } from '../../lib/errors.js';
+import { SUPPRESSION_REASONS } from '../../suppressions/store.js';
+import { actingOn, type DashboardDeps } from './context.js';
+
+const searchQuery = z.object({
+  search: z.string().max(320).default(''),
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  before: z.iso.datetime({ offset: true }).optional(),
+  reason: z.enum(SUPPRESSION_REASONS).optional(),
+});
+
+/** One CSV field: quoted when it holds a comma, quote or line break; a leading =+-@ is defused. */
+export function csvField(value: string | null): string {
+  let v = value ?? '';
+  if (/^[=+\-@\t\r]/.test(v)) v = `'${v}`;
+  return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
+}
+
+export function suppressionExportRoutes(deps: DashboardDeps): Router {
+  const r = Router();
+
+  r.get('/suppressions', async (req, res) => {
+    const { workspace } = await actingOn(deps, res);
+    const q = searchQuery.safeParse(req.query);
+    if (!q.success) throw invalidRequest(q.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+    const data = await deps.suppressions.list(workspace.id, q.data);
+    res.json({ data, nextBefore: data.length === q.data.limit ? data[data.length - 1].createdAt : null });
+  });
+
+  r.get('/suppressions.csv', async (_req, res) => {
+    const { workspace } = await actingOn(deps, res);
+    res.setHeader('Content-Type', 'text/csv; charset=utf-8');
+    res.setHeader('Content-Disposition', `attachment; filename="suppressions-${workspace.slug}.csv"`);
+    res.write('address,reason,detail,message_id,created_at\r\n');
+    for await (const page of deps.suppressions.each(workspace.id)) {
+      const chunk = page.map((s) => [s.address, s.reason, s.detail, s.messageId, s.createdAt].map(csvField).join(',') + '\r\n').join('');
+      if (res.destroyed) return; // the browser went away
+      if (!res.write(chunk))
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            res.off('drain', done).off('close', done);
+            resolve();
+          };
+          res.once('drain', done).once('close', done);
+        });
+    }
+    res.end();
+  });
+  return r;
+}
