@@ -87,6 +87,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   r.use('/dashboard/view', securityHeaders, requireSession(deps), inboundViewRoutes(deps));
   r.use('/dashboard/view', securityHeaders, requireSession(deps), templateViewRoutes(deps));
   r.get('/dashboard/assets/:name', securityHeaders, files.asset);
-  r.get(['/dashboard', '/dashboard/', '/dashboard/*path'], securityHeaders, files.page);
+  // One route per form, so the route inventory (listRoutes) names each.
+  for (const p of ['/dashboard', '/dashboard/', '/dashboard/*path']) r.get(p, securityHeaders, files.page);
   return r;
 }
