@@ -11,6 +11,7 @@ import { dashboardAssets } from './assets.js';
 import { connectionRoutes } from './connections.js';
 import type { DashboardDeps } from './context.js';
 import { inboundViewRoutes } from './inbound-view.js';
+import { messageApiRoutes, messageViewRoutes } from './message-view.js';
 import { overviewRoutes } from './overview.js';
 import { auditOnFinish, checkCsrf, cookieToken } from './session.js';
 
@@ -71,13 +72,14 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   api.use(accountRoutes(deps));
   api.use(adminRoutes(deps));
   api.use(overviewRoutes(deps));
+  api.use(messageApiRoutes(deps));
   api.use(connectionRoutes(deps));
   api.use(() => {
     throw new AppError('not_found', 'no such dashboard route');
   });
   r.use('/dashboard/api', api);
 
-  r.use('/dashboard/view', securityHeaders, requireSession(deps), inboundViewRoutes(deps));
+  r.use('/dashboard/view', securityHeaders, requireSession(deps), inboundViewRoutes(deps), messageViewRoutes(deps));
   r.get('/dashboard/assets/:name', securityHeaders, files.asset);
   r.get(['/dashboard', '/dashboard/', '/dashboard/*path'], securityHeaders, files.page);
   return r;
