@@ -238,7 +238,7 @@ function MessageList() {
       title="Messages"
       actions={
         <label class="toggle">
-          <input type="checkbox" checked={tail} onChange={(e) => setTail((e.currentTarget as HTMLInputElement).checked)} /> Live tail
+          <input type="checkbox" checked={tail} onChange={(e) => setTail(e.currentTarget.checked)} /> Live tail
         </label>
       }
     >
@@ -257,7 +257,10 @@ function MessageList() {
             hasPrevious={cursors.length > 1}
             hasNext={!!page.data?.nextCursor}
             onPrevious={() => setCursors((c) => c.slice(0, -1))}
-            onNext={() => page.data?.nextCursor && setCursors((c) => [...c, page.data!.nextCursor!])}
+            onNext={() => {
+              const next = page.data?.nextCursor;
+              if (next) setCursors((c) => [...c, next]);
+            }}
           />
         </>
       )}
@@ -272,7 +275,10 @@ function Content(props: { m: Message }) {
   const [tab, setTab] = useState<DetailTab>('preview');
   const [width, setWidth] = useState<'desktop' | 'mobile'>('desktop');
   const rendered = useAsync(
-    () => get<{ channel: string; output: Record<string, unknown>; headers: [string, string][] }>(`/dashboard/api/messages/${id}/rendered`),
+    () =>
+      get<{ channel: string; output: Record<string, string | undefined>; headers: [string, string][] }>(
+        `/dashboard/api/messages/${id}/rendered`,
+      ),
     [id],
   );
   const raw = useAsync(
@@ -304,7 +310,7 @@ function Content(props: { m: Message }) {
           (email ? (
             <>
               <p>
-                Subject: <strong>{String(out.subject ?? '')}</strong>
+                Subject: <strong>{out.subject ?? ''}</strong>
               </p>
               <div class="row">
                 <button
@@ -334,7 +340,7 @@ function Content(props: { m: Message }) {
           ) : (
             <pre class="mono message-text">{JSON.stringify(out, null, 2)}</pre>
           ))}
-        {tab === 'text' && <pre class="mono message-text">{email ? String(out.text ?? '') : JSON.stringify(out, null, 2)}</pre>}
+        {tab === 'text' && <pre class="mono message-text">{email ? (out.text ?? '') : JSON.stringify(out, null, 2)}</pre>}
         {tab === 'headers' && (
           <Table
             caption="Headers"
