@@ -115,9 +115,8 @@ export function createOverview(deps: { db: Db; config: Config }) {
   return {
     async read(workspace: Workspace, env: Env, now: Date): Promise<Overview> {
       const scope = { workspaceId: workspace.id, livemode: env === 'live' };
-      const [windows, daily, queue, inbound, endpoints, q, domains] = await Promise.all([
-        stats.windows(scope, now),
-        stats.daily(scope, now),
+      const [{ windows, daily }, queue, inbound, endpoints, q, domains] = await Promise.all([
+        stats.outbound(scope, now),
         stats.queue(scope, now),
         stats.inbound(scope, now),
         db
