@@ -116,6 +116,7 @@ t.test('messages pages', async (t) => {
 
   t.test('retry a deferred message now', async (t) => {
     await page.goto(`${d.url}/dashboard/messages/${deferred}`);
+    await page.locator('.facts .badge', { hasText: 'deferred' }).waitFor();
     await page.getByRole('button', { name: 'Retry now' }).click();
     await page.getByText('Retry requested').first().waitFor();
     await page.locator('.timeline').getByText('retry requested').waitFor();

@@ -71,6 +71,12 @@ interface Filters {
   limit: string;
 }
 
+/** The status to show: a dispatched message whose last step was a deferral waits for a retry. */
+function shownStatus(m: Message): string {
+  const last = m.timeline[m.timeline.length - 1]?.e;
+  return m.status === 'dispatched' && (last === 'deferred' || last === 'retry requested') ? 'deferred' : m.status;
+}
+
 function filtersFrom(params: URLSearchParams): Filters {
   const meta: string[] = [];
   params.forEach((v, k) => {
@@ -185,7 +191,7 @@ function MessageTable(props: { rows: Message[]; caption: string }) {
         },
         { label: 'Channel', cell: (m) => m.channel },
         { label: 'Template', cell: (m) => m.templateSlug ?? <span class="muted">—</span> },
-        { label: 'Status', cell: (m) => <StatusBadge status={m.status} /> },
+        { label: 'Status', cell: (m) => <StatusBadge status={shownStatus(m)} /> },
         { label: 'Created', cell: (m) => <Time iso={m.createdAt} /> },
       ]}
     />
@@ -412,7 +418,7 @@ function MessageDetail(props: { id: string }) {
       <ErrorLine error={retry.error} />
       <Facts
         items={[
-          ['Status', <StatusBadge status={m.status} />],
+          ['Status', <StatusBadge status={shownStatus(m)} />],
           ['Recipient', <span class="mono">{m.recipient}</span>],
           ['Channel', m.channel],
           ['Template', m.templateSlug ? `${m.templateSlug}${m.pinnedVersion ? ` v${m.pinnedVersion}` : ''}` : null],
