@@ -24,6 +24,7 @@ import type { Deps } from '../deps.js';
 import type { Change, Ledger } from '../messages/ledger.js';
 import type { Trigger } from '../messages/transitions.js';
 import { BLOCKED_NOTICE, rowToOutbound, type MessageRow } from '../messages/message.js';
+import type { RenderRequest } from '../templates/render.js';
 import type { DeliveryThreads } from './delivery-threads.js';
 import { claimDue, releaseLeases } from './queue.js';
 import { nextAttempt } from './retry.js';
@@ -43,6 +44,12 @@ export interface DispatcherDeps extends Pick<Deps, 'config' | 'dialect' | 'clock
   suppressHooks: SuppressHook[];
   /** Where rendering runs (delivery threads, or the event loop). */
   threads: Pick<DeliveryThreads, 'render'>;
+}
+
+/** What rendering a stored message asks for (also the dashboard's preview): template sends always render; raw sends only when `interpolate` was asked for. */
+export function renderRequestOf(row: MessageRow): RenderRequest {
+  const templated = row.template_slug !== null || isSet(row.interpolate);
+  return { channel: row.channel, content: row.content, vars: templated ? row.vars : null };
 }
 
 interface Claimed {
@@ -83,9 +90,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const finished = (error: string | null) => ({ error, due_at: null, locked_until: null, locked_by: null });
 
   function render(row: MessageRow): Promise<ChannelOutput> {
-    // Template sends always render; raw sends only when `interpolate` was asked for.
-    const templated = row.template_slug !== null || isSet(row.interpolate);
-    return deps.threads.render({ channel: row.channel, content: row.content, vars: templated ? row.vars : null });
+    return deps.threads.render(renderRequestOf(row));
   }
 
   // One message on its way through the steps; each step says whether the message goes on.

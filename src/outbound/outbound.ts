@@ -9,6 +9,7 @@ import type { Message } from '../messages/message.js';
 import { createReader, type ListFilters, type Page, type Scope } from '../messages/read.js';
 import { createAccept, type AcceptCheck, type AcceptResponse, type Sender, type TemplateResolver } from './accept.js';
 import { cancelMessage } from './cancel.js';
+import { retryMessageNow } from './retry-now.js';
 import type { DeliveryThreads } from './delivery-threads.js';
 import { createDispatcher, type HoldCheck, type SuppressHook } from './dispatcher.js';
 import { createTransportRegistry } from './transports.js';
@@ -20,6 +21,8 @@ export interface Outbound {
   get(scope: Scope, publicId: string): Promise<Message>;
   list(scope: Scope, filters: ListFilters): Promise<Page>;
   cancel(scope: Scope, publicId: string): Promise<Message>;
+  /** Makes a deferred message due now (409 conflict for any other); wakes the dispatcher. */
+  retryNow(scope: Scope, publicId: string): Promise<Message>;
   /** Registers the live transport of a channel (test mode always uses the test transport). */
   registerTransport(channel: Channel, transport: ChannelTransport): void;
   /** Adds an accept-time check (e.g. sender caps); it throws an AppError to refuse a send. */
@@ -65,6 +68,11 @@ export function createOutbound(deps: OutboundDeps): Outbound {
     get: (scope, publicId) => reader.get(scope, publicId),
     list: (scope, filters) => reader.list(scope, filters),
     cancel: (scope, publicId) => cancelMessage(deps.ledger, scope, publicId),
+    async retryNow(scope, publicId) {
+      const m = await retryMessageNow(deps.ledger, deps.clock, scope, publicId);
+      worker?.wake();
+      return m;
+    },
     registerTransport: (channel, transport) => transports.register(channel, transport),
     addAcceptCheck: (c) => void checks.push(c),
     addHoldCheck: (c) => void holds.push(c),

@@ -11,6 +11,7 @@ import { dashboardAssets } from './assets.js';
 import { connectionRoutes } from './connections.js';
 import type { DashboardDeps } from './context.js';
 import { inboundViewRoutes } from './inbound-view.js';
+import { messageApiRoutes, messageViewRoutes } from './message-view.js';
 import { overviewRoutes } from './overview.js';
 import { templateViewRoutes } from './template-view.js';
 import { templateApiRoutes } from './templates.js';
@@ -75,6 +76,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   api.use(accountRoutes(deps));
   api.use(adminRoutes(deps));
   api.use(overviewRoutes(deps));
+  api.use(messageApiRoutes(deps));
   api.use(connectionRoutes(deps));
   api.use(templateApiRoutes(deps));
   api.use(suppressionExportRoutes(deps));
@@ -84,8 +86,15 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   });
   r.use('/dashboard/api', api);
 
-  r.use('/dashboard/view', securityHeaders, requireSession(deps), inboundViewRoutes(deps));
-  r.use('/dashboard/view', securityHeaders, requireSession(deps), templateViewRoutes(deps));
+  // One mount: the session is resolved once for every sandboxed view.
+  r.use(
+    '/dashboard/view',
+    securityHeaders,
+    requireSession(deps),
+    inboundViewRoutes(deps),
+    templateViewRoutes(deps),
+    messageViewRoutes(deps),
+  );
   r.get('/dashboard/assets/:name', securityHeaders, files.asset);
   // One route per form, so the route inventory (listRoutes) names each.
   for (const p of ['/dashboard', '/dashboard/', '/dashboard/*path']) r.get(p, securityHeaders, files.page);

@@ -1,5 +1,5 @@
 // GET /v1/messages (list, or with tail=1 a Server-Sent Events stream), GET /v1/messages/{id} and
-// DELETE /v1/messages/{id}. A tail writes the 50 most recent matching messages (oldest first), then
+// DELETE /v1/messages/{id}, POST /v1/messages/{id}/retry. A tail writes the 50 most recent matching messages (oldest first), then
 // every new or changed matching message as the message ledger announces it: one
 // subscription per client, no polling. Framing: `event: message`, `id: <msg_ id>`,
 // `data: <Message JSON>`; a `: ping` comment every `tail.ping`; the server ends the stream
@@ -119,6 +119,12 @@ export function messageRoutes(outbound: Outbound, config: Config, changes: Pick<
     const m = await outbound.cancel({ workspaceId: p.workspace.id, livemode: p.livemode }, String(req.params.id));
     if (m.status !== 'canceled') throw new AppError('internal', 'cancel did not cancel');
     res.json({ id: m.publicId, status: m.status });
+  });
+
+  // Retry now: a deferred message becomes due at once (src/outbound/retry-now.ts); 409 otherwise.
+  r.post('/messages/:id/retry', requireScope('send'), async (req, res) => {
+    const p = principalOf(res);
+    res.json(await outbound.retryNow({ workspaceId: p.workspace.id, livemode: p.livemode }, String(req.params.id)));
   });
   return r;
 }

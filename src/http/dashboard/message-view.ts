@@ -1,0 +1,104 @@
+// An outbound message's content for the dashboard. Rendered output is not stored (a message keeps
+// its content and vars; the dispatcher renders at each attempt), so these routes render it again
+// with the dispatcher's own request (outbound/dispatcher.ts renderRequestOf) and renderer
+// (templates/render.ts), and compose the MIME source with the email channel's composer
+// (channels/email/compose.ts). The source is a reconstruction: it is what the message looks like
+// now, not signed, without click tracking, with the From the send asked for (the email channel
+// may have replaced it: the timeline says so).
+//   /dashboard/view/messages/:id/html        the HTML alone, with its own CSP (no script, no remote
+//                                            load), for an <iframe sandbox> in the dashboard
+//   /dashboard/view/messages/:id/source.eml  the source, as a download
+//   /dashboard/api/messages/:id/rendered     { channel, output, headers: [[name, value]] } (JSON)
+import { Router, type Response } from 'express';
+import { composeMessage, messageIdFor } from '../../channels/email/compose.js';
+import type { EmailOutput } from '../../channel.js';
+import { AppError } from '../../lib/errors.js';
+import { rowToOutbound, type MessageRow } from '../../messages/message.js';
+import { scopedMessageRow } from '../../messages/read.js';
+import { renderRequestOf } from '../../outbound/dispatcher.js';
+import { renderOutput } from '../../templates/render.js';
+import { actingOn, type DashboardDeps } from './context.js';
+
+/** The CSP of a message's HTML: nothing loads but inline styles and embedded images; only the dashboard may frame it. */
+export const MESSAGE_HTML_CSP =
+  "default-src 'none'; img-src data: cid:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'";
+
+async function rowOf(deps: DashboardDeps, res: Response, publicId: string): Promise<MessageRow> {
+  const { workspace, env } = await actingOn(deps, res);
+  return scopedMessageRow(deps.db, { workspaceId: workspace.id, livemode: env === 'live' }, publicId);
+}
+
+function rendered(row: MessageRow) {
+  try {
+    return renderOutput(renderRequestOf(row));
+  } catch (err) {
+    throw new AppError('conflict', `the message content cannot be rendered: ${(err as Error).message}`);
+  }
+}
+
+async function source(deps: DashboardDeps, row: MessageRow): Promise<Buffer> {
+  if (row.channel !== 'email') throw new AppError('not_found', 'only an email message has a MIME source');
+  const m = rowToOutbound(row);
+  const out = rendered(row) as EmailOutput;
+  const base = deps.config.delivery.from;
+  return composeMessage({
+    from: { address: m.fromOverride ?? (base.address || `postern@${deps.config.hostname}`), name: m.fromNameOverride ?? base.name },
+    to: m.recipient,
+    cc: m.cc,
+    replyTo: m.replyTo,
+    subject: out.subject,
+    html: out.html,
+    text: out.text,
+    attachments: m.attachments,
+    messageId: messageIdFor(m.publicId, deps.config.hostname),
+    date: new Date(row.created_at),
+    unsubscribeUrl: null,
+  });
+}
+
+/** The headers of a composed source, unfolded, in order. */
+function headersOf(raw: Buffer): [string, string][] {
+  const text = raw.toString('utf8');
+  const end = text.indexOf('\r\n\r\n');
+  const block = (end < 0 ? text : text.slice(0, end)).replace(/\r\n[ \t]+/g, ' ');
+  return block
+    .split('\r\n')
+    .filter(Boolean)
+    .map((l) => {
+      const i = l.indexOf(':');
+      return [l.slice(0, i), l.slice(i + 1).trim()] as [string, string];
+    });
+}
+
+/** Mounted at /dashboard/view (beside the inbound view). */
+export function messageViewRoutes(deps: DashboardDeps): Router {
+  const r = Router();
+  r.get('/messages/:id/html', async (req, res) => {
+    const row = await rowOf(deps, res, String(req.params.id));
+    if (row.channel !== 'email') throw new AppError('not_found', 'only an email message has HTML');
+    const out = rendered(row) as EmailOutput;
+    res.removeHeader('X-Frame-Options');
+    res.setHeader('Content-Security-Policy', MESSAGE_HTML_CSP);
+    res.setHeader('Cache-Control', 'no-store');
+    res.type('html').send(out.html || '<p>(no HTML part)</p>');
+  });
+  r.get('/messages/:id/source.eml', async (req, res) => {
+    const row = await rowOf(deps, res, String(req.params.id));
+    const raw = await source(deps, row);
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Content-Disposition', `attachment; filename="${row.public_id}.eml"`);
+    res.type('message/rfc822').send(raw);
+  });
+  return r;
+}
+
+/** Mounted at /dashboard/api. */
+export function messageApiRoutes(deps: DashboardDeps): Router {
+  const r = Router();
+  r.get('/messages/:id/rendered', async (req, res) => {
+    const row = await rowOf(deps, res, String(req.params.id));
+    const output = rendered(row);
+    res.json({ channel: row.channel, output, headers: row.channel === 'email' ? headersOf(await source(deps, row)) : [] });
+  });
+  return r;
+}

@@ -1,0 +1,157 @@
+// The dashboard overview of one workspace and environment, in one read: message figures
+// (messages/stats.ts), inbound volume, failing webhook endpoints, the plan's quotas and sender caps
+// against the same usage rows the accept-time checks count (outbound/accept.ts `message_usage`,
+// inbound/store.ts `inbound_usage`, channels/email/sender-caps.ts `sender_counters`), and warnings
+// from what the stores record — never a live DNS lookup, so the page stays fast and quiet.
+//
+// A rising bounce rate: the last 24 hours' rate (failed / finished) is above 5% and above 1.5×
+// the 7-day rate, with at least 20 messages finished in the 24 hours (fewer make a noisy rate).
+import type { Config } from '../config.js';
+import type { Db } from '../db/database.js';
+import { flag, type Env } from '../db/schema.js';
+import { createMessageStats, type DayFigures, type QueueFigures, type WindowFigures } from '../messages/stats.js';
+import { planLimits } from './plans.js';
+import type { Workspace } from './workspaces.js';
+
+export interface Meter {
+  used: number;
+  /** null: unlimited. */
+  limit: number | null;
+}
+
+export interface Warning {
+  kind: 'unverified_domain' | 'failed_domain' | 'bounce_rate';
+  message: string;
+}
+
+/** The body of GET /dashboard/api/overview (documented in src/http/dashboard/overview.ts). */
+export interface Overview {
+  generatedAt: string;
+  workspace: { id: string; slug: string; name: string; plan: string };
+  env: Env;
+  windows: { '24h': WindowFigures; '7d': WindowFigures };
+  daily: DayFigures[];
+  queue: QueueFigures;
+  inbound: { '24h': number; '7d': number };
+  webhooks: { failing: { id: string; url: string; failingSince: string | null; disabled: boolean; disabledReason: string | null }[] };
+  quota: {
+    messages: Meter | null;
+    inbound: Meter | null;
+    /** Direct live email only; empty when sender caps are off, in relay mode or in test mode. */
+    senderCaps: ({ tier: 'shared' | 'domain'; period: 'day' | 'month' } & Meter)[];
+  };
+  warnings: Warning[];
+}
+
+export const BOUNCE_RATE = { floor: 0.05, factor: 1.5, minFinished: 20 };
+
+export function bounceWarning(day: WindowFigures, week: WindowFigures): Warning | null {
+  const finished = day.delivered + day.sent + day.failed;
+  if (day.bounceRate === null || finished < BOUNCE_RATE.minFinished || day.bounceRate <= BOUNCE_RATE.floor) return null;
+  if (week.bounceRate !== null && day.bounceRate <= week.bounceRate * BOUNCE_RATE.factor) return null;
+  const pct = (r: number | null) => `${((r ?? 0) * 100).toFixed(1)}%`;
+  return {
+    kind: 'bounce_rate',
+    message: `bounce rate is rising: ${pct(day.bounceRate)} in the last 24 h against ${pct(week.bounceRate)} over 7 days`,
+  };
+}
+
+export function createOverview(deps: { db: Db; config: Config }) {
+  const { db, config } = deps;
+  const stats = createMessageStats(db);
+  const meter = (used: number | undefined, limit: number): Meter => ({ used: Number(used ?? 0), limit: limit < 0 ? null : limit });
+
+  async function quota(workspace: Workspace, livemode: boolean, now: Date): Promise<Overview['quota']> {
+    const limits = planLimits(config, workspace.plan);
+    const month = now.toISOString().slice(0, 7);
+    const [usage, inbound, counters] = await Promise.all([
+      db.selectFrom('message_usage').select('count').where('workspace_id', '=', workspace.id).where('month', '=', month).executeTakeFirst(),
+      db
+        .selectFrom('inbound_usage')
+        .select('received')
+        .where('workspace_id', '=', workspace.id)
+        .where('month', '=', month)
+        .executeTakeFirst(),
+      db.selectFrom('sender_counters').select(['period', 'count']).where('workspace_id', '=', workspace.id).execute(),
+    ]);
+    const counted = new Map(counters.map((c) => [c.period, Number(c.count)]));
+    const senderCaps: Overview['quota']['senderCaps'] = [];
+    if (limits && livemode && config.senderCaps.enabled && config.delivery.mode !== 'relay') {
+      for (const tier of ['shared', 'domain'] as const) {
+        const cap = limits.senderCaps[tier];
+        if (tier === 'domain' && cap.month === 0) continue;
+        senderCaps.push({ tier, period: 'day', ...meter(counted.get(`${tier}:d:${now.toISOString().slice(0, 10)}`), cap.day) });
+        senderCaps.push({ tier, period: 'month', ...meter(counted.get(`${tier}:m:${month}`), cap.month) });
+      }
+    }
+    return {
+      // Plan quotas count live messages only (0 in the plan: unlimited).
+      messages: limits ? { used: Number(usage?.count ?? 0), limit: limits.messagesPerMonth || null } : null,
+      inbound: limits ? { used: Number(inbound?.received ?? 0), limit: limits.inboundPerMonth || null } : null,
+      senderCaps,
+    };
+  }
+
+  async function domainWarnings(workspaceId: string): Promise<Warning[]> {
+    const rows = await db
+      .selectFrom('domains')
+      .select(['domain', 'status', 'dkim_verified_at', 'mx_verified_at'])
+      .where('workspace_id', '=', workspaceId)
+      .where('kind', '=', 'custom')
+      .where('deleted_at', 'is', null)
+      .where('status', '!=', 'verified')
+      .orderBy('created_at')
+      .execute();
+    return rows.map((d) =>
+      d.status === 'failed'
+        ? { kind: 'failed_domain', message: `${d.domain}: no record was found within 7 days of the claim; claim it again` }
+        : {
+            kind: 'unverified_domain',
+            message: `${d.domain} is not verified yet: ${[d.dkim_verified_at ? null : 'the DKIM record', d.mx_verified_at ? null : 'the MX record'].filter(Boolean).join(' and ')} not found`,
+          },
+    );
+  }
+
+  return {
+    async read(workspace: Workspace, env: Env, now: Date): Promise<Overview> {
+      const scope = { workspaceId: workspace.id, livemode: env === 'live' };
+      const [{ windows, daily }, queue, inbound, endpoints, q, domains] = await Promise.all([
+        stats.outbound(scope, now),
+        stats.queue(scope, now),
+        stats.inbound(scope, now),
+        db
+          .selectFrom('webhook_endpoints')
+          .select(['public_id', 'url', 'failing_since', 'enabled', 'disabled_reason'])
+          .where('workspace_id', '=', workspace.id)
+          .where('livemode', '=', flag(scope.livemode))
+          .where('deleted_at', 'is', null)
+          .where((eb) => eb.or([eb('failing_since', 'is not', null), eb('enabled', '=', flag(false))]))
+          .orderBy('created_at')
+          .execute(),
+        quota(workspace, scope.livemode, now),
+        domainWarnings(workspace.id),
+      ]);
+      const bounce = bounceWarning(windows['24h'], windows['7d']);
+      return {
+        generatedAt: now.toISOString(),
+        workspace: { id: workspace.id, slug: workspace.slug, name: workspace.name, plan: workspace.plan },
+        env,
+        windows,
+        daily,
+        queue,
+        inbound,
+        webhooks: {
+          failing: endpoints.map((e) => ({
+            id: e.public_id,
+            url: e.url,
+            failingSince: e.failing_since,
+            disabled: Number(e.enabled) !== 1,
+            disabledReason: e.disabled_reason,
+          })),
+        },
+        quota: q,
+        warnings: [...domains, ...(bounce ? [bounce] : [])],
+      };
+    },
+  };
+}
