@@ -38,6 +38,7 @@ const TABLE: Row[] = [
   { scope: 'send', method: 'PATCH', path: '/v1/templates/:slug' },
   { scope: 'send', method: 'POST', path: '/v1/suppressions' },
   { scope: 'send', method: 'DELETE', path: '/v1/suppressions/:address' },
+  { scope: 'send', method: 'POST', path: '/v1/messages/:id/retry' },
   { scope: 'cancel', method: 'DELETE', path: '/v1/messages/:id' },
   { scope: 'inbound', method: null, path: /^\/v1\/inbound\// },
   { scope: 'webhooks', method: null, path: /^\/v1\/webhooks(\/|$)/ },
