@@ -18,10 +18,7 @@ import { scopedMessageRow } from '../../messages/read.js';
 import { renderRequestOf } from '../../outbound/dispatcher.js';
 import { renderOutput } from '../../templates/render.js';
 import { actingOn, type DashboardDeps } from './context.js';
-
-/** The CSP of a message's HTML: nothing loads but inline styles and embedded images; only the dashboard may frame it. */
-export const MESSAGE_HTML_CSP =
-  "default-src 'none'; img-src data: cid:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'";
+import { sendIsolatedHtml } from './isolated-html.js';
 
 async function rowOf(deps: DashboardDeps, res: Response, publicId: string): Promise<MessageRow> {
   const { workspace, env } = await actingOn(deps, res);
@@ -77,10 +74,7 @@ export function messageViewRoutes(deps: DashboardDeps): Router {
     const row = await rowOf(deps, res, String(req.params.id));
     if (row.channel !== 'email') throw new AppError('not_found', 'only an email message has HTML');
     const out = rendered(row) as EmailOutput;
-    res.removeHeader('X-Frame-Options');
-    res.setHeader('Content-Security-Policy', MESSAGE_HTML_CSP);
-    res.setHeader('Cache-Control', 'no-store');
-    res.type('html').send(out.html || '<p>(no HTML part)</p>');
+    sendIsolatedHtml(res, out.html || '<p>(no HTML part)</p>', 'embedded');
   });
   r.get('/messages/:id/source.eml', async (req, res) => {
     const row = await rowOf(deps, res, String(req.params.id));

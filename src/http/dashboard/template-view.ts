@@ -6,17 +6,7 @@ import { Router } from 'express';
 import { invalidRequest } from '../../lib/errors.js';
 import { normalizeSlug } from '../../templates/store.js';
 import { actingOn, type DashboardDeps } from './context.js';
-import { sendIsolatedHtml } from './inbound-view.js';
-
-const PREVIEW_CSP = [
-  "default-src 'none'",
-  'img-src data: https: http:',
-  "style-src 'unsafe-inline'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'self'",
-  'sandbox allow-popups allow-popups-to-escape-sandbox',
-].join('; ');
+import { sendIsolatedHtml } from './isolated-html.js';
 
 function parseVars(v: unknown): Record<string, unknown> {
   if (v === undefined || v === '') return {};
@@ -42,7 +32,7 @@ export function templateViewRoutes(deps: DashboardDeps): Router {
       version,
     });
     const html = result.channel === 'email' ? (result.output as { html: string }).html : '';
-    sendIsolatedHtml(res, html || '<p>(No HTML part: the text version is shown beside.)</p>', PREVIEW_CSP);
+    sendIsolatedHtml(res, html || '<p>(No HTML part: the text version is shown beside.)</p>', 'any');
   });
   return r;
 }

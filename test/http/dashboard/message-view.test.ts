@@ -41,9 +41,9 @@ t.test('message view', async (t) => {
   t.equal(html.status, 200);
   t.equal(
     html.headers.get('content-security-policy'),
-    "default-src 'none'; img-src data: cid:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'",
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data: cid:; base-uri 'none'; form-action 'none'; frame-ancestors 'self'; sandbox allow-popups allow-popups-to-escape-sandbox",
   );
-  t.equal(html.headers.get('x-frame-options'), null);
+  t.equal(html.headers.get('x-frame-options'), 'SAMEORIGIN', 'only the dashboard frames it');
   t.match(await html.text(), /Hello Ann/);
 
   const eml = await get(`/dashboard/view/messages/${id}/source.eml`);
