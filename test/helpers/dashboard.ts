@@ -11,7 +11,9 @@ export interface DashboardClient {
     path: string,
     body?: unknown,
     headers?: Record<string, string>,
-  ): Promise<{ status: number; headers: Headers; body: T }>;
+  ): Promise<{ status: number; headers: Headers; body: T; text: string }>;
+  /** Chooses the workspace and environment the session acts on (throws if refused). */
+  select(workspaceId: string, env: 'live' | 'test'): Promise<void>;
 }
 
 export const OWNER = { email: 'owner@postern.test', password: 'correct horse battery staple' };
@@ -54,7 +56,11 @@ export async function dashboardLogin(
       } catch {
         // not JSON
       }
-      return { status: r.status, headers: r.headers, body: parsed };
+      return { status: r.status, headers: r.headers, body: parsed, text };
+    },
+    async select(workspaceId, env) {
+      const r = await client.request('PUT', '/dashboard/api/selection', { workspaceId, env });
+      if (r.status !== 200) throw new Error(`selection failed: ${r.status} ${r.text}`);
     },
   };
   return client;

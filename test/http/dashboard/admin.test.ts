@@ -1,48 +1,10 @@
 // The dashboard's own routes over plain HTTP: owner-only refusals for a member, keys and
 // connections of another workspace are not found, the suppression search and the CSV export.
 import t from 'tap';
-import { bootDaemon, type TestDaemon } from '../../helpers/daemon.js';
+import { bootDaemon } from '../../helpers/daemon.js';
+import { dashboardLogin } from '../../helpers/dashboard.js';
 import { startReceiver } from '../../helpers/webhook-receiver.js';
 import { emit, sampleMessage, tick } from '../../helpers/webhooks.js';
-
-interface Dash {
-  csrf: string;
-  me: any;
-  call(method: string, path: string, body?: unknown): Promise<{ status: number; headers: Headers; body: any; text: string }>;
-}
-
-/** Logs an operator in with POST /dashboard/api/login; keeps the cookie, sends the CSRF token. */
-async function dashboard(daemon: TestDaemon, who: { email: string; password: string }): Promise<Dash> {
-  const login = await fetch(`${daemon.url}/dashboard/api/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(who),
-  });
-  if (login.status !== 200) throw new Error(`login failed: ${login.status} ${await login.text()}`);
-  const cookie = login.headers
-    .getSetCookie()
-    .map((c) => c.split(';')[0])
-    .join('; ');
-  const me = (await login.json()) as any;
-  return {
-    csrf: me.csrfToken,
-    me,
-    async call(method, path, body) {
-      const headers: Record<string, string> = { cookie };
-      if (method !== 'GET') headers['x-csrf-token'] = me.csrfToken;
-      if (body !== undefined) headers['content-type'] = 'application/json';
-      const res = await fetch(daemon.url + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-      const text = await res.text();
-      let parsed: any;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        parsed = undefined;
-      }
-      return { status: res.status, headers: res.headers, body: parsed, text };
-    },
-  };
-}
 
 const OWNER = { email: 'owner@postern.test', password: 'owner password 123' };
 const MEMBER = { email: 'member@postern.test', password: 'member password 123' };
@@ -52,22 +14,22 @@ t.test('owner-only routes refuse a member', async (t) => {
   const acme = await daemon.workspace('acme');
   await daemon.app.operators.create({ ...OWNER, role: 'owner' });
   await daemon.app.operators.create({ ...MEMBER, role: 'member', workspaces: [acme.id] });
-  const member = await dashboard(daemon, MEMBER);
-  t.equal((await member.call('GET', '/dashboard/api/operators')).status, 403, 'operators');
-  t.equal((await member.call('GET', '/dashboard/api/audit')).status, 403, 'audit');
-  t.equal((await member.call('POST', '/dashboard/api/workspaces', { slug: 'evil', name: 'Evil' })).status, 403, 'create a workspace');
-  t.equal((await member.call('PUT', `/dashboard/api/workspaces/${acme.id}/plan`, { plan: 'pro' })).status, 403, 'change a plan');
-  t.equal((await member.call('POST', '/dashboard/api/operators', { ...OWNER, email: 'x@postern.test' })).status, 403, 'invite');
-  t.equal((await member.call('GET', '/dashboard/api/keys')).status, 200, 'but keys of its workspace are fine');
+  const member = await dashboardLogin(daemon, MEMBER);
+  t.equal((await member.request('GET', '/dashboard/api/operators')).status, 403, 'operators');
+  t.equal((await member.request('GET', '/dashboard/api/audit')).status, 403, 'audit');
+  t.equal((await member.request('POST', '/dashboard/api/workspaces', { slug: 'evil', name: 'Evil' })).status, 403, 'create a workspace');
+  t.equal((await member.request('PUT', `/dashboard/api/workspaces/${acme.id}/plan`, { plan: 'pro' })).status, 403, 'change a plan');
+  t.equal((await member.request('POST', '/dashboard/api/operators', { ...OWNER, email: 'x@postern.test' })).status, 403, 'invite');
+  t.equal((await member.request('GET', '/dashboard/api/keys')).status, 200, 'but keys of its workspace are fine');
 
-  const owner = await dashboard(daemon, OWNER);
-  t.equal((await owner.call('GET', '/dashboard/api/operators')).status, 200, 'an owner lists operators');
-  const audit = await owner.call('GET', '/dashboard/api/audit');
+  const owner = await dashboardLogin(daemon, OWNER);
+  t.equal((await owner.request('GET', '/dashboard/api/operators')).status, 200, 'an owner lists operators');
+  const audit = await owner.request('GET', '/dashboard/api/audit');
   t.ok(
     audit.body.data.some((a: any) => a.operator.email === MEMBER.email && a.outcome === 'forbidden'),
     'the refusals are audited',
   );
-  t.equal((await owner.call('GET', '/dashboard/api/audit?before=abc')).status, 400, 'a bad cursor is refused');
+  t.equal((await owner.request('GET', '/dashboard/api/audit?before=abc')).status, 400, 'a bad cursor is refused');
 });
 
 t.test('keys and connections of another workspace are not found', async (t) => {
@@ -75,11 +37,11 @@ t.test('keys and connections of another workspace are not found', async (t) => {
   const acme = await daemon.workspace('acme');
   const globex = await daemon.workspace('globex');
   await daemon.app.operators.create({ ...OWNER, role: 'owner' });
-  const owner = await dashboard(daemon, OWNER);
-  t.equal((await owner.call('PUT', '/dashboard/api/selection', { workspaceId: acme.id, env: 'live' })).status, 200);
+  const owner = await dashboardLogin(daemon, OWNER);
+  t.equal((await owner.request('PUT', '/dashboard/api/selection', { workspaceId: acme.id, env: 'live' })).status, 200);
 
   const globexKeys = await daemon.app.keys.list(globex.id);
-  const revoke = await owner.call('POST', `/dashboard/api/keys/${globexKeys[0].id}/revoke`);
+  const revoke = await owner.request('POST', `/dashboard/api/keys/${globexKeys[0].id}/revoke`);
   t.equal(revoke.status, 404, "revoking another workspace's key is 404");
   t.equal((await daemon.request('GET', '/v1/context', { key: globex.live })).status, 200, 'and the key still works');
 
@@ -91,13 +53,13 @@ t.test('keys and connections of another workspace are not found', async (t) => {
     values: { url: 'http://127.0.0.1:9/sms', secret: 'their-secret-value' },
   });
   t.equal(
-    (await owner.call('DELETE', `/dashboard/api/connections/${theirs.id}`)).status,
+    (await owner.request('DELETE', `/dashboard/api/connections/${theirs.id}`)).status,
     404,
     "removing another workspace's connection is 404",
   );
   t.ok(await daemon.app.connections.active(globex.id, true, 'sms'), 'and it is still there');
 
-  const added = await owner.call('POST', '/dashboard/api/connections', {
+  const added = await owner.request('POST', '/dashboard/api/connections', {
     channel: 'sms',
     provider: 'http',
     values: { url: 'http://127.0.0.1:9/sms', secret: 'our-secret-value', from: '' },
@@ -105,14 +67,14 @@ t.test('keys and connections of another workspace are not found', async (t) => {
   t.equal(added.status, 201, 'an owner adds a connection to the chosen workspace');
   t.notOk(added.text.includes('our-secret-value'), 'the answer holds no secret');
   t.same(added.body.credentials, [{ name: 'secret', set: true }]);
-  const bad = await owner.call('POST', '/dashboard/api/connections', { channel: 'sms', provider: 'nope', values: {} });
+  const bad = await owner.request('POST', '/dashboard/api/connections', { channel: 'sms', provider: 'nope', values: {} });
   t.equal(bad.status, 422, 'an unknown provider is refused by the store');
-  const providers = await owner.call('GET', '/dashboard/api/connections/providers');
+  const providers = await owner.request('GET', '/dashboard/api/connections/providers');
   t.ok(
     providers.body.data.some((p: any) => p.name === 'http' && p.settings.some((s: any) => s.name === 'secret' && s.secret)),
     'provider specs',
   );
-  t.equal((await owner.call('DELETE', `/dashboard/api/connections/${added.body.id}`)).status, 200, 'and removes it');
+  t.equal((await owner.request('DELETE', `/dashboard/api/connections/${added.body.id}`)).status, 200, 'and removes it');
 });
 
 t.test('suppression search and CSV export', async (t) => {
@@ -120,8 +82,8 @@ t.test('suppression search and CSV export', async (t) => {
   const acme = await daemon.workspace('acme');
   const globex = await daemon.workspace('globex');
   await daemon.app.operators.create({ ...OWNER, role: 'owner' });
-  const owner = await dashboard(daemon, OWNER);
-  t.equal((await owner.call('PUT', '/dashboard/api/selection', { workspaceId: acme.id, env: 'test' })).status, 200);
+  const owner = await dashboardLogin(daemon, OWNER);
+  t.equal((await owner.request('PUT', '/dashboard/api/selection', { workspaceId: acme.id, env: 'test' })).status, 200);
   // 2,500 entries, many sharing a timestamp: the export pages by (time, address) and skips none.
   for (let i = 0; i < 2500; i++) {
     if (i % 500 === 0) daemon.clock.advance(1000);
@@ -133,7 +95,7 @@ t.test('suppression search and CSV export', async (t) => {
   }
   await daemon.app.suppressions.add(globex.id, { address: 'other@example.com', reason: 'bounce' });
 
-  const csv = await owner.call('GET', '/dashboard/api/suppressions.csv');
+  const csv = await owner.request('GET', '/dashboard/api/suppressions.csv');
   t.equal(csv.status, 200);
   t.match(csv.headers.get('content-type'), /^text\/csv/);
   t.equal(csv.headers.get('content-disposition'), 'attachment; filename="suppressions-acme.csv"');
@@ -146,14 +108,14 @@ t.test('suppression search and CSV export', async (t) => {
     'a formula is defused and quoted',
   );
 
-  const found = await owner.call('GET', '/dashboard/api/suppressions?search=user24');
+  const found = await owner.request('GET', '/dashboard/api/suppressions?search=user24');
   t.equal(found.body.data.length, 50, 'a page of matches');
   t.ok(
     found.body.data.every((s: any) => s.address.includes('user24')),
     'every one matches',
   );
   t.ok(found.body.nextBefore, 'with a cursor for the next');
-  const literal = await owner.call('GET', '/dashboard/api/suppressions?search=user_');
+  const literal = await owner.request('GET', '/dashboard/api/suppressions?search=user_');
   t.same(literal.body.data, [], '_ is matched literally');
 });
 
@@ -169,15 +131,15 @@ t.test("a delivery's request is shown only in its own workspace and environment"
   await receiver.waitFor(1);
   const [delivery] = (await daemon.request('GET', `/v1/webhooks/${ep.id}/deliveries`, { key: globex.live })).body.data;
   await daemon.app.operators.create({ ...OWNER, role: 'owner' });
-  const owner = await dashboard(daemon, OWNER);
+  const owner = await dashboardLogin(daemon, OWNER);
   const path = `/dashboard/api/webhooks/${ep.id}/deliveries/${delivery.id}/request`;
 
-  await owner.call('PUT', '/dashboard/api/selection', { workspaceId: acme.id, env: 'live' });
-  t.equal((await owner.call('GET', path)).status, 404, 'another workspace: not found');
-  await owner.call('PUT', '/dashboard/api/selection', { workspaceId: globex.id, env: 'test' });
-  t.equal((await owner.call('GET', path)).status, 404, 'the other environment: not found');
-  await owner.call('PUT', '/dashboard/api/selection', { workspaceId: globex.id, env: 'live' });
-  const shown = await owner.call('GET', path);
+  await owner.request('PUT', '/dashboard/api/selection', { workspaceId: acme.id, env: 'live' });
+  t.equal((await owner.request('GET', path)).status, 404, 'another workspace: not found');
+  await owner.request('PUT', '/dashboard/api/selection', { workspaceId: globex.id, env: 'test' });
+  t.equal((await owner.request('GET', path)).status, 404, 'the other environment: not found');
+  await owner.request('PUT', '/dashboard/api/selection', { workspaceId: globex.id, env: 'live' });
+  const shown = await owner.request('GET', path);
   t.equal(shown.status, 200);
   t.equal(shown.body.body, receiver.requests[0].body, 'the exact body the receiver got');
   t.equal(shown.body.headers['webhook-id'], receiver.requests[0].id, 'and its webhook-id');

@@ -3,24 +3,15 @@
 // links made to open in a new tab with noopener; both need the session. Also the dashboard's test
 // send and the address deactivation they sit beside.
 import t from 'tap';
-import { OWNER, ensureOwner } from '../../helpers/browser.js';
 import type { TestDaemon } from '../../helpers/daemon.js';
+import { dashboardLogin } from '../../helpers/dashboard.js';
 import { createAddress, sendRaw, setup } from '../../helpers/inbound.js';
 
-/** A dashboard session over HTTP: the cookie, the CSRF token, and the workspace/env selected. */
+/** A dashboard session over HTTP: the cookie and CSRF headers, with the workspace/env selected. */
 async function session(d: TestDaemon, workspaceId: string, env: 'live' | 'test' = 'live') {
-  await ensureOwner(d);
-  const login = await fetch(`${d.url}/dashboard/api/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(OWNER),
-  });
-  const cookie = login.headers.get('set-cookie')!.split(';')[0];
-  const { csrfToken } = (await login.json()) as { csrfToken: string };
-  const headers = { cookie, 'x-csrf-token': csrfToken };
-  const sel = await d.request('PUT', '/dashboard/api/selection', { headers, body: { workspaceId, env } });
-  if (sel.status !== 200) throw new Error(`selection failed: ${sel.status} ${JSON.stringify(sel.body)}`);
-  return headers;
+  const dash = await dashboardLogin(d);
+  await dash.select(workspaceId, env);
+  return { cookie: dash.cookie, 'x-csrf-token': dash.csrf };
 }
 
 export function htmlMail(to: string, html: string): string {
@@ -146,7 +137,7 @@ t.test('template preview: own CSP, renders a draft with vars; test send goes to 
   const csp = res.headers.get('content-security-policy')!;
   t.notMatch(csp, /script-src/);
   t.match(csp, /sandbox allow-popups allow-popups-to-escape-sandbox/);
-  t.match(csp, /img-src data: https: http:/);
+  t.match(csp, /img-src data: cid: https: http:/);
   t.match(await res.text(), /Hello Ada/);
   const bad = await fetch(`${d.url}/dashboard/view/templates/welcome?version=1&vars=nope`, { headers: { cookie: headers.cookie } });
   t.equal(bad.status, 400);

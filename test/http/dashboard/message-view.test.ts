@@ -4,24 +4,14 @@
 // message of another environment is 404, and nothing is served without a session.
 import t from 'tap';
 import { bootDaemon } from '../../helpers/daemon.js';
+import { dashboardLogin } from '../../helpers/dashboard.js';
 
 t.test('message view', async (t) => {
   const d = await bootDaemon(t);
   const ws = await d.workspace('acme');
-  await d.app.operators.create({ email: 'owner@postern.test', password: 'correct horse battery staple', role: 'owner' });
-  const login = await fetch(`${d.url}/dashboard/api/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: 'owner@postern.test', password: 'correct horse battery staple' }),
-  });
-  const cookie = login.headers.get('set-cookie')!.split(';')[0];
-  const { csrfToken } = (await login.json()) as { csrfToken: string };
-  const select = await fetch(`${d.url}/dashboard/api/selection`, {
-    method: 'PUT',
-    headers: { cookie, 'x-csrf-token': csrfToken, 'content-type': 'application/json' },
-    body: JSON.stringify({ workspaceId: ws.id, env: 'test' }),
-  });
-  t.equal(select.status, 200);
+  const dash = await dashboardLogin(d);
+  await dash.select(ws.id, 'test');
+  const cookie = dash.cookie;
   const get = (path: string) => fetch(d.url + path, { headers: { cookie } });
 
   const sent = await d.request('POST', '/v1/send', {

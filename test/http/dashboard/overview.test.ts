@@ -5,30 +5,16 @@
 // 7 days are not counted.
 import t from 'tap';
 import { bootDaemon, type TestDaemon } from '../../helpers/daemon.js';
+import { dashboardLogin } from '../../helpers/dashboard.js';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 
-/** Logs an owner in through /dashboard/api/login and selects a workspace; returns a GET. */
+/** Logs an owner in and selects a workspace; returns its request function. */
 async function dashboardSession(d: TestDaemon, workspaceId: string, env: 'live' | 'test') {
-  await d.app.operators.create({ email: 'owner@postern.test', password: 'correct horse battery staple', role: 'owner' });
-  const login = await fetch(`${d.url}/dashboard/api/login`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ email: 'owner@postern.test', password: 'correct horse battery staple' }),
-  });
-  const cookie = login.headers.get('set-cookie')!.split(';')[0];
-  const { csrfToken } = (await login.json()) as { csrfToken: string };
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(d.url + path, {
-      method,
-      headers: { cookie, 'x-csrf-token': csrfToken, ...(body ? { 'content-type': 'application/json' } : {}) },
-      body: body ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, body: (await res.json()) as any };
-  };
-  t.equal((await call('PUT', '/dashboard/api/selection', { workspaceId, env })).status, 200);
-  return call;
+  const dash = await dashboardLogin(d);
+  await dash.select(workspaceId, env);
+  return dash.request;
 }
 
 t.test('overview figures', async (t) => {
