@@ -453,7 +453,9 @@ export function seed(file: string, workspaceId: string, n = MESSAGES, received =
       searchParts.join('\u0001'),
       done || status === 'queued' ? PROVIDER[channel] : null,
       null,
-      done ? `${channel === 'email' ? '<' : ''}${chars(B62, 16)}${channel === 'email' ? '@bench.acme.example>' : ''}` : null,
+      done && status !== 'failed'
+        ? `${channel === 'email' ? '<' : ''}${chars(B62, 16)}${channel === 'email' ? '@bench.acme.example>' : ''}`
+        : null,
       done ? latency : null,
       openedAt,
       clickedAt,
@@ -879,14 +881,19 @@ export async function run(): Promise<void> {
       `seeded ${MESSAGES.toLocaleString('en')} messages, ${seeded.events.toLocaleString('en')} events, ${RECEIVED.toLocaleString('en')} received mails in ${seeded.seconds.toFixed(1)} s (database ${(size / 2 ** 20).toFixed(0)} MiB)`,
     );
 
+    const boot = performance.now();
     const postern = await startPostern({ POSTERN_DATA_DIR: dataDir, POSTERN_LOG_LEVEL: 'warn', POSTERN_RATE_LIMIT_READ: '0' });
     try {
+      console.log(`daemon ready ${((performance.now() - boot) / 1000).toFixed(1)} s after spawn on the seeded database`);
       const base = `http://127.0.0.1:${postern.port}`;
       const s = await login(base, ws.id);
       await createTemplates(s);
       // The seeded rows read back through the real readers.
       const m = (await call(s, 'GET', `/v1/messages/${seeded.sample[0]}`)) as { publicId: string; timeline: unknown[] };
       if (m.publicId !== seeded.sample[0] || m.timeline.length < 2) throw new Error('a seeded message does not read back');
+      const received = (await call(s, 'GET', '/v1/inbound/messages?limit=1')) as { messages: { id: string }[] };
+      const mail = (await call(s, 'GET', `/v1/inbound/messages/${received.messages[0].id}`)) as { verdicts: { spf: { result: string } } };
+      if (mail.verdicts.spf.result !== 'pass') throw new Error('a seeded received mail does not read back');
       console.log('');
       await apiTimings(s, seeded);
       if (!NO_BROWSER) await pageTimings(base, seeded);
