@@ -595,6 +595,9 @@ export function seed(file: string, workspaceId: string, n = MESSAGES, received =
 
 // --- timing -------------------------------------------------------------------------------------
 
+/** The 1-minute load average: these figures move with whatever else the machine runs. */
+const load = () => readFileSync('/proc/loadavg', 'utf8').split(' ')[0];
+
 function quantile(sorted: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
 }
@@ -875,6 +878,7 @@ export async function run(): Promise<void> {
     execFileSync(process.execPath, [path.join(ROOT, 'bin', 'postern.js'), 'migrate'], { env, stdio: 'ignore' });
     const ws = cli(['workspace', 'create', '--slug', 'bench', '--name', 'Bench', '--plan', 'custom']) as { id: string };
     cli(['operator', 'create', '--email', OWNER.email, '--role', 'owner'], `${OWNER.password}\n`);
+    console.log(`load average ${load()} before seeding`);
     const seeded = seed(path.join(dataDir, 'postern.sqlite'), ws.id);
     const size = statSync(path.join(dataDir, 'postern.sqlite')).size;
     console.log(
@@ -900,6 +904,7 @@ export async function run(): Promise<void> {
     } finally {
       await postern.stop();
     }
+    console.log(`load average ${load()} at the end`);
     const sizes = path.join(ROOT, 'dist', 'ui', 'sizes.json');
     if (existsSync(sizes)) {
       const { gzipBytes, files } = JSON.parse(readFileSync(sizes, 'utf8')) as { gzipBytes: number; files: string[] };
