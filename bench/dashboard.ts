@@ -346,6 +346,17 @@ export function seed(file: string, workspaceId: string, n = MESSAGES, received =
     },
     200,
   );
+  // What each email attempt records per recipient (src/channels/email/recipients.ts).
+  const recipients = inserter(
+    db,
+    'email_recipients',
+    ['message_id', 'address', 'domain', 'status', 'response', 'updated_at', 'kind', 'attempts'],
+    {
+      kind: "'to'",
+      attempts: '1',
+    },
+    200,
+  );
   const iso = (ms: number) => new Date(ms).toISOString();
   const usage = new Map<string, number>();
   const sample: string[] = [];
@@ -438,8 +449,9 @@ export function seed(file: string, workspaceId: string, n = MESSAGES, received =
         ? ERROR.failed![channel].replace('{to}', recipient)
         : (ERROR[status]?.[channel] ?? (status === 'queued' ? '451 4.7.1 Greylisted, try again later' : null));
     const done = ['delivered', 'sent', 'failed'].includes(status);
+    const messageId = uuid7(t0);
     messages.add([
-      uuid7(t0),
+      messageId,
       id,
       channel,
       status,
@@ -467,6 +479,22 @@ export function seed(file: string, workspaceId: string, n = MESSAGES, received =
       dueAt,
       iso(Math.min(end, now)),
     ]);
+    if (channel === 'email' && (done || status === 'queued')) {
+      const reply =
+        status === 'failed'
+          ? ERROR.failed!.email.replace('{to}', recipient)
+          : status === 'queued'
+            ? error
+            : `250 2.0.0 Ok: queued as ${chars(HEX, 10).toUpperCase()}`;
+      recipients.add([
+        messageId,
+        recipient,
+        recipient.split('@')[1],
+        status === 'failed' ? 'failed' : status === 'queued' ? 'deferred' : 'accepted',
+        reply,
+        iso(Math.min(end, now)),
+      ]);
+    }
     const month = created.slice(0, 7);
     usage.set(month, (usage.get(month) ?? 0) + 1);
     if (i % Math.max(1, Math.floor(n / 40)) === 7) sample.push(id);
@@ -492,6 +520,7 @@ export function seed(file: string, workspaceId: string, n = MESSAGES, received =
     }
   }
   messages.flush();
+  recipients.flush();
 
   // Received mail over the same 30 days: the raw source (small), the parsed row, its event.
   const raws = inserter(db, 'inbound_raw', ['id', 'source', 'received_at', 'purged_at'], { purged_at: 'NULL' }, 50);
