@@ -120,7 +120,7 @@ const TEMPLATES: readonly (readonly [Template, number])[] = [
   [{ slug: 'price-alert', channel: 'web-push', content: { title: 'Price drop', body: '{{item}} is now {{price}}' } }, 0.04],
 ];
 
-type Status = 'delivered' | 'sent' | 'failed' | 'suppressed' | 'blocked' | 'opted_out' | 'canceled' | 'queued' | 'scheduled';
+type Status = 'delivered' | 'sent' | 'failed' | 'suppressed' | 'blocked' | 'opted_out' | 'canceled' | 'dispatched' | 'scheduled';
 const STATUS_MIX: Record<Channel, readonly (readonly [Status, number])[]> = {
   email: [
     ['delivered', 0.93],
@@ -130,7 +130,7 @@ const STATUS_MIX: Record<Channel, readonly (readonly [Status, number])[]> = {
     ['opted_out', 0.005],
     ['blocked', 0.003],
     ['canceled', 0.002],
-    ['queued', 0.005],
+    ['dispatched', 0.005],
     ['scheduled', 0.005],
   ],
   sms: [
@@ -139,7 +139,7 @@ const STATUS_MIX: Record<Channel, readonly (readonly [Status, number])[]> = {
     ['failed', 0.03],
     ['suppressed', 0.01],
     ['opted_out', 0.015],
-    ['queued', 0.005],
+    ['dispatched', 0.005],
   ],
   push: [
     ['delivered', 0.9],
@@ -373,7 +373,7 @@ export function seed(file: string, workspaceId: string, n = MESSAGES, received =
     const user = people[k];
     let status = pick(STATUS_MIX[channel]);
     // Deferred and scheduled messages are recent; the old ones were delivered long ago.
-    if ((status === 'queued' || status === 'scheduled' || status === 'canceled') && now - t0 > 2 * DAY) status = 'delivered';
+    if ((status === 'dispatched' || status === 'scheduled' || status === 'canceled') && now - t0 > 2 * DAY) status = 'delivered';
     const recipient =
       channel === 'email' ? user.email : channel === 'sms' ? user.phone : channel === 'push' ? user.token : user.subscription;
     const id = publicId('msg');
@@ -406,7 +406,7 @@ export function seed(file: string, workspaceId: string, n = MESSAGES, received =
           break;
         }
         tl.push({ t: at(12), e: 'dispatched' });
-        tl.push({ t: at(latency), e: status === 'failed' ? `failed: ${ERROR.failed![channel].replace('{to}', recipient)}` : status });
+        tl.push({ t: at(latency), e: status });
         if (status === 'delivered' && channel === 'email' && rand() < 0.3) {
           openedAt = at(latency + int(DAY));
           tl.push({ t: openedAt, e: 'opened' });
@@ -428,12 +428,8 @@ export function seed(file: string, workspaceId: string, n = MESSAGES, received =
         tl.push({ t: created, e: 'scheduled' }, { t: at(600_000), e: 'canceled' });
         end = t0 + 600_000;
         break;
-      case 'queued':
-        tl.push(
-          { t: at(4), e: 'rendered' },
-          { t: at(12), e: 'dispatched' },
-          { t: at(latency), e: 'deferred: 451 4.7.1 Greylisted, try again later' },
-        );
+      case 'dispatched': // deferred: it stays dispatched until the next attempt
+        tl.push({ t: at(4), e: 'rendered' }, { t: at(12), e: 'dispatched' }, { t: at(latency), e: 'deferred' });
         // The next attempt is hours away, so the daemon does not deliver it during the bench.
         dueAt = iso(now + 2 * 3_600_000 + int(4 * 3_600_000));
         break;
@@ -447,7 +443,7 @@ export function seed(file: string, workspaceId: string, n = MESSAGES, received =
     const error =
       status === 'failed'
         ? ERROR.failed![channel].replace('{to}', recipient)
-        : (ERROR[status]?.[channel] ?? (status === 'queued' ? '451 4.7.1 Greylisted, try again later' : null));
+        : (ERROR[status]?.[channel] ?? (status === 'dispatched' ? '451 4.7.1 Greylisted, try again later' : null));
     const done = ['delivered', 'sent', 'failed'].includes(status);
     const messageId = uuid7(t0);
     messages.add([
@@ -463,7 +459,7 @@ export function seed(file: string, workspaceId: string, n = MESSAGES, received =
       metadata,
       metadata,
       searchParts.join('\u0001'),
-      done || status === 'queued' ? PROVIDER[channel] : null,
+      done || status === 'dispatched' ? PROVIDER[channel] : null,
       null,
       done && status !== 'failed'
         ? `${channel === 'email' ? '<' : ''}${chars(B62, 16)}${channel === 'email' ? '@bench.acme.example>' : ''}`
@@ -479,18 +475,18 @@ export function seed(file: string, workspaceId: string, n = MESSAGES, received =
       dueAt,
       iso(Math.min(end, now)),
     ]);
-    if (channel === 'email' && (done || status === 'queued')) {
+    if (channel === 'email' && (done || status === 'dispatched')) {
       const reply =
         status === 'failed'
           ? ERROR.failed!.email.replace('{to}', recipient)
-          : status === 'queued'
+          : status === 'dispatched'
             ? error
             : `250 2.0.0 Ok: queued as ${chars(HEX, 10).toUpperCase()}`;
       recipients.add([
         messageId,
         recipient,
         recipient.split('@')[1],
-        status === 'failed' ? 'failed' : status === 'queued' ? 'deferred' : 'accepted',
+        status === 'failed' ? 'failed' : status === 'dispatched' ? 'deferred' : 'accepted',
         reply,
         iso(Math.min(end, now)),
       ]);
