@@ -7,6 +7,7 @@ import { run as channels } from './channels.js';
 import { run as delivery } from './delivery.js';
 import { run as inbound } from './inbound.js';
 import { run as webhooks } from './webhooks.js';
+import { run as dashboard } from './dashboard.js';
 
 const benches: Record<string, () => Promise<void>> = {
   api,
@@ -16,6 +17,7 @@ const benches: Record<string, () => Promise<void>> = {
   delivery,
   inbound,
   webhooks,
+  dashboard,
 };
 
 const wanted = process.argv.slice(2);
