@@ -1,7 +1,11 @@
-// The operator's journey through the dashboard in a real browser (headless Chromium), against the
-// real daemon: the first-run setup link, login, keys, messages and the live tail, hostile received
-// mail, templates, domains, and the defences (CSRF, the login throttle). axe-core runs on every
-// page, and every page is saved as a screenshot.
+// The operator's journey through the dashboard in a real browser (headless Chromium) against the
+// real daemon. This file holds the first run (the setup link), the login throttle and a
+// cross-site form refused; each page's own journey lives beside it in test/http/dashboard/:
+// a key created, used with /v1/context and revoked (401) in keys.browser.test.ts; a test message
+// seen in the live tail and opened in messages.browser.test.ts; a received mail whose script never
+// runs and whose remote image is not fetched in inbound.browser.test.ts, with a domain claimed and
+// its records shown; a template created, previewed, published and diffed in
+// templates.browser.test.ts. axe-core runs on every page, and every page is saved as a screenshot.
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
