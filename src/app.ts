@@ -240,7 +240,11 @@ export async function createApp(options: AppOptions): Promise<App> {
   httpServer.keepAliveTimeout = 65_000;
   const smtp: SmtpListener = createSmtpListener({ config, log, clock, dns, router: createInboundRouter(deps), receiver, bounces });
   // Daily scheduled jobs (node-cron); tests call the job functions directly with a ManualClock.
-  const dailyJobs: (() => Promise<unknown>)[] = [() => receivedMessages.purge(), () => domains.expireClaims()];
+  const dailyJobs: (() => Promise<unknown>)[] = [
+    () => receivedMessages.purge(),
+    () => domains.expireClaims(),
+    () => domains.recheckConfirmed(),
+  ];
   let purgeTask: { stop(): unknown } | null = null;
 
   let httpPort = config.http.port;

@@ -132,6 +132,10 @@ export interface DomainsTable {
   dkim_verified_at: string | null;
   /** Receiving: when the MX was found pointing at Postern (mail for it is accepted). */
   mx_verified_at: string | null;
+  /** Comma-separated checks (`inboundMx`, `dkim`) whose confirmed record is no longer published; null: none. */
+  records_drift: string | null;
+  /** When records_drift last changed. */
+  records_drift_since: string | null;
   created_at: string;
   deleted_at: string | null;
 }

@@ -11,6 +11,7 @@ import { isUniqueViolation } from '../db/database.js';
 import { flag, type DomainKind, type DomainsTable, type DomainStatus } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { EventBus } from '../events/bus.js';
+import { isNoData } from '../lib/dns.js';
 import { AppError, notFound } from '../lib/errors.js';
 import { dkimRecordMatches, dkimRecordValue, generateDkimKey } from './dkim-keys.js';
 import { bounceDomainOf, isDomainName, normalizeDomain, sharedDomainOf, sharedParentOf, slugOfSharedDomain } from './names.js';
@@ -26,6 +27,11 @@ export interface DnsRecord {
   check: 'inboundMx' | 'dkim';
   /** Whether this record's check has been confirmed (it stays confirmed). */
   verified: boolean;
+  /**
+   * For a confirmed record, what the last re-check found: true still published, false no longer
+   * (changed or removed: the Overview warns); null before it is confirmed.
+   */
+  stillPublished: boolean | null;
 }
 
 /** One capability of a domain and when it was confirmed. */
@@ -54,12 +60,14 @@ export interface DomainStore {
   /** The workspace's shared domain row, created on first use. */
   ensureShared(workspace: { id: string; slug: string }): Promise<Row>;
   list(workspaceId: string): Promise<InboundDomain[]>;
-  /** Re-checks a pending custom domain through DNS before answering. */
+  /** Re-checks a custom domain's records through DNS before answering (pending: to confirm; confirmed: still published). */
   get(workspaceId: string, id: string): Promise<InboundDomain>;
   claim(workspaceId: string, input: { domain: string; acknowledgeExistingMx?: boolean }): Promise<InboundDomain>;
   remove(workspaceId: string, id: string): Promise<void>;
   /** Marks claims pending for more than 7 days with no record confirmed as failed; returns how many. */
   expireClaims(): Promise<number>;
+  /** Looks up every confirmed record of every custom domain again (the daily job); returns how many no longer match. */
+  recheckConfirmed(): Promise<number>;
   /** A custom domain row of the workspace verified for receiving (for address creation). */
   verifiedCustom(workspaceId: string, id: string): Promise<Row | null>;
   /** True when mail to this domain would be received by Postern (any workspace, any state but failed/deleted). */
@@ -75,6 +83,18 @@ export interface DomainDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'ids'
 
 const sameHost = (a: string, b: string) => normalizeDomain(a) === normalizeDomain(b);
 
+type Check = DnsRecord['check'];
+
+function driftOf(row: Pick<Row, 'records_drift'>): Check[] {
+  return (row.records_drift ?? '').split(',').filter(Boolean) as Check[];
+}
+
+function stillPublished(row: Row, check: Check): boolean | null {
+  const confirmed = check === 'inboundMx' ? row.mx_verified_at : row.dkim_verified_at;
+  if (row.kind !== 'custom' || confirmed === null) return null;
+  return !driftOf(row).includes(check);
+}
+
 export function createDomainStore({ config, db, clock, ids, dns, log, bus }: DomainDeps): DomainStore {
   const changed = () => bus?.publish('inbound.routing.changed', null);
   const records = (row: Row): DnsRecord[] => {
@@ -88,6 +108,7 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
         purpose: `Routes mail for ${row.domain} to this Postern server (replaces any other MX for the domain); needed only to receive`,
         check: 'inboundMx',
         verified: row.mx_verified_at !== null,
+        stillPublished: stillPublished(row, 'inboundMx'),
       },
       {
         type: 'TXT',
@@ -96,6 +117,7 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
         purpose: `Publishes the DKIM public key Postern signs mail from ${row.domain} with; needed to send from it`,
         check: 'dkim',
         verified: row.dkim_verified_at !== null,
+        stillPublished: stillPublished(row, 'dkim'),
       },
     ];
   };
@@ -113,22 +135,22 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
     createdAt: row.created_at,
   });
 
-  const mxPointsHere = async (domain: string): Promise<boolean> => {
+  // The two lookups, throwing on a failed lookup; `lookup` turns "no such record" into false and
+  // any other failure (a timeout, SERVFAIL) into null: nothing can be decided from it.
+  const mxMatches = async (domain: string) => (await dns.resolveMx(domain)).some((mx) => sameHost(mx.exchange, config.hostname));
+  const dkimMatches = async (row: Row) =>
+    (await dns.resolveTxt(`${row.dkim_selector}._domainkey.${row.domain}`)).some((chunks) =>
+      dkimRecordMatches(chunks.join(''), row.dkim_public_key ?? ''),
+    );
+  const lookup = async (ask: () => Promise<boolean>): Promise<boolean | null> => {
     try {
-      return (await dns.resolveMx(domain)).some((mx) => sameHost(mx.exchange, config.hostname));
-    } catch {
-      return false;
+      return await ask();
+    } catch (err) {
+      return isNoData(err) ? false : null;
     }
   };
-
-  const dkimPublished = async (row: Row): Promise<boolean> => {
-    try {
-      const txt = await dns.resolveTxt(`${row.dkim_selector}._domainkey.${row.domain}`);
-      return txt.some((chunks) => dkimRecordMatches(chunks.join(''), row.dkim_public_key ?? ''));
-    } catch {
-      return false;
-    }
-  };
+  const mxPointsHere = async (domain: string): Promise<boolean> => (await lookup(() => mxMatches(domain))) === true;
+  const dkimPublished = async (row: Row): Promise<boolean> => (await lookup(() => dkimMatches(row))) === true;
 
   // While pending, each record not yet confirmed is looked up; one found is confirmed for good (its
   // capability starts), both make the domain verified. Nothing confirmed after 7 days: failed.
@@ -181,6 +203,29 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
     return next;
   };
 
+  // A confirmed record is looked up again: one no longer published is recorded as drift (the
+  // capability stays: mail keeps flowing while the operator fixes DNS). A failed lookup decides
+  // nothing and changes nothing.
+  const recheck = async (row: Row): Promise<Row> => {
+    if (row.kind !== 'custom' || row.status === 'failed' || (row.mx_verified_at === null && row.dkim_verified_at === null)) return row;
+    const [mx, dkim] = await Promise.all([
+      row.mx_verified_at === null ? null : lookup(() => mxMatches(row.domain)),
+      row.dkim_verified_at === null ? null : lookup(() => dkimMatches(row)),
+    ]);
+    const before = driftOf(row);
+    const drift = (['inboundMx', 'dkim'] as const).filter((check) => {
+      const found = check === 'inboundMx' ? mx : dkim;
+      return found === null ? before.includes(check) : !found;
+    });
+    const next = drift.length ? drift.join(',') : null;
+    if (next === row.records_drift) return row;
+    const since = clock.now().toISOString();
+    await db.updateTable('domains').set({ records_drift: next, records_drift_since: since }).where('id', '=', row.id).execute();
+    if (next) log.warn({ domain: row.domain, records: drift }, 'a confirmed DNS record of a domain is no longer published');
+    else log.info({ domain: row.domain }, "the domain's DNS records are published again");
+    return { ...row, records_drift: next, records_drift_since: since };
+  };
+
   const liveRow = (workspaceId: string, id: string) =>
     db
       .selectFrom('domains')
@@ -215,6 +260,8 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
         verified_at: now,
         dkim_verified_at: null,
         mx_verified_at: now,
+        records_drift: null,
+        records_drift_since: null,
         created_at: now,
         deleted_at: null,
       };
@@ -253,7 +300,7 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
     async get(workspaceId, id) {
       const row = await liveRow(workspaceId, id);
       if (!row) throw notFound('domain');
-      return view(await refresh(row));
+      return view(await recheck(await refresh(row)));
     },
 
     async claim(workspaceId, input) {
@@ -303,6 +350,8 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
         verified_at: null,
         dkim_verified_at: null,
         mx_verified_at: null,
+        records_drift: null,
+        records_drift_since: null,
         created_at: clock.now().toISOString(),
         deleted_at: null,
       };
@@ -343,6 +392,20 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
         .where('dkim_verified_at', 'is', null)
         .executeTakeFirst();
       return Number(r.numUpdatedRows);
+    },
+
+    async recheckConfirmed() {
+      const rows = await db
+        .selectFrom('domains')
+        .selectAll()
+        .where('kind', '=', 'custom')
+        .where('deleted_at', 'is', null)
+        .where('status', '!=', 'failed')
+        .where((eb) => eb.or([eb('mx_verified_at', 'is not', null), eb('dkim_verified_at', 'is not', null)]))
+        .execute();
+      let drifting = 0;
+      for (const row of rows) if ((await recheck(row)).records_drift) drifting++;
+      return drifting;
     },
 
     async verifiedCustom(workspaceId, id) {

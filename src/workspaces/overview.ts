@@ -20,7 +20,7 @@ export interface Meter {
 }
 
 export interface Warning {
-  kind: 'unverified_domain' | 'failed_domain' | 'bounce_rate';
+  kind: 'unverified_domain' | 'failed_domain' | 'dns_mismatch' | 'bounce_rate';
   message: string;
 }
 
@@ -95,21 +95,35 @@ export function createOverview(deps: { db: Db; config: Config }) {
   async function domainWarnings(workspaceId: string): Promise<Warning[]> {
     const rows = await db
       .selectFrom('domains')
-      .select(['domain', 'status', 'dkim_verified_at', 'mx_verified_at'])
+      .select(['domain', 'status', 'dkim_verified_at', 'mx_verified_at', 'records_drift', 'records_drift_since'])
       .where('workspace_id', '=', workspaceId)
       .where('kind', '=', 'custom')
       .where('deleted_at', 'is', null)
-      .where('status', '!=', 'verified')
+      .where((eb) => eb.or([eb('status', '!=', 'verified'), eb('records_drift', 'is not', null)]))
       .orderBy('created_at')
       .execute();
-    return rows.map((d) =>
-      d.status === 'failed'
-        ? { kind: 'failed_domain', message: `${d.domain}: no record was found within 7 days of the claim; claim it again` }
-        : {
-            kind: 'unverified_domain',
-            message: `${d.domain} is not verified yet: ${[d.dkim_verified_at ? null : 'the DKIM record', d.mx_verified_at ? null : 'the MX record'].filter(Boolean).join(' and ')} not found`,
-          },
-    );
+    return rows.flatMap((d): Warning[] => {
+      const out: Warning[] = [];
+      if (d.status === 'failed') {
+        out.push({ kind: 'failed_domain', message: `${d.domain}: no record was found within 7 days of the claim; claim it again` });
+      } else if (d.status !== 'verified') {
+        const missing = [d.dkim_verified_at ? null : 'the DKIM record', d.mx_verified_at ? null : 'the MX record'].filter(Boolean);
+        out.push({ kind: 'unverified_domain', message: `${d.domain} is not verified yet: ${missing.join(' and ')} not found` });
+      }
+      // A confirmed record changed or removed since: recorded by the domain's re-check (the daily
+      // job, or opening the domain), never looked up here.
+      if (d.records_drift) {
+        const names = d.records_drift
+          .split(',')
+          .map((c) => (c === 'dkim' ? 'the DKIM record' : 'the MX record'))
+          .join(' and ');
+        out.push({
+          kind: 'dns_mismatch',
+          message: `${d.domain}: ${names} no longer ${d.records_drift.includes(',') ? 'match' : 'matches'} what Postern published (since ${d.records_drift_since}); publish it again`,
+        });
+      }
+      return out;
+    });
   }
 
   return {

@@ -78,6 +78,8 @@ interface DnsRecord {
   purpose: string;
   check: string;
   verified: boolean;
+  /** For a confirmed record: still published at the last re-check (false: changed or removed). */
+  stillPublished: boolean | null;
 }
 interface Domain {
   id: string;
@@ -421,7 +423,8 @@ function DomainList() {
 
 function DomainDetail(props: { id: string }) {
   const sel = useSelectionKey();
-  // GET re-checks a pending custom domain's records through DNS before it answers.
+  // GET re-checks a custom domain's records through DNS before it answers (pending ones to confirm
+  // them, confirmed ones to see they are still published).
   const d = useAsync(() => get<Domain>(`/v1/inbound/domains/${encodeURIComponent(props.id)}`), [props.id, sel]);
   const dom = d.data;
   return (
@@ -491,7 +494,17 @@ function DomainDetail(props: { id: string }) {
                 },
                 { label: 'Priority', cell: (r) => (r.priority === undefined ? '—' : String(r.priority)) },
                 { label: 'Purpose', cell: (r) => r.purpose },
-                { label: 'Check', cell: (r) => <StatusBadge status={r.verified ? 'verified' : 'pending'} /> },
+                {
+                  label: 'Check',
+                  cell: (r) =>
+                    r.stillPublished === false ? (
+                      <Badge tone="bad" title="Confirmed once, but the last re-check did not find it: publish it again">
+                        no longer published
+                      </Badge>
+                    ) : (
+                      <StatusBadge status={r.verified ? 'verified' : 'pending'} />
+                    ),
+                },
               ]}
             />
           )}
