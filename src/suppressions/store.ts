@@ -30,13 +30,42 @@ export interface SuppressionStore {
   get(workspaceId: string, address: string): Promise<Suppression | null>;
   /** Entries of the given addresses (lowercased keys). */
   getMany(workspaceId: string, addresses: string[]): Promise<Map<string, Suppression>>;
-  /** Newest first; `search`: addresses containing the text. */
+  /**
+   * Newest first (ties by address); `after`: the position of the last entry of the previous page
+   * (keyset paging: no entry is skipped or repeated); `before`: only entries older than a time;
+   * `search`: addresses containing the text.
+   */
   list(
     workspaceId: string,
-    opts: { limit: number; before?: string | null; reason?: SuppressionReason; search?: string },
+    opts: { limit: number; after?: ListPosition | null; before?: string | null; reason?: SuppressionReason; search?: string },
   ): Promise<Suppression[]>;
   /** Every entry of the workspace, in pages of `batch` (an export): keyset paging, so no entry is skipped. */
   each(workspaceId: string, batch?: number): AsyncGenerator<Suppression[]>;
+}
+
+/** Where a page of the list ends: its last entry's time and address (the list's order). */
+export interface ListPosition {
+  createdAt: string;
+  address: string;
+}
+
+export const positionOf = (s: Suppression): ListPosition => ({ createdAt: s.createdAt, address: s.address });
+
+/** The position as the opaque `cursor` of GET /v1/suppressions (base64url JSON), and back; null if malformed. */
+export function encodePosition(p: ListPosition): string {
+  return Buffer.from(JSON.stringify([p.createdAt, p.address])).toString('base64url');
+}
+
+export function decodePosition(cursor: string): ListPosition | null {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string' && !Number.isNaN(Date.parse(v[0]))) {
+      return { createdAt: v[0], address: v[1] };
+    }
+  } catch {
+    // not JSON
+  }
+  return null;
 }
 
 type Row = Pick<SuppressionsTable, 'address' | 'reason' | 'detail' | 'message_public_id' | 'created_at'>;
@@ -61,7 +90,7 @@ export function createSuppressionStore({ db, clock, ids }: Pick<Deps, 'db' | 'cl
       .executeTakeFirst();
     return row ? toSuppression(row) : null;
   };
-  return {
+  const store: SuppressionStore = {
     get,
     async add(workspaceId, input) {
       const address = normalizeAddress(input.address);
@@ -111,11 +140,19 @@ export function createSuppressionStore({ db, clock, ids }: Pick<Deps, 'db' | 'cl
       for (const r of rows) out.set(r.address, toSuppression(r));
       return out;
     },
-    async list(workspaceId, { limit, before, reason, search }) {
+    async list(workspaceId, { limit, after, before, reason, search }) {
       let q = db
         .selectFrom('suppressions')
         .select(['address', 'reason', 'detail', 'message_public_id', 'created_at'])
         .where('workspace_id', '=', workspaceId);
+      if (after) {
+        q = q.where((eb) =>
+          eb.or([
+            eb('created_at', '<', after.createdAt),
+            eb.and([eb('created_at', '=', after.createdAt), eb('address', '>', after.address)]),
+          ]),
+        );
+      }
       if (before) q = q.where('created_at', '<', before);
       if (reason) q = q.where('reason', '=', reason);
       if (search) q = q.where(sql<boolean>`address LIKE ${`%${escapeLike(normalizeAddress(search))}%`} ESCAPE '\\'`);
@@ -123,26 +160,16 @@ export function createSuppressionStore({ db, clock, ids }: Pick<Deps, 'db' | 'cl
       return rows.map(toSuppression);
     },
     async *each(workspaceId, batch = 1000) {
-      let after: { createdAt: string; address: string } | null = null;
+      let after: ListPosition | null = null;
       for (;;) {
-        let q = db
-          .selectFrom('suppressions')
-          .select(['address', 'reason', 'detail', 'message_public_id', 'created_at'])
-          .where('workspace_id', '=', workspaceId);
-        if (after) {
-          const a: { createdAt: string; address: string } = after;
-          q = q.where((eb) =>
-            eb.or([eb('created_at', '<', a.createdAt), eb.and([eb('created_at', '=', a.createdAt), eb('address', '>', a.address)])]),
-          );
-        }
-        const rows = await q.orderBy('created_at', 'desc').orderBy('address').limit(batch).execute();
-        if (rows.length) yield rows.map(toSuppression);
-        if (rows.length < batch) return;
-        const last = rows[rows.length - 1];
-        after = { createdAt: last.created_at, address: last.address };
+        const page = await store.list(workspaceId, { limit: batch, after });
+        if (page.length) yield page;
+        if (page.length < batch) return;
+        after = positionOf(page[page.length - 1]);
       }
     },
   };
+  return store;
 }
 
 /**

@@ -1,19 +1,9 @@
-// The suppression list beyond what /v1 offers: a search by part of an address (paged like
-// /v1/suppressions), and the whole list as a CSV download, streamed page by page from the
-// suppression store so a list of 100k addresses never sits in memory. The list is the workspace's
-// (both environments share it: a bounce is a fact about the address).
+// The suppression list as a CSV download (the page lists and searches through /v1/suppressions),
+// streamed page by page from the suppression store so a list of 100k addresses never sits in
+// memory. The list is the workspace's (both environments share it: a bounce is a fact about the
+// address).
 import { Router } from 'express';
-import { z } from 'zod';
-import { invalidRequest } from '../../lib/errors.js';
-import { SUPPRESSION_REASONS } from '../../suppressions/store.js';
 import { actingOn, type DashboardDeps } from './context.js';
-
-const searchQuery = z.object({
-  search: z.string().max(320).default(''),
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  before: z.iso.datetime({ offset: true }).optional(),
-  reason: z.enum(SUPPRESSION_REASONS).optional(),
-});
 
 /** One CSV field: quoted when it holds a comma, quote or line break; a leading =+-@ is defused. */
 export function csvField(value: string | null): string {
@@ -24,14 +14,6 @@ export function csvField(value: string | null): string {
 
 export function suppressionExportRoutes(deps: DashboardDeps): Router {
   const r = Router();
-
-  r.get('/suppressions', async (req, res) => {
-    const { workspace } = await actingOn(deps, res);
-    const q = searchQuery.safeParse(req.query);
-    if (!q.success) throw invalidRequest(q.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
-    const data = await deps.suppressions.list(workspace.id, q.data);
-    res.json({ data, nextBefore: data.length === q.data.limit ? data[data.length - 1].createdAt : null });
-  });
 
   r.get('/suppressions.csv', async (_req, res) => {
     const { workspace } = await actingOn(deps, res);

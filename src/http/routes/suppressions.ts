@@ -1,12 +1,14 @@
 // /v1/suppressions: the workspace's suppression list. GET (scope read) lists entries newest first
-// (`limit` 1–200, default 50; `before` an ISO timestamp for the next page; `reason` filter);
+// (`limit` 1–200, default 50; `cursor` the `nextCursor` of the previous page; `before` an ISO
+// timestamp, the older way to page, which skips entries sharing the boundary millisecond; `reason`
+// filter; `q` a part of the address);
 // POST (scope send) adds `{address, reason?: manual}`; DELETE /v1/suppressions/{address} (scope send)
 // removes one, after which sends to the address go out again.
 import { Router } from 'express';
 import { z } from 'zod';
 import { AppError, notFound } from '../../lib/errors.js';
 import { parseBody, zodIssues } from '../../lib/validation.js';
-import { SUPPRESSION_REASONS, type SuppressionStore } from '../../suppressions/store.js';
+import { decodePosition, encodePosition, positionOf, SUPPRESSION_REASONS, type SuppressionStore } from '../../suppressions/store.js';
 import { principalOf, requireScope } from '../auth.js';
 
 const addBody = z.strictObject({
@@ -17,8 +19,10 @@ const addBody = z.strictObject({
 
 const listQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(1000).optional(),
   before: z.iso.datetime({ offset: true }).optional(),
   reason: z.enum(SUPPRESSION_REASONS).optional(),
+  q: z.string().max(320).optional(),
 });
 
 export function suppressionRoutes(store: SuppressionStore): Router {
@@ -32,8 +36,15 @@ export function suppressionRoutes(store: SuppressionStore): Router {
           .map((i) => `${i.path}: ${i.message}`)
           .join('; '),
       );
-    const data = await store.list(principalOf(res).workspace.id, q.data);
-    res.json({ data, nextBefore: data.length === q.data.limit ? data[data.length - 1].createdAt : null });
+    const after = q.data.cursor === undefined ? null : decodePosition(q.data.cursor);
+    if (q.data.cursor !== undefined && !after) throw new AppError('invalid_request', 'cursor: not a cursor this list gave out');
+    const data = await store.list(principalOf(res).workspace.id, { ...q.data, after, search: q.data.q });
+    const more = data.length === q.data.limit;
+    res.json({
+      data,
+      nextCursor: more ? encodePosition(positionOf(data[data.length - 1])) : null,
+      nextBefore: more ? data[data.length - 1].createdAt : null,
+    });
   });
   r.post('/suppressions', requireScope('send'), async (req, res) => {
     const body = parseBody(addBody, req.body);

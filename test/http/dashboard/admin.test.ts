@@ -108,14 +108,15 @@ t.test('suppression search and CSV export', async (t) => {
     'a formula is defused and quoted',
   );
 
-  const found = await owner.request('GET', '/dashboard/api/suppressions?search=user24');
+  // The page searches through /v1 with the session.
+  const found = await owner.request('GET', '/v1/suppressions?q=user24');
   t.equal(found.body.data.length, 50, 'a page of matches');
   t.ok(
     found.body.data.every((s: any) => s.address.includes('user24')),
     'every one matches',
   );
-  t.ok(found.body.nextBefore, 'with a cursor for the next');
-  const literal = await owner.request('GET', '/dashboard/api/suppressions?search=user_');
+  t.ok(found.body.nextCursor, 'with a cursor for the next');
+  const literal = await owner.request('GET', '/v1/suppressions?q=user_');
   t.same(literal.body.data, [], '_ is matched literally');
 });
 

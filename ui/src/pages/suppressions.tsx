@@ -57,13 +57,10 @@ function SuppressionsPage() {
   const [applied, setApplied] = useState('');
   // The cursors of the pages walked through, to go back ("newer").
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const before = cursors[cursors.length - 1];
+  const cursor = cursors[cursors.length - 1];
   const list = useAsync(
-    () =>
-      applied
-        ? get<{ data: Suppression[]; nextBefore: string | null }>(`/dashboard/api/suppressions${query({ search: applied, before })}`)
-        : get<{ data: Suppression[]; nextBefore: string | null }>(`/v1/suppressions${query({ before })}`),
-    [selection, applied, before],
+    () => get<{ data: Suppression[]; nextCursor: string | null }>(`/v1/suppressions${query({ q: applied, cursor })}`),
+    [selection, applied, cursor],
   );
   return (
     <Page
@@ -147,9 +144,9 @@ function SuppressionsPage() {
           />
           <Pager
             hasPrevious={cursors.length > 1}
-            hasNext={Boolean(list.data.nextBefore)}
+            hasNext={Boolean(list.data.nextCursor)}
             onPrevious={() => setCursors(cursors.slice(0, -1))}
-            onNext={() => setCursors([...cursors, list.data!.nextBefore ?? undefined])}
+            onNext={() => setCursors([...cursors, list.data!.nextCursor ?? undefined])}
           />
         </>
       )}
