@@ -84,7 +84,7 @@ t.test('forwarding end to end', async (t) => {
     helo: 'mx.postern.test',
     sender: out.from,
     mta: 'mx.example.net',
-    resolver: createResolver([dns.address], 1000).resolve,
+    resolver: createResolver([dns.address], 5000).resolve,
   });
   t.equal(verdict.arc.status.result, 'pass', 'mailauth validates the ARC chain');
   t.equal(verdict.dkim.results[0].status.result, 'pass', 'the original DKIM signature still verifies');
