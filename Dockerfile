@@ -38,6 +38,6 @@ USER postern
 VOLUME ["/data"]
 EXPOSE 25 8025
 STOPSIGNAL SIGTERM
-HEALTHCHECK --interval=30s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.POSTERN_HTTP_PORT||8025)+'/healthz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+HEALTHCHECK --interval=30s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.POSTERN_HTTP_PORT||8025)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 ENTRYPOINT ["node", "bin/postern.js"]
 CMD ["serve"]

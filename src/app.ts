@@ -5,6 +5,7 @@ import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs'
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { sql } from 'kysely';
 import cron from 'node-cron';
 import { createConnectionTransports, type ConnectionTransports } from './channels/connection-transport.js';
 import { createConnectionStore, type ConnectionStore } from './channels/connections.js';
@@ -18,7 +19,7 @@ import { CONNECTION_CHANNELS } from './channels/registry.js';
 import { ConfigError, databaseTarget, envName, type Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { createBatchCommitter, createWriteBatcher } from './db/group-commit.js';
-import { migrateToLatest } from './db/migrate.js';
+import { migrateToLatest, pendingMigrations } from './db/migrate.js';
 import type { Deps } from './deps.js';
 import { createDomainStore, type DomainStore } from './domains/domains.js';
 import { bounceDomainOf } from './domains/names.js';
@@ -39,7 +40,7 @@ import { trackingRoutes } from './http/routes/tracking.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
 import { dashboardRoutes } from './http/dashboard/routes.js';
 import { sessionPrincipal } from './http/dashboard/session.js';
-import { createHttpApp, listRoutes, type RouteEntry } from './http/server.js';
+import { createHttpApp, listRoutes, type Readiness, type RouteEntry } from './http/server.js';
 import { createAddressStore, type AddressStore } from './inbound/addresses.js';
 import { createAnalyzer } from './inbound/analysis-pool.js';
 import { createReceivedReader, type ReceivedReader } from './inbound/received.js';
@@ -235,7 +236,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     publicUrl,
   });
   const sessionAuth = sessionPrincipal({ sessions, workspaces, audit });
-  const httpApp = createHttpApp({ config, clock, log, keys, v1, open, dashboard, sessionAuth });
+  const httpApp = createHttpApp({ config, clock, log, keys, v1, open, dashboard, sessionAuth, readiness: () => readiness() });
   const httpServer = http.createServer(httpApp);
   httpServer.keepAliveTimeout = 65_000;
   const smtp: SmtpListener = createSmtpListener({ config, log, clock, dns, router: createInboundRouter(deps), receiver, bounces });
@@ -249,6 +250,36 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   let httpPort = config.http.port;
   let stopping: Promise<void> | null = null;
+
+  // GET /readyz: the database answers (within 2 s), both listeners accept, this build's migrations
+  // are all applied, and the node is not stopping (so a load balancer drains it first).
+  const readiness = async (): Promise<Readiness> => {
+    const reasons: string[] = [];
+    let database = 'ok';
+    try {
+      await Promise.race([
+        sql`SELECT 1`.execute(handle.db),
+        new Promise((_resolve, reject) => setTimeout(() => reject(new Error('no answer within 2 s')), 2_000).unref()),
+      ]);
+    } catch (err) {
+      database = (err as Error).message;
+      reasons.push(`the database does not answer: ${database}`);
+    }
+    let pending: string[] = [];
+    if (database === 'ok') {
+      pending = await pendingMigrations(handle.db).catch(() => []);
+      if (pending.length) reasons.push(`migrations not applied: ${pending.join(', ')}`);
+    }
+    const listening = { http: httpServer.listening, smtp: smtp.listening() };
+    if (!listening.http) reasons.push('the HTTP listener is not up');
+    if (!listening.smtp) reasons.push('the SMTP listener is not up');
+    if (stopping) reasons.push('stopping');
+    return {
+      ready: reasons.length === 0,
+      reasons,
+      checks: { database, migrationsPending: pending, ...listening, stopping: stopping !== null },
+    };
+  };
 
   const app: App = {
     ...deps,

@@ -65,7 +65,7 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     if (err instanceof AppError) return sendError(res, err);
     const refused = requestError(err);
     if (refused) return sendError(res, refused);
-    log.error({ err, method: req.method, path: req.path }, 'unhandled error');
+    log.error({ err, requestId: res.locals.requestId, method: req.method, path: req.path }, 'unhandled error');
     sendError(res, new AppError('internal', 'internal error'));
   };
 }

@@ -1,5 +1,6 @@
 // The Express app: public routes (health, tracking, callbacks) first, then /v1 behind one chain of
 // authenticate → rate limit → JSON body → resource routers → 404, with one error mapper at the end.
+import { randomUUID } from 'node:crypto';
 import express, { type Router } from 'express';
 import type { Config } from '../config.js';
 import type { Clock } from '../lib/clock.js';
@@ -23,7 +24,19 @@ export interface HttpDeps {
   dashboard?: Router;
   /** Authenticates a /v1 request that has no Authorization header (the dashboard's session). */
   sessionAuth?: OtherAuth;
+  /** What GET /readyz reports: whether this node can serve (database, listeners, migrations). */
+  readiness?: () => Promise<Readiness>;
 }
+
+export interface Readiness {
+  ready: boolean;
+  /** Why not, one line each (empty when ready). */
+  reasons: string[];
+  checks: Record<string, unknown>;
+}
+
+// A request id a client or proxy sends is kept when it is a plain token; anything else is replaced.
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 export interface RouteEntry {
   method: string;
@@ -59,13 +72,29 @@ export function createHttpApp(deps: HttpDeps): express.Express {
   app.set('query parser', 'extended');
   app.set('trust proxy', deps.config.http.trustProxy);
 
+  // Every response names its request (X-Request-Id), and so do the log lines about it.
+  app.use((req, res, next) => {
+    const given = req.headers['x-request-id'];
+    const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+    res.locals.requestId = id;
+    res.setHeader('X-Request-Id', id);
+    next();
+  });
+
   // Access lines (method, path, status, time: never headers or bodies) at debug level only.
   if (deps.log.isLevelEnabled('debug')) {
     app.use((req, res, next) => {
       const started = process.hrtime.bigint();
       res.on('finish', () => {
         deps.log.debug(
-          { method: req.method, path: req.path, status: res.statusCode, ms: Number(process.hrtime.bigint() - started) / 1e6 },
+          {
+            requestId: res.locals.requestId,
+            method: req.method,
+            // The whole path: by the time the response ends, routers have cut req.path to their part.
+            path: req.originalUrl.split('?')[0],
+            status: res.statusCode,
+            ms: Number(process.hrtime.bigint() - started) / 1e6,
+          },
           'http',
         );
       });
@@ -73,8 +102,14 @@ export function createHttpApp(deps: HttpDeps): express.Express {
     });
   }
 
+  // Liveness: the process answers. Readiness: it can serve (load balancers, orchestrators).
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const r = deps.readiness ? await deps.readiness() : { ready: true, reasons: [], checks: {} };
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(r.ready ? 200 : 503).json(r);
   });
   for (const r of deps.open) app.use(r);
   if (deps.dashboard) app.use(deps.dashboard);

@@ -30,6 +30,8 @@ import { receivedHeader } from './trace.js';
 
 export interface SmtpListener {
   listen(): Promise<number>;
+  /** Whether the listener accepts connections now. */
+  listening(): boolean;
   close(): Promise<void>;
 }
 
@@ -255,6 +257,7 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
         });
       });
     },
+    listening: () => server?.server.listening === true,
     close: () =>
       new Promise((resolve) => {
         if (!server || !server.server.listening) return resolve();

@@ -48,9 +48,9 @@ const matches = (row: Row, route: { method: string; path: string }) =>
   (row.method === null || row.method === route.method) &&
   (typeof row.path === 'string' ? row.path === route.path : row.path.test(route.path));
 
-// Routes outside /v1 take no API key: tracking, unsubscribe, provider callbacks, health; and the
-// dashboard, which takes an operator's session (test/http/dashboard/ covers it).
-const OPEN = /^\/(healthz$|t\/|u\/|callbacks\/|$|dashboard(\/|$))/;
+// Routes outside /v1 take no API key: tracking, unsubscribe, provider callbacks, health and
+// readiness; and the dashboard, which takes an operator's session (test/http/dashboard/ covers it).
+const OPEN = /^\/(healthz$|readyz$|t\/|u\/|callbacks\/|$|dashboard(\/|$))/;
 
 // Plausible values for path parameters, so each request reaches its route.
 const PARAMS: Record<string, string> = {
