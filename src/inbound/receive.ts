@@ -55,7 +55,6 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
         maxBodyBytes: config.inbound.maxBodyBytes,
         maxParts: config.inbound.maxParts,
       });
-      if (a.partial) log.info({ reason: a.partial, size: mail.raw.length }, 'inbound message parsed in part (stored truncated)');
       // Authentication-Results above our Received, as a receiving MTA's milters put them.
       const stored = Buffer.concat([Buffer.from(a.authHeaders, 'utf8'), Buffer.from(mail.trace ?? '', 'utf8'), mail.raw]);
 
@@ -100,6 +99,11 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
       const result = await committer.store(req);
       if (result.events.length > 0) bus.publish('events.recorded', { type: 'message.received' });
       log.debug({ messages: result.out.map((m) => `${m.id}:${m.status}`), size: mail.raw.length }, 'inbound stored');
+      if (a.partial)
+        log.info(
+          { messages: result.out.map((m) => m.id), reason: a.partial, size: mail.raw.length },
+          'inbound message parsed in part (stored truncated)',
+        );
       return result.out;
     },
   };

@@ -26,7 +26,13 @@ const PROVIDER = 'smtp-direct';
 
 export function createDirectTransport(deps: DirectDeps): ChannelTransport {
   const routeOf = createRouteCache(deps.dns, () => deps.clock.now().getTime());
-  async function deliverDomain(domain: string, group: RecipientState[], prepared: WireMessage, summary: AttemptSummary): Promise<void> {
+  async function deliverDomain(
+    message: string,
+    domain: string,
+    group: RecipientState[],
+    prepared: WireMessage,
+    summary: AttemptSummary,
+  ): Promise<void> {
     const setAll = (status: RecipientState['status'], response: string, attempted: boolean) => {
       for (const r of group) {
         r.status = status;
@@ -88,7 +94,7 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
             return;
           }
           lastTemp = describeSmtpError(e, host.name);
-          deps.log.debug({ domain, host: host.name, address, err: lastTemp }, 'mx attempt failed; trying the next');
+          deps.log.debug({ message, domain, host: host.name, address, err: lastTemp }, 'mx attempt failed; trying the next');
         }
       }
     }
@@ -101,7 +107,7 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
       attempt(deps, delivery, PROVIDER, 'delivered', async (prepared, summary, todo) => {
         const groups = new Map<string, RecipientState[]>();
         for (const r of todo) groups.set(r.domain, [...(groups.get(r.domain) ?? []), r]);
-        await Promise.all([...groups].map(([domain, group]) => deliverDomain(domain, group, prepared, summary)));
+        await Promise.all([...groups].map(([domain, group]) => deliverDomain(delivery.message.publicId, domain, group, prepared, summary)));
       }),
     close: () => deps.pool.close(),
   };
