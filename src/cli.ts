@@ -6,7 +6,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkDataDir, createApp } from './app.js';
-import { CommandFailure, UsageError, type Command, type CommandInfo, type OptionSpec } from './cli/command.js';
+import { backupCommands } from './cli/backup.js';
+import { CommandFailure, UsageError, type Command, type CommandInfo, type Io, type SetupCommand } from './cli/command.js';
 import { databaseFailure, describeDatabase, openExistingDatabase } from './cli/database.js';
 import { commandHelp, groupHelp, groupOf, overview } from './cli/help.js';
 import { ConfigError, databaseTarget, loadConfig, type Config } from './config.js';
@@ -24,11 +25,6 @@ import { templateCommands } from './cli/templates.js';
 import { webhookCommands } from './cli/webhooks.js';
 import { workspaceCommands } from './cli/workspaces.js';
 
-export interface Io {
-  out(text: string): void;
-  err(text: string): void;
-}
-
 const stdio: Io = { out: (t) => process.stdout.write(t), err: (t) => process.stderr.write(t) };
 
 /** Names the database on stderr (`postern: database …`) unless log.level is warn or quieter. */
@@ -36,12 +32,8 @@ function sayDatabase(config: Config, io: Io): void {
   if (['info', 'debug', 'trace'].includes(config.log.level)) io.err(`postern: database ${describeDatabase(databaseTarget(config))}\n`);
 }
 
-/** serve and migrate run on the configuration alone: they are the commands that create the database. */
-interface SetupCommand extends CommandInfo {
-  options?: OptionSpec;
-  run(config: Config, io: Io): Promise<number>;
-}
-
+// serve and migrate run on the configuration alone (they create the database), and so do backup
+// and restore (they copy it whole).
 const setupCommands: SetupCommand[] = [
   {
     name: 'serve',
@@ -71,6 +63,7 @@ const setupCommands: SetupCommand[] = [
       }
     },
   },
+  ...backupCommands,
 ];
 
 // The management commands, an explicit registry: one file per command group in cli/.
@@ -182,7 +175,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io = stdi
     parsed = parseArgs({
       args: rest.slice(words),
       options: (setup ?? app)?.options ?? {},
-      allowPositionals: !setup,
+      allowPositionals: !setup || setup.positionals === true,
       strict: !app?.loose,
     });
   } catch (err) {
@@ -192,7 +185,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io = stdi
 
   try {
     const config = loadConfig({ env, file, warn: (message) => io.err(`postern: warning: ${message}\n`) });
-    if (setup) return await setup.run(config, io);
+    if (setup) return await setup.run(config, io, { values: parsed.values as Record<string, string>, positionals: parsed.positionals });
     return await runAppCommand(app!, config, { values: parsed.values as Record<string, string>, positionals: parsed.positionals }, io);
   } catch (err) {
     if (err instanceof ConfigError) {
@@ -202,6 +195,10 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io = stdi
     if (err instanceof CommandFailure) {
       io.err(`postern: ${err.message}\n`);
       return err.exitCode;
+    }
+    if (err instanceof UsageError) {
+      io.err(`postern ${command.name}: ${err.message}\n${usageLine(command)}`);
+      return 2;
     }
     throw err;
   }

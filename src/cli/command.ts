@@ -1,6 +1,7 @@
 // The shape of a `postern` subcommand. Each capability exports its commands as an array; cli.ts
 // lists those arrays (an explicit registry). Commands print JSON on stdout.
 import type { App } from '../app.js';
+import type { Config } from '../config.js';
 
 export type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;
 export type ArgValues = Record<string, string | boolean | string[] | undefined>;
@@ -46,4 +47,17 @@ export function required(values: ArgValues, name: string): string {
 export function optional(values: ArgValues, name: string): string | undefined {
   const v = values[name];
   return typeof v === 'string' ? v : undefined;
+}
+
+export interface Io {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+/** A command that runs on the configuration alone, without the app (serve, migrate, backup, restore). */
+export interface SetupCommand extends CommandInfo {
+  options?: OptionSpec;
+  /** Takes positional arguments (a file). */
+  positionals?: boolean;
+  run(config: Config, io: Io, args: { values: ArgValues; positionals: string[] }): Promise<number>;
 }

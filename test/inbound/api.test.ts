@@ -58,6 +58,7 @@ for (const db of testDatabases()) {
         priority: 10,
         check: 'inboundMx',
         verified: false,
+        stillPublished: null,
         purpose: undefined,
       },
     );

@@ -1,0 +1,124 @@
+// Backups of an embedded (SQLite) database: a consistent copy made while the daemon runs, through
+// SQLite's online backup API (pages copied while writers go on; the copy is one moment of the
+// database, raw mail included), with the data directory's files the database cannot be used
+// without (the key that seals provider credentials) carried inside the copy, so a backup is one
+// file. Restoring puts them back; it never overwrites a database that holds data unless forced.
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+
+/** Files of the data directory a backup carries (when they exist). */
+export const CARRIED_FILES = ['secrets.key'];
+
+const TABLE = 'postern_backup';
+
+export interface BackupResult {
+  file: string;
+  bytes: number;
+  messages: number;
+  receivedMessages: number;
+  carried: string[];
+}
+
+export async function backupSqlite(source: string, dataDir: string, dest: string): Promise<BackupResult> {
+  if (!existsSync(source)) throw new Error(`no database at ${source}`);
+  const tmp = `${dest}.partial`;
+  rmSync(tmp, { force: true });
+  const db = new SQLite(source, { readonly: true, fileMustExist: true });
+  try {
+    await db.backup(tmp);
+  } finally {
+    db.close();
+  }
+  const copy = new SQLite(tmp);
+  const carried: string[] = [];
+  let messages = 0;
+  let receivedMessages = 0;
+  try {
+    copy.exec(`CREATE TABLE ${TABLE} (name TEXT PRIMARY KEY, content BLOB NOT NULL)`);
+    const put = copy.prepare(`INSERT INTO ${TABLE} (name, content) VALUES (?, ?)`);
+    put.run('created_at', Buffer.from(new Date().toISOString()));
+    for (const name of CARRIED_FILES) {
+      const file = path.join(dataDir, name);
+      if (!existsSync(file)) continue;
+      put.run(`file:${name}`, readFileSync(file));
+      carried.push(name);
+    }
+    messages = Number((copy.prepare('SELECT count(*) AS n FROM messages').get() as { n: number }).n);
+    receivedMessages = Number((copy.prepare('SELECT count(*) AS n FROM received_messages').get() as { n: number }).n);
+    copy.pragma('journal_mode = DELETE');
+  } finally {
+    copy.close();
+  }
+  renameSync(tmp, dest);
+  return { file: dest, bytes: statSync(dest).size, messages, receivedMessages, carried };
+}
+
+/** Whether a database file holds any workspace (a fresh one made by `migrate` does not). */
+export function holdsData(file: string): boolean {
+  if (!existsSync(file)) return false;
+  const db = new SQLite(file, { readonly: true, fileMustExist: true });
+  try {
+    const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'workspaces'").get();
+    if (!table) return false;
+    return Boolean(db.prepare('SELECT 1 FROM workspaces LIMIT 1').get());
+  } finally {
+    db.close();
+  }
+}
+
+export interface RestoreResult {
+  file: string;
+  messages: number;
+  receivedMessages: number;
+  restored: string[];
+}
+
+/**
+ * Restores a backup over the database at `target` (refused when it holds data, unless `force`),
+ * and the files it carries into `dataDir` (refused when one exists with other content, unless
+ * `force`). Stop the daemon first: a running one keeps the old database open.
+ */
+export function restoreSqlite(backup: string, target: string, dataDir: string, force: boolean): RestoreResult {
+  if (!existsSync(backup)) throw new Error(`no backup at ${backup}`);
+  mkdirSync(path.dirname(target), { recursive: true });
+  mkdirSync(dataDir, { recursive: true });
+  const tmp = `${target}.restoring`;
+  rmSync(tmp, { force: true });
+  copyFileSync(backup, tmp);
+  const db = new SQLite(tmp);
+  const files: { name: string; content: Buffer }[] = [];
+  let messages = 0;
+  let receivedMessages = 0;
+  try {
+    const marked = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = '${TABLE}'`).get();
+    if (!marked) throw new Error(`${backup} is not a Postern backup (made by postern backup)`);
+    for (const row of db.prepare(`SELECT name, content FROM ${TABLE} WHERE name LIKE 'file:%'`).all() as {
+      name: string;
+      content: Buffer;
+    }[]) {
+      files.push({ name: row.name.slice('file:'.length), content: row.content });
+    }
+    db.exec(`DROP TABLE ${TABLE}`);
+    messages = Number((db.prepare('SELECT count(*) AS n FROM messages').get() as { n: number }).n);
+    receivedMessages = Number((db.prepare('SELECT count(*) AS n FROM received_messages').get() as { n: number }).n);
+  } catch (err) {
+    db.close();
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+  db.close();
+  const refuse = (why: string) => {
+    rmSync(tmp, { force: true });
+    throw new Error(`${why}; add --force to replace it`);
+  };
+  if (!force && holdsData(target)) refuse(`the database at ${target} holds data`);
+  for (const f of files) {
+    const file = path.join(dataDir, f.name);
+    if (!force && existsSync(file) && !readFileSync(file).equals(f.content)) refuse(`${file} exists with another content`);
+  }
+  for (const suffix of ['-wal', '-shm']) rmSync(`${target}${suffix}`, { force: true });
+  renameSync(tmp, target);
+  for (const f of files) writeFileSync(path.join(dataDir, f.name), f.content, { mode: 0o600 });
+  return { file: target, messages, receivedMessages, restored: files.map((f) => f.name) };
+}
