@@ -40,6 +40,9 @@ export const backupCommands: SetupCommand[] = [
       const target = databaseTarget(config);
       if (target.dialect === 'postgres') postgresOnly(config, 'backup', file);
       if (existsSync(file) && values.force !== true) throw new CommandFailure(`${file} exists; add --force to replace it`);
+      if (!existsSync(target.file)) {
+        throw new CommandFailure(`nothing to back up: no database at ${target.file} (dataDir, POSTERN_DATA_DIR, or --config)`);
+      }
       const result = await backupSqlite(target.file, path.resolve(config.dataDir), file);
       io.out(JSON.stringify(result) + '\n');
       return 0;

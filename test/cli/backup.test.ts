@@ -106,13 +106,17 @@ t.test('a backup taken under load restores every message accepted before it bega
   t.notOk(existsSync(`${file}.partial`));
 });
 
-t.test('on PostgreSQL, backup and restore print the database tool to use', async (t) => {
+t.test('on PostgreSQL, backup and restore print the database tool to use; no database, nothing to back up', async (t) => {
   const env = { POSTERN_DATABASE_URL: 'postgres://postern@db.example:5432/postern', POSTERN_DATA_DIR: t.testdir({}) };
   const b = await runBin(['backup', '/tmp/p.dump'], { env });
   t.equal(b.code, 2);
   t.match(b.stderr, "pg_dump --format=custom --file='/tmp/p.dump' 'postgres://postern@db.example:5432/postern'");
   const r = await runBin(['restore', '/tmp/p.dump'], { env });
   t.match(r.stderr, "pg_restore --clean --if-exists --no-owner --dbname='postgres://postern@db.example:5432/postern' '/tmp/p.dump'");
+  const noDb = await runBin(['backup', path.join(env.POSTERN_DATA_DIR, 'x.backup')], { env: { POSTERN_DATA_DIR: env.POSTERN_DATA_DIR } });
+  t.equal(noDb.code, 2);
+  t.match(noDb.stderr, /^postern: nothing to back up: no database at .*postern\.sqlite/);
+  t.notOk(existsSync(path.join(env.POSTERN_DATA_DIR, 'x.backup')), 'nothing written');
   const noFile = await runBin(['backup'], { env });
   t.equal(noFile.code, 2);
   t.match(noFile.stderr, /name one backup file/);
