@@ -2,7 +2,8 @@
 // choice of workspace and environment every page acts on.
 import { Router } from 'express';
 import { z } from 'zod';
-import { AppError, invalidBody } from '../../lib/errors.js';
+import { parseBody } from '../../lib/validation.js';
+import { AppError } from '../../lib/errors.js';
 import { auditAs, isSecure, sessionOf, type DashboardDeps } from './context.js';
 import { checkSameOrigin, clearSessionCookie, clientOf, setSessionCookie } from './session.js';
 import type { Session } from '../../workspaces/sessions.js';
@@ -10,12 +11,6 @@ import type { Session } from '../../workspaces/sessions.js';
 const credentials = z.object({ email: z.string().max(254), password: z.string().max(1024) });
 const setup = credentials.extend({ token: z.string().max(100) });
 const selection = z.object({ workspaceId: z.string().max(64), env: z.enum(['live', 'test']) });
-
-function parse<T>(schema: z.ZodType<T>, body: unknown): T {
-  const r = schema.safeParse(body ?? {});
-  if (!r.success) throw invalidBody(r.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
-  return r.data;
-}
 
 /** What the page needs to know of its session: who, what it may act on, and the CSRF token. */
 async function me(deps: DashboardDeps, session: Session) {
@@ -50,7 +45,7 @@ export function publicAccountRoutes(deps: DashboardDeps): Router {
 
   r.post('/setup', async (req, res) => {
     checkSameOrigin(req);
-    const body = parse(setup, req.body);
+    const body = parseBody(setup, req.body);
     const operator = await deps.operators.completeSetup(body.token, body);
     const opened = await deps.sessions.open(operator, clientOf(req));
     const session = await startSession(deps, opened.session);
@@ -69,7 +64,7 @@ export function publicAccountRoutes(deps: DashboardDeps): Router {
 
   r.post('/login', async (req, res) => {
     checkSameOrigin(req);
-    const body = parse(credentials, req.body);
+    const body = parseBody(credentials, req.body);
     const client = clientOf(req);
     try {
       const opened = await deps.sessions.login(body.email, body.password, client);
@@ -117,7 +112,7 @@ export function accountRoutes(deps: DashboardDeps): Router {
   });
 
   r.put('/selection', async (req, res) => {
-    const body = parse(selection, req.body);
+    const body = parseBody(selection, req.body);
     auditAs(res, 'session.select', `${body.workspaceId} ${body.env}`);
     await deps.workspaces.byId(body.workspaceId);
     const session = await deps.sessions.select(sessionOf(res), body.workspaceId, body.env);

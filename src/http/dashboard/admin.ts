@@ -2,15 +2,10 @@
 // workspace, workspaces and their plans, operators, and the audit log (the last three for owners).
 import { Router } from 'express';
 import { z } from 'zod';
+import { parseBody } from '../../lib/validation.js';
 import { PLANS } from '../../db/schema.js';
-import { invalidBody, invalidRequest } from '../../lib/errors.js';
+import { invalidRequest } from '../../lib/errors.js';
 import { actingOn, auditAs, requireOwner, sessionOf, type DashboardDeps } from './context.js';
-
-function parse<T>(schema: z.ZodType<T>, body: unknown): T {
-  const r = schema.safeParse(body ?? {});
-  if (!r.success) throw invalidBody(r.error.issues.map((i) => ({ path: i.path.join('.'), message: i.message })));
-  return r.data;
-}
 
 const keyInput = z.object({
   name: z.string().min(1).max(100).optional(),
@@ -41,7 +36,7 @@ export function adminRoutes(deps: DashboardDeps): Router {
   });
   r.post('/keys', async (req, res) => {
     const { workspace } = await actingOn(deps, res);
-    const body = parse(keyInput, req.body);
+    const body = parseBody(keyInput, req.body);
     const { key, secret } = await deps.keys.create(workspace, {
       env: body.env,
       name: body.name,
@@ -66,14 +61,14 @@ export function adminRoutes(deps: DashboardDeps): Router {
   });
   r.post('/workspaces', async (req, res) => {
     requireOwner(res);
-    const body = parse(workspaceInput, req.body);
+    const body = parseBody(workspaceInput, req.body);
     const ws = await deps.workspaces.create(body);
     auditAs(res, 'workspace.create', ws.slug);
     res.status(201).json(ws);
   });
   r.put('/workspaces/:id/plan', async (req, res) => {
     requireOwner(res);
-    const body = parse(planInput, req.body);
+    const body = parseBody(planInput, req.body);
     auditAs(res, 'workspace.plan', `${req.params.id} ${body.plan}`);
     const ws = await deps.workspaces.setPlan(req.params.id, body.plan);
     auditAs(res, 'workspace.plan', `${ws.slug} ${ws.plan}`);
@@ -86,14 +81,14 @@ export function adminRoutes(deps: DashboardDeps): Router {
   });
   r.post('/operators', async (req, res) => {
     requireOwner(res);
-    const body = parse(operatorInput, req.body);
+    const body = parseBody(operatorInput, req.body);
     const op = await deps.operators.create(body);
     auditAs(res, 'operator.create', `${op.email} ${op.role}`);
     res.status(201).json(op);
   });
   r.put('/operators/:id/access', async (req, res) => {
     requireOwner(res);
-    const body = parse(accessInput, req.body);
+    const body = parseBody(accessInput, req.body);
     const op = await deps.operators.setAccess(req.params.id, body);
     auditAs(res, 'operator.access', `${op.email} ${op.role}`);
     res.json(op);
