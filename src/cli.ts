@@ -7,6 +7,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkDataDir, createApp } from './app.js';
 import { backupCommands } from './cli/backup.js';
+import { readyCommands } from './cli/ready.js';
 import { CommandFailure, UsageError, type Command, type CommandInfo, type Io, type SetupCommand } from './cli/command.js';
 import { databaseFailure, describeDatabase, openExistingDatabase } from './cli/database.js';
 import { commandHelp, groupHelp, groupOf, overview } from './cli/help.js';
@@ -64,6 +65,7 @@ const setupCommands: SetupCommand[] = [
     },
   },
   ...backupCommands,
+  ...readyCommands,
 ];
 
 // The management commands, an explicit registry: one file per command group in cli/.
