@@ -1,8 +1,9 @@
 // `postern doctor [--domain D] [--json]`: the checks of domains/doctor.ts for the host and every
 // claimed custom domain (or one), as a table a person reads or as JSON; exit code 1 when any fails.
 import type { Check, DoctorReport } from '../domains/doctor.js';
+import { AppError } from '../lib/errors.js';
 import type { Command, Io } from './command.js';
-import { optional } from './command.js';
+import { CommandFailure, optional } from './command.js';
 
 const LABEL = { pass: 'PASS', warn: 'WARN', fail: 'FAIL' } as const;
 
@@ -36,7 +37,16 @@ export const doctorCommands: Command[] = [
     usage: '[--domain D] [--json]',
     summary: 'check the DNS, reverse DNS and certificate receivers judge, for the host and each custom domain; exit 1 when any check fails',
     options: { domain: { type: 'string' }, json: { type: 'boolean' } },
-    run: (app, { values }) => app.doctor.run({ domain: optional(values, 'domain') }),
+    run: async (app, { values }) => {
+      const domain = optional(values, 'domain');
+      try {
+        return await app.doctor.run({ domain });
+      } catch (err) {
+        // Exit 1 means a check failed; a domain that is not claimed is the operator's typo (2).
+        if (err instanceof AppError && err.code === 'not_found') throw new CommandFailure(`no custom domain ${domain} is claimed`);
+        throw err;
+      }
+    },
     print: (result: unknown, io: Io, values) => {
       const report = result as DoctorReport;
       io.out(values.json === true ? JSON.stringify(report, null, 2) + '\n' : formatReport(report));
