@@ -10,6 +10,8 @@ import { reverseName } from '../../src/domains/doctor.js';
 import { countSpfLookups, withAddresses } from '../../src/domains/spf-check.js';
 import { createResolver } from '../../src/lib/dns.js';
 import { setup, type InboundEnv } from '../helpers/inbound.js';
+import { loadConfig } from '../../src/config.js';
+import { makeSelfSigned } from '../../src/smtp/self-signed.js';
 import { makeTestCa } from '../helpers/self-signed.js';
 
 const IP4 = '203.0.113.10';
@@ -22,12 +24,12 @@ const byName = (checks: Check[]) => Object.fromEntries(checks.map((c) => [c.name
 const statuses = (checks: Check[]) => Object.fromEntries(checks.map((c) => [c.name, c.status]));
 
 /** A daemon whose public addresses are IP4 and IP6, with a CA-issued certificate for `certNames`. */
-async function boot(t: Test, opts: { publicIps?: string; certNames?: string[] } = {}) {
+async function boot(t: Test, opts: { publicIps?: string; certNames?: string[]; selfSigned?: boolean } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'postern-doctor-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const env: Record<string, string> = { POSTERN_DOCTOR_PUBLIC_IPS: opts.publicIps ?? `${IP4},${IP6}` };
-  if (opts.certNames) {
-    const issued = makeTestCa().issue(opts.certNames);
+  if (opts.certNames || opts.selfSigned) {
+    const issued = opts.certNames ? makeTestCa().issue(opts.certNames) : makeSelfSigned(HOST, new Date());
     writeFileSync(path.join(dir, 'cert.pem'), issued.cert);
     writeFileSync(path.join(dir, 'key.pem'), issued.key);
     env.POSTERN_SMTP_TLS_CERT = path.join(dir, 'cert.pem');
@@ -221,6 +223,19 @@ t.test('records wrong: each fails and says why', async (t) => {
   const many = byName((await e.d.app.doctor.run()).domains[0].checks).spf;
   t.match(many, { status: 'fail', detail: /needs 14 DNS lookups, more than the 10/ });
   t.notOk(many.fix);
+});
+
+t.test('a configured certificate that is self-signed warns too', async (t) => {
+  const e = await boot(t, { selfSigned: true });
+  t.match(byName((await e.d.app.doctor.run()).host).certificate, { status: 'warn', detail: /self-signed/ });
+});
+
+t.test('doctor.publicIps takes addresses only', async (t) => {
+  t.same(loadConfig({ env: { POSTERN_DOCTOR_PUBLIC_IPS: '203.0.113.10, 2001:db8::10' } }).doctor.publicIps, [
+    '203.0.113.10',
+    '2001:db8::10',
+  ]);
+  t.throws(() => loadConfig({ env: { POSTERN_DOCTOR_PUBLIC_IPS: 'mx.example.com' } }), { message: /doctor\.publicIps.*IPv4 or IPv6/ });
 });
 
 t.test('the lookup count follows includes and redirects, and stops at loops', async (t) => {
