@@ -21,6 +21,7 @@ import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { createBatchCommitter, createWriteBatcher } from './db/group-commit.js';
 import { migrateToLatest, pendingMigrations } from './db/migrate.js';
 import type { Deps } from './deps.js';
+import { createDoctor, type Doctor } from './domains/doctor.js';
 import { createDomainStore, type DomainStore } from './domains/domains.js';
 import { bounceDomainOf } from './domains/names.js';
 import { createEventBus } from './events/bus.js';
@@ -57,6 +58,7 @@ import { createLedger, type Ledger } from './messages/ledger.js';
 import { createDeliveryThreads } from './outbound/delivery-threads.js';
 import { createOutbound, DISPATCHER_WORKER, type Outbound } from './outbound/outbound.js';
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
+import { currentCertificate } from './smtp/self-signed.js';
 import { createSuppressHook, createSuppressionCheck, createSuppressionStore, type SuppressionStore } from './suppressions/store.js';
 import { createTemplateStore, type TemplateStore } from './templates/store.js';
 import { createWebhooks, type Webhooks } from './webhooks/webhooks.js';
@@ -94,6 +96,8 @@ export interface App extends Deps {
   /** Live transports for sms, push and web-push, routed through each workspace's connection. */
   channelTransports: ConnectionTransports;
   domains: DomainStore;
+  /** `postern doctor` and the domain checks of the API. */
+  doctor: Doctor;
   inbound: { addresses: AddressStore; messages: ReceivedReader; receiver: Receiver };
   webhooks: Webhooks;
   forwarding: Forwarding;
@@ -129,6 +133,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   const ledger = createLedger(deps);
   const suppressions = createSuppressionStore(deps);
   const domains = createDomainStore(deps);
+  const doctor = createDoctor({
+    ...deps,
+    certificate: () => currentCertificate({ dataDir: config.dataDir, certFile: config.smtp.tlsCert, keyFile: config.smtp.tlsKey }),
+  });
   const addresses = createAddressStore({ ...deps, domains });
   const receivedMessages = createReceivedReader({ ...deps, publicUrl });
   // message.received events name the stored message; their payload is its detail (inbound).
@@ -203,7 +211,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     templateRoutes(templates),
     suppressionRoutes(suppressions),
     connectionRoutes(connections, config),
-    inboundDomainRoutes({ domains }),
+    inboundDomainRoutes({ domains, doctor }),
     inboundAddressRoutes({ addresses }),
     inboundMessageRoutes({ messages: receivedMessages }),
     forwardingRoutes(forwarding),
@@ -296,6 +304,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     connections,
     channelTransports,
     domains,
+    doctor,
     inbound: { addresses, messages: receivedMessages, receiver },
     webhooks,
     forwarding,

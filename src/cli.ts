@@ -18,6 +18,7 @@ import { AppError } from './lib/errors.js';
 import { createLogger } from './lib/logger.js';
 import { serve } from './main.js';
 import { connectionCommands } from './cli/connections.js';
+import { doctorCommands } from './cli/doctor.js';
 import { domainCommands } from './cli/domains.js';
 import { forwardingCommands } from './cli/forwarding.js';
 import { operatorCommands } from './cli/operators.js';
@@ -75,6 +76,7 @@ const appCommands: Command[] = [
   ...templateCommands,
   ...connectionCommands,
   ...domainCommands,
+  ...doctorCommands,
   ...webhookCommands,
   ...forwardingCommands,
   ...operatorCommands,
@@ -236,6 +238,7 @@ async function runAppCommand(
   }
   try {
     const result = await command.run(app, args);
+    if (command.print) return command.print(result, io, args.values);
     io.out(JSON.stringify(result, null, 2) + '\n');
     return 0;
   } catch (err) {

@@ -209,6 +209,11 @@ const schema = z.strictObject({
   senderCaps: z.strictObject({
     enabled: z.boolean(),
   }),
+  // `postern doctor` (docs/doctor.md): the public addresses mail leaves from, which SPF must
+  // authorise and whose reverse DNS must name `hostname`. Empty: those checks only warn.
+  doctor: z.strictObject({
+    publicIps: z.array(z.string().refine((v) => isIP(v) !== 0, 'must be an IPv4 or IPv6 address')),
+  }),
 });
 
 /** The configuration; every duration in it is a number of milliseconds. */
