@@ -25,6 +25,7 @@ import { createDomainStore, type DomainStore } from './domains/domains.js';
 import { bounceDomainOf } from './domains/names.js';
 import { reportRoutes } from './http/routes/reports.js';
 import { createReports, type Reports } from './reports/reports.js';
+import { createScanner } from './inbound/scan.js';
 import { createEventBus } from './events/bus.js';
 import { createForwarding, type Forwarding } from './forwarding/forwarding.js';
 import { callbackRoutes } from './http/routes/callbacks.js';
@@ -192,7 +193,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     maxBatch: 64,
     maxLingerMs: analyzer.threaded ? 0 : 10,
   });
-  const receiver = createReceiver({ ...deps, committer, analyzer });
+  const receiver = createReceiver({ ...deps, committer, analyzer, scanner: createScanner(deps) });
 
   // Background workers: an explicit registry.
   const workerSpecs: WorkerSpec[] = [outbound.workerSpec, webhooks.deliverer.spec, forwarding.workerSpec];

@@ -16,7 +16,7 @@ import type { BounceHandler } from '../channels/email/bounces.js';
 import type { ReportInbox } from '../reports/inbox.js';
 import { parseRate } from '../channels/email/rates.js';
 import type { Config } from '../config.js';
-import type { MailboxRoute, Receiver } from '../inbound/receive.js';
+import { MessageRefused, type MailboxRoute, type Receiver } from '../inbound/receive.js';
 import type { Route, Router } from '../inbound/routing.js';
 import type { Clock } from '../lib/clock.js';
 import type { DnsResolver } from '../lib/dns.js';
@@ -171,6 +171,16 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
       })().then(
         (ids) => callback(null, replyFor({ kind: 'ok', ids }).message),
         (err) => {
+          if (err instanceof MessageRefused) {
+            const r = err.refusal;
+            return callback(
+              refusal(
+                r.reason === 'spam'
+                  ? { kind: 'deny', reason: 'spam', score: r.score }
+                  : { kind: 'deny', reason: 'virus', signature: r.signature },
+              ),
+            );
+          }
           log.error({ err, session: session.id }, 'storing inbound message failed');
           callback(refusal({ kind: 'denysoft', reason: 'storage-failed' }));
         },
