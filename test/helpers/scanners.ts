@@ -132,7 +132,7 @@ export async function startClamd(t: T): Promise<string> {
     new Promise<boolean>((resolve) => {
       const s = net.connect(port, '127.0.0.1');
       let got = '';
-      s.on('data', (d) => (got += d));
+      s.on('data', (d: Buffer) => (got += d.toString()));
       s.on('error', () => resolve(false));
       s.on('close', () => resolve(got.startsWith('PONG')));
       s.on('connect', () => s.write('zPING\0'));
