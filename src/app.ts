@@ -24,6 +24,9 @@ import type { Deps } from './deps.js';
 import { createDoctor, type Doctor } from './domains/doctor.js';
 import { createDomainStore, type DomainStore } from './domains/domains.js';
 import { bounceDomainOf } from './domains/names.js';
+import { reportRoutes } from './http/routes/reports.js';
+import { createReports, type Reports } from './reports/reports.js';
+import { createScanner } from './inbound/scan.js';
 import { createEventBus } from './events/bus.js';
 import { createForwarding, type Forwarding } from './forwarding/forwarding.js';
 import { callbackRoutes } from './http/routes/callbacks.js';
@@ -91,6 +94,8 @@ export interface App extends Deps {
   suppressions: SuppressionStore;
   /** DSNs and complaints arriving for the bounce domain (the SMTP listener calls it). */
   bounces: BounceHandler;
+  /** DMARC and TLS reports mailed to the report address, and their summaries. */
+  reports: Reports;
   templates: TemplateStore;
   connections: ConnectionStore;
   /** Live transports for sms, push and web-push, routed through each workspace's connection. */
@@ -177,6 +182,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     bounceDomain: bounceDomainOf(config),
     forwards: forwarding.bounces,
   });
+  // DMARC and TLS reports mailed to the report address; "own" sources are the box's public addresses.
+  const reports = createReports({ ...deps, ownAddresses: () => [] });
   // Provider status callbacks (Twilio, HTTP gateway) move messages through this sink.
   const providerStatus = createProviderStatusSink(ledger);
 
@@ -194,7 +201,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     maxBatch: 64,
     maxLingerMs: analyzer.threaded ? 0 : 10,
   });
-  const receiver = createReceiver({ ...deps, committer, analyzer });
+  const receiver = createReceiver({ ...deps, committer, analyzer, scanner: createScanner(deps) });
 
   // Background workers: an explicit registry.
   const workerSpecs: WorkerSpec[] = [outbound.workerSpec, webhooks.deliverer.spec, forwarding.workerSpec];
@@ -216,6 +223,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     inboundMessageRoutes({ messages: receivedMessages }),
     forwardingRoutes(forwarding),
     webhookRoutes(webhooks.endpoints),
+    reportRoutes(reports, () => clock.now()),
   ];
   const open = [
     trackingRoutes({ tokens: emailTokens, suppressions, log, engage: (id, kind, link) => recordEngagement(ledger, id, kind, link) }),
@@ -247,7 +255,16 @@ export async function createApp(options: AppOptions): Promise<App> {
   const httpApp = createHttpApp({ config, clock, log, keys, v1, open, dashboard, sessionAuth, readiness: () => readiness() });
   const httpServer = http.createServer(httpApp);
   httpServer.keepAliveTimeout = 65_000;
-  const smtp: SmtpListener = createSmtpListener({ config, log, clock, dns, router: createInboundRouter(deps), receiver, bounces });
+  const smtp: SmtpListener = createSmtpListener({
+    config,
+    log,
+    clock,
+    dns,
+    router: createInboundRouter(deps),
+    receiver,
+    bounces,
+    reports: reports.inbox,
+  });
   // Daily scheduled jobs (node-cron); tests call the job functions directly with a ManualClock.
   const dailyJobs: (() => Promise<unknown>)[] = [
     () => receivedMessages.purge(),
@@ -300,6 +317,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     outbound,
     suppressions,
     bounces,
+    reports,
     templates,
     connections,
     channelTransports,
