@@ -183,7 +183,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     forwards: forwarding.bounces,
   });
   // DMARC and TLS reports mailed to the report address; "own" sources are the box's public addresses.
-  const reports = createReports({ ...deps, ownAddresses: () => [] });
+  const reports = createReports({ ...deps, ownAddresses: () => config.doctor.publicIps });
   // Provider status callbacks (Twilio, HTTP gateway) move messages through this sink.
   const providerStatus = createProviderStatusSink(ledger);
 

@@ -13,6 +13,7 @@ import { isNoData } from '../lib/dns.js';
 import { notFound } from '../lib/errors.js';
 import { dkimRecordMatches } from './dkim-keys.js';
 import { publishedRecordsOf } from './domains.js';
+import { REPORT_LOCAL_PART } from '../reports/inbox.js';
 import { bounceDomainOf, normalizeDomain } from './names.js';
 import { countSpfLookups, SPF_LOOKUP_LIMIT, spfRecordsAt, spfVerdict, withAddresses } from './spf-check.js';
 
@@ -107,6 +108,7 @@ export function createDoctor({ config, db, dns, clock, certificate }: DoctorDeps
   const hostname = normalizeDomain(config.hostname);
   const publicIps = config.doctor.publicIps;
   const bounceDomain = bounceDomainOf(config);
+  const reportAddress = `${REPORT_LOCAL_PART}@${bounceDomain}`;
   const defaultSpf = () =>
     publicIps.length
       ? `v=spf1 ${publicIps.map((ip) => (ip.includes(':') ? `ip6:${ip}` : `ip4:${ip}`)).join(' ')} -all`
@@ -202,7 +204,8 @@ export function createDoctor({ config, db, dns, clock, certificate }: DoctorDeps
   // SPF is aligned only when the bounce domain sits under the domain (relaxed) or is it (strict).
   async function dmarcCheck(domain: string, dkimPasses: boolean): Promise<Check> {
     const name = 'dmarc';
-    const fix = { type: 'TXT', name: `_dmarc.${domain}`, value: `v=DMARC1; p=none; rua=mailto:dmarc@${domain}` };
+    // Aggregate reports come back to Postern's report address (docs/reports.md).
+    const fix = { type: 'TXT', name: `_dmarc.${domain}`, value: `v=DMARC1; p=none; rua=mailto:${reportAddress}` };
     const labels = domain.split('.');
     for (let i = 0; i <= labels.length - 2; i++) {
       const at = labels.slice(i).join('.');
@@ -226,7 +229,10 @@ export function createDoctor({ config, db, dns, clock, certificate }: DoctorDeps
           status: 'fail',
           detail: `p=${policy}${where}, but DKIM is not published, so mail from ${domain} does not pass DMARC; ${spfNote}`,
         };
-      return { name, status: 'pass', detail: `p=${policy}${where}; aligned through DKIM (d=${domain}); ${spfNote}` };
+      const reports = (tags.get('rua') ?? '').toLowerCase().includes(`mailto:${reportAddress}`)
+        ? `aggregate reports come to Postern`
+        : `add mailto:${reportAddress} to rua= to read the aggregate reports in Postern`;
+      return { name, status: 'pass', detail: `p=${policy}${where}; aligned through DKIM (d=${domain}); ${spfNote}; ${reports}` };
     }
     return { name, status: 'fail', detail: `no DMARC record at _dmarc.${domain}; large receivers require one from bulk senders`, fix };
   }
@@ -270,7 +276,7 @@ export function createDoctor({ config, db, dns, clock, certificate }: DoctorDeps
         const bad = rua.split(',').filter((u) => !/^(mailto:[^@\s]+@[^@\s]+|https:\/\/\S+)$/i.test(u.trim()));
         return bad.length ? `rua= must list mailto: or https: addresses, not ${bad.join(', ')}` : null;
       },
-      `v=TLSRPTv1; rua=mailto:tls-reports@${domain}`,
+      `v=TLSRPTv1; rua=mailto:${reportAddress}`,
     );
 
   async function domainChecks(row: Row): Promise<Check[]> {
