@@ -77,6 +77,7 @@ export async function startPostern(
     POSTERN_DATA_DIR: dataDir,
     POSTERN_HTTP_PORT: '0',
     POSTERN_SMTP_PORT: '0',
+    POSTERN_METRICS_PORT: '0',
     POSTERN_SMTP_HOST: '127.0.0.1',
     POSTERN_LOG_LEVEL: 'info',
     POSTERN_RATE_LIMIT_SEND: '0',

@@ -54,6 +54,8 @@ import { createLogger, type Logger } from './lib/logger.js';
 import { createSecretBox, loadSecretsKey } from './lib/secret-box.js';
 import { createWorker, type Worker, type WorkerSpec } from './lib/worker.js';
 import { createLedger, type Ledger } from './messages/ledger.js';
+import { createMetrics } from './metrics/metrics.js';
+import { createMetricsServer } from './metrics/server.js';
 import { createDeliveryThreads } from './outbound/delivery-threads.js';
 import { createOutbound, DISPATCHER_WORKER, type Outbound } from './outbound/outbound.js';
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
@@ -102,7 +104,8 @@ export interface App extends Deps {
   publicUrl(): string;
   /** Every HTTP route (method and path pattern). */
   routes(): RouteEntry[];
-  start(): Promise<{ http: number; smtp: number }>;
+  /** The ports listened on; `metrics` is null when `metrics.enabled` is false. */
+  start(): Promise<{ http: number; smtp: number; metrics: number | null }>;
   stop(): Promise<void>;
 }
 
@@ -117,7 +120,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   const handle = options.database ?? openDatabase(databaseTarget(config));
   await migrateToLatest(handle.db);
   const bus = createEventBus();
-  const writes = createWriteBatcher(handle.db, handle.dialect, { windowMs: config.dispatcher.commitWindow });
+  // Metrics (metrics/): built only when enabled; the modules below get plain observe callbacks.
+  const metrics = config.metrics.enabled ? createMetrics({ db: handle.db, config, now: () => clock.now() }) : null;
+  const writes = createWriteBatcher(handle.db, handle.dialect, {
+    windowMs: config.dispatcher.commitWindow,
+    observe: metrics ? (s) => metrics.commit('writes', s) : undefined,
+  });
   const deps: Deps = { config, db: handle.db, dialect: handle.dialect, writes, clock, ids, log, dns, bus };
   // Late-bound: the derived public URL needs the port known only after listen().
   const publicUrl = () => app.publicUrl();
@@ -126,7 +134,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const workspaces = createWorkspaceStore(deps);
   const keys = createKeyStore({ ...deps, cacheTtlMs: config.auth.cacheTtl });
   const templates = createTemplateStore(deps);
-  const ledger = createLedger(deps);
+  const ledger = createLedger({ ...deps, observe: metrics ? (o) => metrics.message(o) : undefined });
   const suppressions = createSuppressionStore(deps);
   const domains = createDomainStore(deps);
   const addresses = createAddressStore({ ...deps, domains });
@@ -135,6 +143,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const webhooks = createWebhooks({
     ...deps,
     eventPayload: async (type, data) => (type === 'message.received' ? receivedMessages.eventPayload(data) : data),
+    observe: metrics ? (outcome, s) => metrics.webhook(outcome, s) : undefined,
   });
   const threads = createDeliveryThreads({ threads: config.dispatcher.renderThreads, log });
   const outbound = createOutbound({ ...deps, ledger, threads, templates: () => templates });
@@ -185,8 +194,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     enabled: config.inbound.groupCommit,
     maxBatch: 64,
     maxLingerMs: analyzer.threaded ? 0 : 10,
+    observe: metrics ? (s) => metrics.commit('inbound', s) : undefined,
   });
-  const receiver = createReceiver({ ...deps, committer, analyzer });
+  const receiver = createReceiver({ ...deps, committer, analyzer, observe: metrics ? (v) => metrics.verification(v) : undefined });
 
   // Background workers: an explicit registry.
   const workerSpecs: WorkerSpec[] = [outbound.workerSpec, webhooks.deliverer.spec, forwarding.workerSpec];
@@ -236,10 +246,35 @@ export async function createApp(options: AppOptions): Promise<App> {
     publicUrl,
   });
   const sessionAuth = sessionPrincipal({ sessions, workspaces, audit });
-  const httpApp = createHttpApp({ config, clock, log, keys, v1, open, dashboard, sessionAuth, readiness: () => readiness() });
+  const httpApp = createHttpApp({
+    config,
+    clock,
+    log,
+    keys,
+    v1,
+    open,
+    dashboard,
+    sessionAuth,
+    readiness: () => readiness(),
+    observe: metrics ? (method, route, status, s) => metrics.http(method, route, status, s) : undefined,
+  });
   const httpServer = http.createServer(httpApp);
   httpServer.keepAliveTimeout = 65_000;
-  const smtp: SmtpListener = createSmtpListener({ config, log, clock, dns, router: createInboundRouter(deps), receiver, bounces });
+  const smtp: SmtpListener = createSmtpListener({
+    config,
+    log,
+    clock,
+    dns,
+    router: createInboundRouter(deps),
+    receiver,
+    bounces,
+    observe: metrics
+      ? { session: () => metrics.smtpSession(), accepted: () => metrics.inboundAccepted(), rejected: (r) => metrics.inboundRejected(r) }
+      : undefined,
+  });
+  const metricsServer = metrics
+    ? createMetricsServer(metrics.registry, { token: config.metrics.token }, (err) => log.error({ err }, 'collecting metrics failed'))
+    : null;
   // Daily scheduled jobs (node-cron); tests call the job functions directly with a ManualClock.
   const dailyJobs: (() => Promise<unknown>)[] = [
     () => receivedMessages.purge(),
@@ -270,9 +305,14 @@ export async function createApp(options: AppOptions): Promise<App> {
       pending = await pendingMigrations(handle.db).catch(() => []);
       if (pending.length) reasons.push(`migrations not applied: ${pending.join(', ')}`);
     }
-    const listening = { http: httpServer.listening, smtp: smtp.listening() };
+    const listening = {
+      http: httpServer.listening,
+      smtp: smtp.listening(),
+      ...(metricsServer ? { metrics: metricsServer.listening } : {}),
+    };
     if (!listening.http) reasons.push('the HTTP listener is not up');
     if (!listening.smtp) reasons.push('the SMTP listener is not up');
+    if (metricsServer && !metricsServer.listening) reasons.push('the metrics listener is not up');
     if (stopping) reasons.push('stopping');
     return {
       ready: reasons.length === 0,
@@ -318,6 +358,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       );
       httpPort = (httpServer.address() as AddressInfo).port;
       const smtpPort = await listening('smtp', config.smtp, () => smtp.listen());
+      const metricsPort = metricsServer ? await listening('metrics', config.metrics, () => listen(metricsServer, config.metrics)) : null;
       const otherForm = await domains.sharedDomainsOfOtherForm();
       if (otherForm.length > 0) {
         log.info(
@@ -329,7 +370,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       purgeTask = cron.schedule(config.inbound.purgeCron, () => {
         for (const job of dailyJobs) job().catch((err: unknown) => log.error({ err }, 'daily job failed'));
       });
-      return { http: httpPort, smtp: smtpPort };
+      return { http: httpPort, smtp: smtpPort, metrics: metricsPort };
     },
     stop() {
       // Stop accepting → let long-lived responses end → drain workers → close the database.
@@ -339,7 +380,9 @@ export async function createApp(options: AppOptions): Promise<App> {
         const httpClosed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
         httpServer.closeIdleConnections();
         const grace = setTimeout(() => httpServer.closeAllConnections(), 5_000);
-        await Promise.all([httpServer.listening ? httpClosed : Promise.resolve(), smtp.close()]);
+        const metricsClosed = metricsServer?.listening ? new Promise<void>((resolve) => metricsServer.close(() => resolve())) : null;
+        metricsServer?.closeAllConnections();
+        await Promise.all([httpServer.listening ? httpClosed : Promise.resolve(), smtp.close(), metricsClosed]);
         await analyzer.close();
         clearTimeout(grace);
         for (const w of workers) await w.stop();
@@ -441,7 +484,11 @@ const LISTEN_REASONS: Record<string, string> = {
 };
 
 /** Runs a listener's listen(); its failure becomes a ConfigError naming the address and settings. */
-async function listening<T>(listener: 'http' | 'smtp', at: { host: string; port: number }, listen: () => Promise<T>): Promise<T> {
+async function listening<T>(
+  listener: 'http' | 'smtp' | 'metrics',
+  at: { host: string; port: number },
+  listen: () => Promise<T>,
+): Promise<T> {
   try {
     return await listen();
   } catch (err) {
@@ -452,4 +499,15 @@ async function listening<T>(listener: 'http' | 'smtp', at: { host: string; port:
     const settings = `${listener}.host, ${listener}.port: ${envName([listener, 'host'])}, ${envName([listener, 'port'])}`;
     throw new ConfigError(`cannot listen for ${listener.toUpperCase()} on ${address} (${settings}): ${LISTEN_REASONS[code]}`);
   }
+}
+
+/** Listens on host:port; resolves with the port bound (0 picks one). */
+function listen(server: http.Server, at: { host: string; port: number }): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(at.port, at.host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
 }

@@ -10,6 +10,7 @@ import { createStamps } from '../lib/clock.js';
 import { planLimits } from '../workspaces/plans.js';
 import type { Analyzer } from './analysis-pool.js';
 import type { Route } from './routing.js';
+import type { Verdicts } from './verify.js';
 import type { StoredMessage, StoreRequest, StoreResult } from './store.js';
 
 export type MailboxRoute = Extract<Route, { kind: 'mailbox' }>;
@@ -36,6 +37,8 @@ export interface ReceiverDeps extends Pick<Deps, 'config' | 'clock' | 'ids' | 'l
   /** Stores a request with others that arrived together (storeMessages through the group commit). */
   committer: BatchCommitter<StoreRequest, StoreResult>;
   analyzer: Analyzer;
+  /** Told the verification results of each analysed message (metrics). */
+  observe?: (verdicts: Verdicts) => void;
 }
 
 export function createReceiver(deps: ReceiverDeps): Receiver {
@@ -55,6 +58,7 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
         maxBodyBytes: config.inbound.maxBodyBytes,
         maxParts: config.inbound.maxParts,
       });
+      deps.observe?.(a.verdicts);
       // Authentication-Results above our Received, as a receiving MTA's milters put them.
       const stored = Buffer.concat([Buffer.from(a.authHeaders, 'utf8'), Buffer.from(mail.trace ?? '', 'utf8'), mail.raw]);
 
