@@ -286,7 +286,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   let httpPort = config.http.port;
   let stopping: Promise<void> | null = null;
 
-  // GET /readyz: the database answers (within 2 s), both listeners accept, this build's migrations
+  // GET /readyz: the database answers (within 2 s), the listeners accept (metrics too when enabled), this build's migrations
   // are all applied, and the node is not stopping (so a load balancer drains it first).
   const readiness = async (): Promise<Readiness> => {
     const reasons: string[] = [];
@@ -359,6 +359,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       httpPort = (httpServer.address() as AddressInfo).port;
       const smtpPort = await listening('smtp', config.smtp, () => smtp.listen());
       const metricsPort = metricsServer ? await listening('metrics', config.metrics, () => listen(metricsServer, config.metrics)) : null;
+      metrics?.collectProcessMetrics();
       const otherForm = await domains.sharedDomainsOfOtherForm();
       if (otherForm.length > 0) {
         log.info(

@@ -51,6 +51,11 @@ const COMMIT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.
 
 export interface Metrics {
   readonly registry: client.Registry;
+  /**
+   * Adds Node's default process metrics (event-loop lag, heap, GC). Called when the daemon starts
+   * serving: their GC observer and event-loop monitor are not for the CLI, which builds the same graph.
+   */
+  collectProcessMetrics(): void;
   /** The ledger's observer: message outcomes, attempt latency, TLS of delivered email. */
   message(o: LedgerObservation): void;
   /** One HTTP response: the route pattern (`unmatched` when no route answered). */
@@ -73,12 +78,7 @@ export interface Metrics {
 export function createMetrics(deps: { db: Db; config: Pick<Config, 'metrics'>; now?: () => Date }): Metrics {
   const registry = new client.Registry();
   const now = deps.now ?? (() => new Date());
-  client.collectDefaultMetrics({ register: registry });
-  // prom-client names these gauges `_total`, which promtool's lint refuses (a counter's suffix); the
-  // same numbers are there by type (nodejs_active_handles{type}, …), so sum() those instead.
-  for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
-    registry.removeSingleMetric(name);
-  }
+  let processMetrics = false;
 
   const messages = new client.Counter({
     name: 'postern_messages_total',
@@ -213,6 +213,16 @@ export function createMetrics(deps: { db: Db; config: Pick<Config, 'metrics'>; n
 
   return {
     registry,
+    collectProcessMetrics() {
+      if (processMetrics) return;
+      processMetrics = true;
+      client.collectDefaultMetrics({ register: registry });
+      // prom-client names these gauges `_total`, which promtool's lint refuses (a counter's suffix);
+      // the same numbers are there by type (nodejs_active_handles{type}, …): sum() those instead.
+      for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+        registry.removeSingleMetric(name);
+      }
+    },
     message({ row, from, to, entries }) {
       const labels = {
         channel: row.channel,
