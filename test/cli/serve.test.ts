@@ -104,6 +104,9 @@ t.test('a port in use: one line naming it, exit 2, and nothing bootstrapped unti
   const { live } = readBootstrapKeys(dataDir);
   const res = await fetch(`http://127.0.0.1:${d.http}/v1/context`, { headers: { authorization: `Bearer ${live}` } });
   t.equal(res.status, 200);
+  // The ready line names the metrics listener's port too, and it serves there.
+  t.ok(typeof d.metrics === 'number' && d.metrics !== d.http, 'metrics port in the ready line');
+  t.match(await (await fetch(`http://127.0.0.1:${d.metrics}/metrics`)).text(), /^# HELP /m);
   d.child.kill('SIGTERM');
   t.equal(await d.exited, 0);
 });
