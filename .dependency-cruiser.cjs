@@ -77,6 +77,20 @@ module.exports = {
       to: { dependencyTypes: ['npm'], path: '^node_modules/smtp-server/' },
     },
     {
+      name: 'prom-client-only-in-metrics',
+      severity: 'error',
+      comment: 'src/metrics/ is the one place that speaks prom-client; the modules it observes hand it plain callbacks.',
+      from: { path: '^src/', pathNot: ['^src/metrics/'] },
+      to: { dependencyTypes: ['npm'], path: '(^|/)node_modules/prom-client/' },
+    },
+    {
+      name: 'metrics-only-from-app',
+      severity: 'error',
+      comment: 'Metrics are wired by the composition root only; no domain module imports src/metrics/.',
+      from: { path: '^src/', pathNot: ['^src/app\\.ts$', '^src/metrics/'] },
+      to: { path: '^src/metrics/' },
+    },
+    {
       name: 'channels-not-to-each-other',
       severity: 'error',
       comment: 'A channel folder never imports another channel folder; what they share lives in src/channels/*.ts or src/channel.ts.',

@@ -10,7 +10,9 @@
 // starts the daemon with `--cpu-prof --cpu-prof-dir=DIR`.
 // Environment: BENCH_DELIVERY_N (default 5000), BENCH_DELIVERY_CONCURRENCY (HTTP clients, 32),
 // BENCH_DELIVERY_SIZE (body bytes, 5120), BENCH_DELIVERY_CONNECTIONS (SMTP connections to the
-// sink, 20), BENCH_DELIVERY_DISPATCH (dispatcher concurrency; the config default when unset).
+// sink, 20), BENCH_DELIVERY_DISPATCH (dispatcher concurrency; the config default when unset),
+// BENCH_DELIVERY_SCRAPE_MS (scrape GET /metrics this often while the run lasts, as Prometheus
+// would; off when unset or when metrics are disabled).
 // Any POSTERN_* variable is passed to the daemon. Besides the rate it prints the daemon's CPU per
 // message and the rate once accepting is over, which vary less on a shared machine. SQLite in a temp dir, loopback only, bounded in time.
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -28,6 +30,7 @@ import { cpuSeconds, peakRss, startPostern } from './lib.js';
 
 interface Daemon {
   httpPort: number;
+  metricsPort: number | null;
   /** Peak RSS in bytes since start (VmHWM), or the sampled peak in process. */
   peakRss(): number;
   /** CPU seconds (user + system) the daemon used so far; NaN when unknown. */
@@ -43,6 +46,7 @@ async function spawnDaemon(env: Record<string, string>): Promise<Daemon> {
   const pid = d.child.pid!;
   return {
     httpPort: d.port,
+    metricsPort: d.metrics ?? null,
     peakRss: () => peakRss(pid),
     cpuSeconds: () => cpuSeconds(pid),
     loopCpuSeconds: () => cpuSeconds(pid, pid),
@@ -58,6 +62,7 @@ async function inProcess(env: Record<string, string>): Promise<Daemon> {
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
   return {
     httpPort: ports.http,
+    metricsPort: ports.metrics,
     peakRss: () => peak,
     cpuSeconds: () => {
       const u = process.cpuUsage();
@@ -107,6 +112,7 @@ export async function run(): Promise<void> {
     POSTERN_DATA_DIR: dataDir,
     POSTERN_HTTP_PORT: '0',
     POSTERN_SMTP_PORT: '0',
+    POSTERN_METRICS_PORT: '0',
     POSTERN_SMTP_HOST: '127.0.0.1',
     POSTERN_HOSTNAME: 'mx.postern.bench',
     POSTERN_RATE_LIMIT_SEND: '0',
@@ -150,6 +156,17 @@ export async function run(): Promise<void> {
       req.end(body);
     });
 
+  const scrapeMs = Number(process.env.BENCH_DELIVERY_SCRAPE_MS ?? 0);
+  let scrapes = 0;
+  const scraper =
+    scrapeMs > 0 && daemon.metricsPort
+      ? setInterval(() => {
+          void fetch(`http://127.0.0.1:${daemon.metricsPort}/metrics`).then(async (r) => {
+            await r.text();
+            if (r.ok) scrapes++;
+          });
+        }, scrapeMs)
+      : null;
   const cpuBefore = daemon.cpuSeconds();
   const loopCpuBefore = daemon.loopCpuSeconds();
   const benchCpuBefore = process.cpuUsage();
@@ -176,6 +193,7 @@ export async function run(): Promise<void> {
   const timeout = setTimeout(() => done(), 300_000);
   await allDone;
   clearTimeout(timeout);
+  if (scraper) clearInterval(scraper);
   const peakRss = daemon.peakRss();
   const cpuSeconds = daemon.cpuSeconds() - cpuBefore;
   const loopCpuSeconds = daemon.loopCpuSeconds() - loopCpuBefore;
@@ -186,6 +204,7 @@ export async function run(): Promise<void> {
     JSON.stringify({
       benchmark: 'delivery',
       daemon: inproc ? 'in-process' : 'own process',
+      metrics: daemon.metricsPort ? (scraper ? `on, ${scrapes} scrapes` : 'on') : 'off',
       messages: N,
       delivered,
       rejected,

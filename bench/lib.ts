@@ -14,6 +14,8 @@ export interface ChildServer {
   child: ChildProcess;
   port: number;
   smtp?: number;
+  /** The metrics listener's port (null when metrics.enabled is false). */
+  metrics?: number | null;
   stop(): Promise<void>;
 }
 
@@ -77,6 +79,7 @@ export async function startPostern(
     POSTERN_DATA_DIR: dataDir,
     POSTERN_HTTP_PORT: '0',
     POSTERN_SMTP_PORT: '0',
+    POSTERN_METRICS_PORT: '0',
     POSTERN_SMTP_HOST: '127.0.0.1',
     POSTERN_LOG_LEVEL: 'info',
     POSTERN_RATE_LIMIT_SEND: '0',
@@ -89,7 +92,7 @@ export async function startPostern(
   });
   child.stderr.resume();
   const ready = await waitForLine(child, (j) => j.msg === 'ready');
-  return { child, port: ready.http, smtp: ready.smtp, dataDir, env: fullEnv, stop: stopper(child) };
+  return { child, port: ready.http, smtp: ready.smtp, metrics: ready.metrics, dataDir, env: fullEnv, stop: stopper(child) };
 }
 
 /** The bare Express handler every HTTP figure is compared with. */

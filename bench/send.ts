@@ -66,6 +66,7 @@ async function postern(body: string, synchronous: string): Promise<Figures & { d
         POSTERN_DATA_DIR: dataDir,
         POSTERN_HTTP_PORT: '0',
         POSTERN_SMTP_PORT: '0',
+        POSTERN_METRICS_PORT: '0',
         POSTERN_SMTP_HOST: '127.0.0.1',
         POSTERN_RATE_LIMIT_SEND: '0',
         POSTERN_RATE_LIMIT_READ: '0',

@@ -60,6 +60,7 @@ async function boot(env: Record<string, string>): Promise<{ app: App; http: numb
       POSTERN_DATA_DIR: dataDir,
       POSTERN_HTTP_PORT: '0',
       POSTERN_SMTP_PORT: '0',
+      POSTERN_METRICS_PORT: '0',
       POSTERN_SMTP_HOST: '127.0.0.1',
       POSTERN_SHARED_INBOUND_DOMAIN: 'postern.test',
       POSTERN_RATE_LIMIT_SEND: '0',

@@ -58,6 +58,8 @@ import { createLogger, type Logger } from './lib/logger.js';
 import { createSecretBox, loadSecretsKey } from './lib/secret-box.js';
 import { createWorker, type Worker, type WorkerSpec } from './lib/worker.js';
 import { createLedger, type Ledger } from './messages/ledger.js';
+import { createMetrics } from './metrics/metrics.js';
+import { createMetricsServer } from './metrics/server.js';
 import { createDeliveryThreads } from './outbound/delivery-threads.js';
 import { createOutbound, DISPATCHER_WORKER, type Outbound } from './outbound/outbound.js';
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
@@ -111,7 +113,8 @@ export interface App extends Deps {
   publicUrl(): string;
   /** Every HTTP route (method and path pattern). */
   routes(): RouteEntry[];
-  start(): Promise<{ http: number; smtp: number }>;
+  /** The ports listened on; `metrics` is null when `metrics.enabled` is false. */
+  start(): Promise<{ http: number; smtp: number; metrics: number | null }>;
   stop(): Promise<void>;
 }
 
@@ -126,7 +129,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   const handle = options.database ?? openDatabase(databaseTarget(config));
   await migrateToLatest(handle.db);
   const bus = createEventBus();
-  const writes = createWriteBatcher(handle.db, handle.dialect, { windowMs: config.dispatcher.commitWindow });
+  // Metrics (metrics/): built only when enabled; the modules below get plain observe callbacks.
+  const metrics = config.metrics.enabled ? createMetrics({ db: handle.db, config, now: () => clock.now() }) : null;
+  const writes = createWriteBatcher(handle.db, handle.dialect, {
+    windowMs: config.dispatcher.commitWindow,
+    observe: metrics ? (s) => metrics.commit('writes', s) : undefined,
+  });
   const deps: Deps = { config, db: handle.db, dialect: handle.dialect, writes, clock, ids, log, dns, bus };
   // Late-bound: the derived public URL needs the port known only after listen().
   const publicUrl = () => app.publicUrl();
@@ -135,7 +143,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const workspaces = createWorkspaceStore(deps);
   const keys = createKeyStore({ ...deps, cacheTtlMs: config.auth.cacheTtl });
   const templates = createTemplateStore(deps);
-  const ledger = createLedger(deps);
+  const ledger = createLedger({ ...deps, observe: metrics ? (o) => metrics.message(o) : undefined });
   const suppressions = createSuppressionStore(deps);
   const domains = createDomainStore(deps);
   const doctor = createDoctor({
@@ -148,6 +156,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const webhooks = createWebhooks({
     ...deps,
     eventPayload: async (type, data) => (type === 'message.received' ? receivedMessages.eventPayload(data) : data),
+    observe: metrics ? (outcome, s) => metrics.webhook(outcome, s) : undefined,
   });
   const threads = createDeliveryThreads({ threads: config.dispatcher.renderThreads, log });
   const outbound = createOutbound({ ...deps, ledger, threads, templates: () => templates });
@@ -200,8 +209,15 @@ export async function createApp(options: AppOptions): Promise<App> {
     enabled: config.inbound.groupCommit,
     maxBatch: 64,
     maxLingerMs: analyzer.threaded ? 0 : 10,
+    observe: metrics ? (s) => metrics.commit('inbound', s) : undefined,
   });
-  const receiver = createReceiver({ ...deps, committer, analyzer, scanner: createScanner(deps) });
+  const receiver = createReceiver({
+    ...deps,
+    committer,
+    analyzer,
+    scanner: createScanner(deps),
+    observe: metrics ? (v) => metrics.verification(v) : undefined,
+  });
 
   // Background workers: an explicit registry.
   const workerSpecs: WorkerSpec[] = [outbound.workerSpec, webhooks.deliverer.spec, forwarding.workerSpec];
@@ -252,7 +268,18 @@ export async function createApp(options: AppOptions): Promise<App> {
     publicUrl,
   });
   const sessionAuth = sessionPrincipal({ sessions, workspaces, audit });
-  const httpApp = createHttpApp({ config, clock, log, keys, v1, open, dashboard, sessionAuth, readiness: () => readiness() });
+  const httpApp = createHttpApp({
+    config,
+    clock,
+    log,
+    keys,
+    v1,
+    open,
+    dashboard,
+    sessionAuth,
+    readiness: () => readiness(),
+    observe: metrics ? (method, route, status, s) => metrics.http(method, route, status, s) : undefined,
+  });
   const httpServer = http.createServer(httpApp);
   httpServer.keepAliveTimeout = 65_000;
   const smtp: SmtpListener = createSmtpListener({
@@ -264,7 +291,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     receiver,
     bounces,
     reports: reports.inbox,
+    observe: metrics
+      ? { session: () => metrics.smtpSession(), accepted: () => metrics.inboundAccepted(), rejected: (r) => metrics.inboundRejected(r) }
+      : undefined,
   });
+  const metricsServer = metrics
+    ? createMetricsServer(metrics.registry, { token: config.metrics.token }, (err) => log.error({ err }, 'collecting metrics failed'))
+    : null;
   // Daily scheduled jobs (node-cron); tests call the job functions directly with a ManualClock.
   const dailyJobs: (() => Promise<unknown>)[] = [
     () => receivedMessages.purge(),
@@ -276,7 +309,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   let httpPort = config.http.port;
   let stopping: Promise<void> | null = null;
 
-  // GET /readyz: the database answers (within 2 s), both listeners accept, this build's migrations
+  // GET /readyz: the database answers (within 2 s), the listeners accept (metrics too when enabled), this build's migrations
   // are all applied, and the node is not stopping (so a load balancer drains it first).
   const readiness = async (): Promise<Readiness> => {
     const reasons: string[] = [];
@@ -295,9 +328,14 @@ export async function createApp(options: AppOptions): Promise<App> {
       pending = await pendingMigrations(handle.db).catch(() => []);
       if (pending.length) reasons.push(`migrations not applied: ${pending.join(', ')}`);
     }
-    const listening = { http: httpServer.listening, smtp: smtp.listening() };
+    const listening = {
+      http: httpServer.listening,
+      smtp: smtp.listening(),
+      ...(metricsServer ? { metrics: metricsServer.listening } : {}),
+    };
     if (!listening.http) reasons.push('the HTTP listener is not up');
     if (!listening.smtp) reasons.push('the SMTP listener is not up');
+    if (metricsServer && !metricsServer.listening) reasons.push('the metrics listener is not up');
     if (stopping) reasons.push('stopping');
     return {
       ready: reasons.length === 0,
@@ -345,6 +383,8 @@ export async function createApp(options: AppOptions): Promise<App> {
       );
       httpPort = (httpServer.address() as AddressInfo).port;
       const smtpPort = await listening('smtp', config.smtp, () => smtp.listen());
+      const metricsPort = metricsServer ? await listening('metrics', config.metrics, () => listen(metricsServer, config.metrics)) : null;
+      metrics?.collectProcessMetrics();
       const otherForm = await domains.sharedDomainsOfOtherForm();
       if (otherForm.length > 0) {
         log.info(
@@ -356,7 +396,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       purgeTask = cron.schedule(config.inbound.purgeCron, () => {
         for (const job of dailyJobs) job().catch((err: unknown) => log.error({ err }, 'daily job failed'));
       });
-      return { http: httpPort, smtp: smtpPort };
+      return { http: httpPort, smtp: smtpPort, metrics: metricsPort };
     },
     stop() {
       // Stop accepting → let long-lived responses end → drain workers → close the database.
@@ -366,7 +406,9 @@ export async function createApp(options: AppOptions): Promise<App> {
         const httpClosed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
         httpServer.closeIdleConnections();
         const grace = setTimeout(() => httpServer.closeAllConnections(), 5_000);
-        await Promise.all([httpServer.listening ? httpClosed : Promise.resolve(), smtp.close()]);
+        const metricsClosed = metricsServer?.listening ? new Promise<void>((resolve) => metricsServer.close(() => resolve())) : null;
+        metricsServer?.closeAllConnections();
+        await Promise.all([httpServer.listening ? httpClosed : Promise.resolve(), smtp.close(), metricsClosed]);
         await analyzer.close();
         clearTimeout(grace);
         for (const w of workers) await w.stop();
@@ -468,7 +510,11 @@ const LISTEN_REASONS: Record<string, string> = {
 };
 
 /** Runs a listener's listen(); its failure becomes a ConfigError naming the address and settings. */
-async function listening<T>(listener: 'http' | 'smtp', at: { host: string; port: number }, listen: () => Promise<T>): Promise<T> {
+async function listening<T>(
+  listener: 'http' | 'smtp' | 'metrics',
+  at: { host: string; port: number },
+  listen: () => Promise<T>,
+): Promise<T> {
   try {
     return await listen();
   } catch (err) {
@@ -479,4 +525,15 @@ async function listening<T>(listener: 'http' | 'smtp', at: { host: string; port:
     const settings = `${listener}.host, ${listener}.port: ${envName([listener, 'host'])}, ${envName([listener, 'port'])}`;
     throw new ConfigError(`cannot listen for ${listener.toUpperCase()} on ${address} (${settings}): ${LISTEN_REASONS[code]}`);
   }
+}
+
+/** Listens on host:port; resolves with the port bound (0 picks one). */
+function listen(server: http.Server, at: { host: string; port: number }): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(at.port, at.host, () => {
+      server.off('error', reject);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
 }

@@ -59,6 +59,14 @@ const schema = z.strictObject({
     bodyLimit: z.string().regex(/^\d+(b|kb|mb)$/, 'must look like 40mb'),
     trustProxy: z.boolean(),
   }),
+  // Prometheus metrics on a listener of their own (docs/monitoring.md), never beside the API.
+  metrics: z.strictObject({
+    enabled: z.boolean(),
+    host: z.string().min(1),
+    port,
+    token: z.string(),
+    topDomains: z.number().int().min(0).max(200),
+  }),
   smtp: z.strictObject({
     host: z.string().min(1),
     port,

@@ -144,6 +144,8 @@ export async function serve(config: Config): Promise<number> {
       msg: 'ready',
       http: ports.http,
       smtp: ports.smtp,
+      // The metrics listener's port, or null when metrics.enabled is false.
+      metrics: ports.metrics,
       publicUrl: app.publicUrl(),
     }),
   );

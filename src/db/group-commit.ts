@@ -49,6 +49,8 @@ interface QueueOptions<I> {
   delay(lastCommitAt: number, lastCommitMs: number): number;
   /** When the whole batch fails: retry each item in a transaction of its own (else all fail). */
   retryAlone: boolean;
+  /** Told the seconds each committed batch took (metrics). */
+  observe?: (seconds: number) => void;
 }
 
 // The queue both shapes use: collect, wait per the delay rule, commit a batch, settle each item.
@@ -77,6 +79,7 @@ function createQueue<I>(db: Db, opts: QueueOptions<I>): (item: I) => Promise<unk
       }
       lastCommitMs = performance.now() - lastCommitAt;
       if (outcomes) {
+        opts.observe?.(lastCommitMs / 1000);
         batch.forEach((p, i) => {
           const o = outcomes[i];
           if (o.ok) p.resolve(o.value);
@@ -129,12 +132,17 @@ const ROLLBACK_TO = CompiledQuery.raw('ROLLBACK TO w');
 const MAX_WRITES = 256;
 
 /** Any writes, committed together on SQLite (each in its own savepoint); a transaction each on PostgreSQL. */
-export function createWriteBatcher(db: Db, dialect: Dialect, opts: { windowMs?: number } = {}): WriteBatcher {
-  if (dialect === 'postgres') return { run: (write) => db.transaction().execute(write) };
+export function createWriteBatcher(
+  db: Db,
+  dialect: Dialect,
+  opts: { windowMs?: number; observe?: (seconds: number) => void } = {},
+): WriteBatcher {
+  if (dialect === 'postgres') return { run: (write) => timed(db.transaction().execute(write), opts.observe) };
   const windowMs = opts.windowMs ?? 0;
   const submit = createQueue<Write<unknown>>(db, {
     maxBatch: MAX_WRITES,
     retryAlone: false,
+    observe: opts.observe,
     delay: (lastCommitAt) => lastCommitAt + windowMs - performance.now(),
     async runBatch(trx, writes) {
       const outcomes: Settled[] = [];
@@ -162,18 +170,42 @@ export function createWriteBatcher(db: Db, dialect: Dialect, opts: { windowMs?: 
 export function createBatchCommitter<I, O>(
   db: Db,
   dialect: Dialect,
-  opts: { storeBatch(trx: Transaction<Database>, items: I[]): Promise<O[]>; enabled: boolean; maxBatch: number; maxLingerMs: number },
+  opts: {
+    storeBatch(trx: Transaction<Database>, items: I[]): Promise<O[]>;
+    enabled: boolean;
+    maxBatch: number;
+    maxLingerMs: number;
+    observe?: (seconds: number) => void;
+  },
 ): BatchCommitter<I, O> {
   if (!opts.enabled || dialect !== 'sqlite') {
-    return { store: async (item) => (await db.transaction().execute((trx) => opts.storeBatch(trx, [item])))[0] };
+    return {
+      store: async (item) =>
+        (
+          await timed(
+            db.transaction().execute((trx) => opts.storeBatch(trx, [item])),
+            opts.observe,
+          )
+        )[0],
+    };
   }
   const submit = createQueue<I>(db, {
     maxBatch: opts.maxBatch,
     retryAlone: true,
+    observe: opts.observe,
     delay: (_at, lastCommitMs) => Math.min(lastCommitMs, opts.maxLingerMs),
     async runBatch(trx, items) {
       return (await opts.storeBatch(trx, items)).map((value) => ({ ok: true, value }));
     },
   });
   return { store: (item) => submit(item) as Promise<O> };
+}
+
+/** A transaction's promise, its time told to `observe` when it commits. */
+async function timed<T>(commit: Promise<T>, observe: ((seconds: number) => void) | undefined): Promise<T> {
+  if (!observe) return commit;
+  const started = performance.now();
+  const value = await commit;
+  observe((performance.now() - started) / 1000);
+  return value;
 }

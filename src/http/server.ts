@@ -26,6 +26,8 @@ export interface HttpDeps {
   sessionAuth?: OtherAuth;
   /** What GET /readyz reports: whether this node can serve (database, listeners, migrations). */
   readiness?: () => Promise<Readiness>;
+  /** Told of every response: the route pattern that answered (`unmatched` when none did), never the raw path. */
+  observe?: (method: string, route: string, status: number, seconds: number) => void;
 }
 
 export interface Readiness {
@@ -80,6 +82,19 @@ export function createHttpApp(deps: HttpDeps): express.Express {
     res.setHeader('X-Request-Id', id);
     next();
   });
+
+  if (deps.observe) {
+    const observe = deps.observe;
+    app.use((req, res, next) => {
+      const started = process.hrtime.bigint();
+      res.on('finish', () => {
+        // req.route is the route that answered; its mount point is req.baseUrl (`/v1`, ``).
+        const route = req.route ? `${req.baseUrl}${String((req.route as { path: unknown }).path)}` : 'unmatched';
+        observe(req.method, route, res.statusCode, Number(process.hrtime.bigint() - started) / 1e9);
+      });
+      next();
+    });
+  }
 
   // Access lines (method, path, status, time: never headers or bodies) at debug level only.
   if (deps.log.isLevelEnabled('debug')) {

@@ -6,7 +6,7 @@
 import { asBuffer } from '../lib/threads.js';
 import type { StoredParsed } from './received.js';
 import { parseMessage } from './parse.js';
-import { verifyMessage, type Lookup } from './verify.js';
+import { verifyMessage, type Lookup, type Verdicts } from './verify.js';
 
 export interface AnalyzeInput {
   raw: Uint8Array;
@@ -28,6 +28,8 @@ export interface Analysis {
   parsedJson: string;
   /** Why the parsed fields are partial (the message is stored `truncated`), or null. */
   partial: string | null;
+  /** The SPF/DKIM/DMARC/ARC verdicts (also inside parsedJson). */
+  verdicts: Verdicts;
 }
 
 export async function analyze(lookup: Lookup, input: AnalyzeInput): Promise<Analysis> {
@@ -44,5 +46,5 @@ export async function analyze(lookup: Lookup, input: AnalyzeInput): Promise<Anal
     maxParts: input.maxParts,
   });
   const stored: StoredParsed = { ...fields, ...(strippedReply === fields.text ? {} : { strippedReply }), verdicts };
-  return { authHeaders: headers, subject, fromEmail: fields.from.email, parsedJson: JSON.stringify(stored), partial };
+  return { authHeaders: headers, subject, fromEmail: fields.from.email, parsedJson: JSON.stringify(stored), partial, verdicts };
 }

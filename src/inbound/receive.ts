@@ -11,6 +11,7 @@ import { planLimits } from '../workspaces/plans.js';
 import type { Analyzer } from './analysis-pool.js';
 import type { ScanResult, Scanner } from './scan.js';
 import type { Route } from './routing.js';
+import type { Verdicts } from './verify.js';
 import type { StoredMessage, StoreRequest, StoreResult } from './store.js';
 
 export type MailboxRoute = Extract<Route, { kind: 'mailbox' }>;
@@ -39,6 +40,8 @@ export interface ReceiverDeps extends Pick<Deps, 'config' | 'clock' | 'ids' | 'l
   analyzer: Analyzer;
   /** Spam and virus checks (rspamd, clamd) when configured. */
   scanner?: Scanner;
+  /** Told the verification results of each analysed message (metrics). */
+  observe?: (verdicts: Verdicts) => void;
 }
 
 /** A message the scanners say must be refused; the listener answers 550 (spam) or 554 (virus). */
@@ -86,6 +89,7 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
         );
         throw new MessageRefused(scanned.refuse);
       }
+      deps.observe?.(scanned ? { ...a.verdicts, spam: scanned.spam, virus: scanned.virus } : a.verdicts);
       if (scanned) {
         const parsed = JSON.parse(a.parsedJson) as { verdicts: Record<string, unknown> };
         parsed.verdicts.spam = scanned.spam;

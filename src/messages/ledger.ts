@@ -46,6 +46,8 @@ export class Change {
   /** A column that must still be empty for the write to apply (first open, first click). */
   unsetColumn: 'opened_at' | 'clicked_at' | null = null;
   refused = false;
+  /** How many timeline entries were already announced to the observer. */
+  told: number;
 
   constructor(
     row: MessageRow,
@@ -55,6 +57,7 @@ export class Change {
     this.row = row;
     this.status = row.status;
     this.timeline = JSON.parse(row.timeline) as TimelineEntry[];
+    this.told = this.timeline.length;
   }
 
   /** Whether the transition table lets `trigger` move the message from where it is now to `to`. */
@@ -147,7 +150,21 @@ export interface Updated {
   written: MessageRow | null;
 }
 
-type LedgerDeps = Pick<Deps, 'db' | 'writes' | 'clock' | 'ids' | 'bus' | 'log'>;
+/** One committed change as an observer (the metrics) sees it: no status change when `from` equals `to`. */
+export interface LedgerObservation {
+  /** The row as written. */
+  row: MessageRow;
+  /** The status before (null for an accepted message). */
+  from: MessageStatus | null;
+  to: MessageStatus;
+  /** The timeline entries this commit added (`deferred`, `bounced: …`, `complaint: …`). */
+  entries: string[];
+}
+
+type LedgerDeps = Pick<Deps, 'db' | 'writes' | 'clock' | 'ids' | 'bus' | 'log'> & {
+  /** Called after each commit (metrics); must not throw or block. */
+  observe?: (o: LedgerObservation) => void;
+};
 
 const MAX_RACES = 5;
 
@@ -215,6 +232,10 @@ export function createLedger(deps: LedgerDeps): Ledger {
     const events = eventsOf(c);
     for (const { type } of events) bus.publish('events.recorded', { type });
     if (view && (changed(c) || events.length > 0)) tell(view);
+    if (deps.observe) {
+      deps.observe({ row: next, from: c.row.status, to: c.status, entries: c.timeline.slice(c.told).map((e) => e.e) });
+      c.told = c.timeline.length;
+    }
     c.row = next;
     c.patch = {};
     c.events = [];
@@ -244,6 +265,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
 
     inserted(row) {
       if (watchers.size > 0) tell(rowToMessage(row));
+      deps.observe?.({ row, from: null, to: row.status, entries: [] });
     },
 
     change: (row) => new Change(row, stamp, log),

@@ -45,6 +45,14 @@ export interface SmtpListenerDeps {
   receiver?: Receiver;
   bounces?: BounceHandler;
   reports?: ReportInbox;
+  /** Told of sessions, accepted transactions and refusals by reason (metrics). */
+  observe?: SmtpObserver;
+}
+
+export interface SmtpObserver {
+  session(): void;
+  accepted(): void;
+  rejected(reason: string): void;
 }
 
 /** Longest local part (RFC 5321 4.5.3.1.1), in octets. */
@@ -72,6 +80,11 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
   const routes = new WeakMap<object, Destination[]>();
   let server: SMTPServer | null = null;
   const sockets = new Set<Socket>();
+  // Every refusal of a command goes through here, so the observer sees each reason.
+  const refuse = (v: Parameters<typeof refusal>[0]) => {
+    deps.observe?.rejected(v.reason);
+    return refusal(v);
+  };
   const postmaster = createPostmasterMailbox({ dir: path.join(config.dataDir, 'postmaster'), hostname: config.hostname });
 
   /** Where a recipient goes: the router's answer, or for the bare postmaster, ours. */
@@ -92,12 +105,12 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
     const rcpt = address.address;
     const at = rcpt.lastIndexOf('@');
     if (Buffer.byteLength(at === -1 ? rcpt : rcpt.slice(0, at)) > MAX_LOCAL_PART_OCTETS) {
-      return callback(refusal({ kind: 'deny', reason: 'local-part-too-long' }));
+      return callback(refuse({ kind: 'deny', reason: 'local-part-too-long' }));
     }
     destination(rcpt).then(
       (route) => {
-        if (route === 'postmaster-full') return callback(refusal({ kind: 'denysoft', reason: 'postmaster-full' }));
-        if (!route) return callback(refusal({ kind: 'deny', reason: 'relay-denied', rcpt }));
+        if (route === 'postmaster-full') return callback(refuse({ kind: 'denysoft', reason: 'postmaster-full' }));
+        if (!route) return callback(refuse({ kind: 'deny', reason: 'relay-denied', rcpt }));
         const list = routes.get(session.envelope) ?? [];
         if (list.some((r) => r.rcpt.toLowerCase() === rcpt.toLowerCase())) return callback();
         list.push(route);
@@ -106,7 +119,7 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
       },
       (err) => {
         log.warn({ err, rcpt }, 'recipient lookup failed');
-        callback(refusal({ kind: 'denysoft', reason: 'lookup-failed' }));
+        callback(refuse({ kind: 'denysoft', reason: 'lookup-failed' }));
       },
     );
   };
@@ -131,14 +144,14 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
       size += chunk.length;
       if (size <= opts.maxSizeBytes) chunks.push(chunk);
     });
-    stream.once('error', (err) => callback(refusal({ kind: 'denysoft', reason: 'read-failed', detail: err.message })));
+    stream.once('error', (err) => callback(refuse({ kind: 'denysoft', reason: 'read-failed', detail: err.message })));
     stream.once('end', () => {
       if (stream.sizeExceeded || size > opts.maxSizeBytes) {
-        return callback(refusal({ kind: 'deny', reason: 'too-large', maxBytes: opts.maxSizeBytes }));
+        return callback(refuse({ kind: 'deny', reason: 'too-large', maxBytes: opts.maxSizeBytes }));
       }
       const raw = Buffer.concat(chunks, size);
       if (findBareLineEnding(raw) !== -1) {
-        return callback(refusal({ kind: 'deny', reason: 'bare-line-ending' }));
+        return callback(refuse({ kind: 'deny', reason: 'bare-line-ending' }));
       }
       const list = routes.get(session.envelope) ?? [];
       const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
@@ -169,12 +182,15 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
         }
         return ids;
       })().then(
-        (ids) => callback(null, replyFor({ kind: 'ok', ids }).message),
+        (ids) => {
+          deps.observe?.accepted();
+          callback(null, replyFor({ kind: 'ok', ids }).message);
+        },
         (err) => {
           if (err instanceof MessageRefused) {
             const r = err.refusal;
             return callback(
-              refusal(
+              refuse(
                 r.reason === 'spam'
                   ? { kind: 'deny', reason: 'spam', score: r.score }
                   : { kind: 'deny', reason: 'virus', signature: r.signature },
@@ -182,7 +198,7 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
             );
           }
           log.error({ err, session: session.id }, 'storing inbound message failed');
-          callback(refusal({ kind: 'denysoft', reason: 'storage-failed' }));
+          callback(refuse({ kind: 'denysoft', reason: 'storage-failed' }));
         },
       );
     });
@@ -247,12 +263,14 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
         maxNoops: opts.maxNoops,
         commandTimeoutMs: opts.commandTimeout,
         log,
+        refused: (reason) => deps.observe?.rejected(reason),
       });
       setGreetingDelay(server, opts.greetingDelay);
       server.on('error', (err) => log.warn({ err }, 'smtp error'));
       // A hard cap on a connection's lifetime, whatever it is doing.
       server.server.on('connection', (socket: Socket) => {
         deps.receiver?.warm();
+        deps.observe?.session();
         sockets.add(socket);
         const timer = setTimeout(() => socket.destroy(), opts.maxConnectionTime);
         timer.unref();

@@ -26,13 +26,16 @@ export interface SessionGuardOptions {
   maxNoops: number;
   commandTimeoutMs: number;
   log: Logger;
+  /** Told the reason of each disconnecting refusal (metrics). */
+  refused?: (reason: string) => void;
 }
 
 const JUNK = new Set(['NOOP', 'RSET', 'VRFY', 'HELP']);
 /** A reply text that starts with its own enhanced status code (replies.ts). */
 const ENHANCED = /^[245]\.\d{1,3}\.\d{1,3} /;
 
-function disconnect(conn: Connection, v: Extract<Verdict, { kind: 'disconnect' }>): void {
+function disconnect(conn: Connection, v: Extract<Verdict, { kind: 'disconnect' }>, refused?: (reason: string) => void): void {
+  refused?.(v.reason);
   const r = replyFor(v);
   conn.send(r.code, r.message);
 }
@@ -53,8 +56,12 @@ export function guardSessions(server: SMTPServer, opts: SessionGuardOptions): vo
     if (!admission.ok) {
       log.info({ ip, reason: admission.reason, key: admission.key }, 'smtp connection refused by the per-address limits');
       return admission.reason === 'too-many-connections'
-        ? disconnect(conn, { kind: 'disconnect', reason: 'too-many-connections', host, ip, max: opts.maxConnectionsPerAddress })
-        : disconnect(conn, { kind: 'disconnect', reason: 'connection-rate', host, ip, rate: opts.rateText });
+        ? disconnect(
+            conn,
+            { kind: 'disconnect', reason: 'too-many-connections', host, ip, max: opts.maxConnectionsPerAddress },
+            opts.refused,
+          )
+        : disconnect(conn, { kind: 'disconnect', reason: 'connection-rate', host, ip, rate: opts.rateText }, opts.refused);
     }
     let junk = 0;
     let timer: NodeJS.Timeout | null = null;
@@ -77,7 +84,7 @@ export function guardSessions(server: SMTPServer, opts: SessionGuardOptions): vo
       timer = null;
       if (conn._closing || conn._closed || conn._dataStream || conn._handlerPending) return;
       log.debug({ ip, session: conn.id }, 'smtp command timeout');
-      disconnect(conn, { kind: 'disconnect', reason: 'command-timeout', host, seconds: opts.commandTimeoutMs / 1000 });
+      disconnect(conn, { kind: 'disconnect', reason: 'command-timeout', host, seconds: opts.commandTimeoutMs / 1000 }, opts.refused);
     };
     afterReply = (code, context) => {
       if (code === 250 && context === 'DATA_OK') junk = 0;
@@ -93,7 +100,7 @@ export function guardSessions(server: SMTPServer, opts: SessionGuardOptions): vo
       const name = String(command).slice(0, 5).trim().toUpperCase();
       if (opts.maxNoops && conn._ready && !conn._upgrading && JUNK.has(name) && ++junk > opts.maxNoops) {
         log.info({ ip, session: conn.id, command: name }, 'smtp junk command budget spent');
-        return disconnect(conn, { kind: 'disconnect', reason: 'too-many-junk-commands', host, max: opts.maxNoops });
+        return disconnect(conn, { kind: 'disconnect', reason: 'too-many-junk-commands', host, max: opts.maxNoops }, opts.refused);
       }
       onCommand(command, callback);
     };

@@ -25,6 +25,8 @@ export interface DelivererDeps extends Pick<Deps, 'config' | 'db' | 'dialect' | 
    * reference (message.received stores the message's id) is rendered here, at delivery.
    */
   eventPayload?: (type: string, data: string) => Promise<string>;
+  /** Told of each attempt: succeeded, retrying (failed, retried later) or failed (given up), and its seconds (metrics). */
+  observe?: (outcome: 'succeeded' | 'retrying' | 'failed', seconds: number) => void;
 }
 
 export interface Deliverer {
@@ -221,6 +223,7 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
           .execute();
       }
     });
+    deps.observe?.(ok ? 'succeeded' : next ? 'retrying' : 'failed', outcome.durationMs / 1000);
     if (disable)
       log.warn({ endpoint: d.endpoint_public_id, failingSince: d.failing_since }, 'webhook endpoint disabled after failing continuously');
     log.debug(

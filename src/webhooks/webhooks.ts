@@ -13,7 +13,7 @@ export interface Webhooks {
   close(): Promise<void>;
 }
 
-export function createWebhooks(deps: Deps & Pick<DelivererDeps, 'eventPayload'>): Webhooks {
+export function createWebhooks(deps: Deps & Pick<DelivererDeps, 'eventPayload' | 'observe'>): Webhooks {
   let worker: Worker | undefined;
   const deliverer = createDeliverer(deps);
   const wake = () => {

@@ -63,7 +63,13 @@ t.test('a file that cannot be written is logged with the way to recover, keys ne
   t.notMatch(c.logs.join('\n'), /sk_(live|test)_/);
 });
 
-const base = { POSTERN_HTTP_HOST: '127.0.0.1', POSTERN_HTTP_PORT: '0', POSTERN_SMTP_HOST: '127.0.0.1', POSTERN_SMTP_PORT: '0' };
+const base = {
+  POSTERN_HTTP_HOST: '127.0.0.1',
+  POSTERN_HTTP_PORT: '0',
+  POSTERN_SMTP_HOST: '127.0.0.1',
+  POSTERN_SMTP_PORT: '0',
+  POSTERN_METRICS_PORT: '0',
+};
 
 /** Exactly one line on stderr, and no stack trace or key anywhere. */
 function oneLine(t: Test, r: { stdout: string; stderr: string }): string {
@@ -82,6 +88,7 @@ t.test('a port in use: one line naming it, exit 2, and nothing bootstrapped unti
   for (const [listener, variable] of [
     ['HTTP', 'POSTERN_HTTP_PORT'],
     ['SMTP', 'POSTERN_SMTP_PORT'],
+    ['METRICS', 'POSTERN_METRICS_PORT'],
   ]) {
     const r = await runBin(['serve'], { env: { ...base, POSTERN_DATA_DIR: dataDir, [variable]: String(port) } });
     t.equal(r.code, 2, listener);
@@ -97,6 +104,9 @@ t.test('a port in use: one line naming it, exit 2, and nothing bootstrapped unti
   const { live } = readBootstrapKeys(dataDir);
   const res = await fetch(`http://127.0.0.1:${d.http}/v1/context`, { headers: { authorization: `Bearer ${live}` } });
   t.equal(res.status, 200);
+  // The ready line names the metrics listener's port too, and it serves there.
+  t.ok(typeof d.metrics === 'number' && d.metrics !== d.http, 'metrics port in the ready line');
+  t.match(await (await fetch(`http://127.0.0.1:${d.metrics}/metrics`)).text(), /^# HELP /m);
   d.child.kill('SIGTERM');
   t.equal(await d.exited, 0);
 });

@@ -35,6 +35,8 @@ export interface TestDaemon {
   url: string;
   httpPort: number;
   smtpPort: number;
+  /** The metrics listener's port (null when the test disabled it). */
+  metricsPort: number | null;
   dataDir: string;
   /** Environment that points a CLI or a second daemon at the same data. */
   env: Record<string, string>;
@@ -79,6 +81,7 @@ export async function bootDaemon(t: Teardown, opts: BootOptions = {}): Promise<T
     POSTERN_DATABASE_URL: databaseUrl,
     POSTERN_HTTP_PORT: '0',
     POSTERN_SMTP_PORT: '0',
+    POSTERN_METRICS_PORT: '0',
     POSTERN_SMTP_HOST: '127.0.0.1',
     POSTERN_HOSTNAME: 'mx.postern.test',
     POSTERN_SHARED_INBOUND_DOMAIN: 'postern.test',
@@ -106,6 +109,7 @@ export async function bootDaemon(t: Teardown, opts: BootOptions = {}): Promise<T
     url,
     httpPort: ports.http,
     smtpPort: ports.smtp,
+    metricsPort: ports.metrics,
     dataDir,
     env,
     logs,

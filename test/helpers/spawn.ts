@@ -10,6 +10,8 @@ export interface Spawned {
   child: ChildProcess;
   http: number;
   smtp: number;
+  /** The metrics listener's port (null when disabled). */
+  metrics: number | null;
   lines: string[];
   stderr: string[];
   exited: Promise<number | null>;
@@ -18,7 +20,8 @@ export interface Spawned {
 /** Starts `postern serve` and resolves once it prints its ready line. */
 export function spawnDaemon(env: Record<string, string>, args: string[] = []): Promise<Spawned> {
   const child = spawn(process.execPath, [BIN, 'serve', ...args], {
-    env: { ...process.env, POSTERN_LOG_LEVEL: 'info', ...env },
+    // Port 0 for metrics too, so daemons of parallel tests never meet on 9464.
+    env: { ...process.env, POSTERN_LOG_LEVEL: 'info', POSTERN_METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
@@ -31,7 +34,7 @@ export function spawnDaemon(env: Record<string, string>, args: string[] = []): P
       lines.push(line);
       try {
         const j = JSON.parse(line);
-        if (j.msg === 'ready') resolve({ child, http: j.http, smtp: j.smtp, lines, stderr, exited });
+        if (j.msg === 'ready') resolve({ child, http: j.http, smtp: j.smtp, metrics: j.metrics, lines, stderr, exited });
       } catch {
         // not a log line
       }

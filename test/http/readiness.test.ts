@@ -1,4 +1,4 @@
-// GET /readyz says whether this node can serve — the database answers, both listeners are up, its
+// GET /readyz says whether this node can serve — the database answers, the listeners (HTTP, SMTP, metrics) are up, its
 // migrations are applied — with the reasons when it cannot (503); /healthz stays a liveness
 // answer. Every response carries X-Request-Id, and the log lines about the request name it.
 import t from 'tap';
@@ -11,7 +11,7 @@ t.test('ready when the database answers, the listeners are up and the migrations
   t.same(ready.body, {
     ready: true,
     reasons: [],
-    checks: { database: 'ok', migrationsPending: [], http: true, smtp: true, stopping: false },
+    checks: { database: 'ok', migrationsPending: [], http: true, smtp: true, metrics: true, stopping: false },
   });
   t.equal(ready.headers.get('cache-control'), 'no-store');
 

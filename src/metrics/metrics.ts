@@ -1,0 +1,287 @@
+// Prometheus metrics: the only module that imports prom-client. The domain modules know nothing of
+// it; each exposes a small `observe` callback (the ledger's commits, the HTTP app's responses, the
+// group commit's transactions, the SMTP listener's verdicts, the receiver's verification results,
+// the webhook deliverer's attempts) and app.ts wires those callbacks to the functions here.
+//
+// Per-node series carry no node label: Prometheus adds `instance` when it scrapes each node. The
+// queue gauges are read from the database at scrape time, so every node reports the same cluster
+// wide numbers: they carry `scope="cluster"` to say so (take max(), never sum(), across nodes).
+//
+// Cardinality stays bounded: HTTP requests are labelled by route pattern (never the raw path),
+// destination domains by the first `metrics.topDomains` domains this node sends to (the rest are
+// `other`), and every other label takes values from a closed list.
+import { sql } from 'kysely';
+import client from 'prom-client';
+import type { Config } from '../config.js';
+import type { Db } from '../db/database.js';
+import { isSet } from '../db/schema.js';
+import type { LedgerObservation } from '../messages/ledger.js';
+
+/** The message outcomes counted by postern_messages_total{event}. */
+export const MESSAGE_EVENTS = [
+  'accepted',
+  'delivered',
+  'sent',
+  'deferred',
+  'failed',
+  'bounced',
+  'complained',
+  'suppressed',
+  'opted_out',
+  'blocked',
+] as const;
+type MessageEvent = (typeof MESSAGE_EVENTS)[number];
+
+const FINAL: Record<string, MessageEvent | undefined> = {
+  delivered: 'delivered',
+  sent: 'sent',
+  failed: 'failed',
+  suppressed: 'suppressed',
+  opted_out: 'opted_out',
+  blocked: 'blocked',
+};
+const ATTEMPT_RESULTS = new Set(['delivered', 'sent', 'failed', 'suppressed']);
+const QUEUE_STATUSES = ['scheduled', 'queued', 'rendered', 'dispatched'] as const;
+const VERIFICATION_CHECKS = ['spf', 'dkim', 'dmarc', 'arc', 'spam', 'virus'] as const;
+// Results outside this list (mailauth may grow some) are counted as `other`.
+const VERIFICATION_RESULTS = new Set([
+  'pass',
+  'fail',
+  'softfail',
+  'neutral',
+  'none',
+  'temperror',
+  'permerror',
+  'policy',
+  'ham',
+  'spam',
+  'clean',
+  'infected',
+]);
+// Seconds: 5 ms to 2 minutes covers a loopback SMTP hand-over and a slow remote MX alike.
+const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
+const COMMIT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
+
+export interface Metrics {
+  readonly registry: client.Registry;
+  /**
+   * Adds Node's default process metrics (event-loop lag, heap, GC). Called when the daemon starts
+   * serving: their GC observer and event-loop monitor are not for the CLI, which builds the same graph.
+   */
+  collectProcessMetrics(): void;
+  /** The ledger's observer: message outcomes, attempt latency, TLS of delivered email. */
+  message(o: LedgerObservation): void;
+  /** One HTTP response: the route pattern (`unmatched` when no route answered). */
+  http(method: string, route: string, status: number, seconds: number): void;
+  /** One committed transaction of the group commit (`writes`) or the inbound store (`inbound`). */
+  commit(batcher: 'writes' | 'inbound', seconds: number): void;
+  /** An SMTP connection opened. */
+  smtpSession(): void;
+  /** An inbound transaction accepted (250 after DATA). */
+  inboundAccepted(): void;
+  /** An inbound command refused, by the reason of its verdict (smtp/replies.ts). */
+  inboundRejected(reason: string): void;
+  /** The SPF/DKIM/DMARC/ARC results of one received message. */
+  verification(verdicts: Partial<Record<(typeof VERIFICATION_CHECKS)[number], { result: string }>>): void;
+  /** One webhook attempt: succeeded, retrying (failed, will be retried) or failed (gave up). */
+  webhook(outcome: 'succeeded' | 'retrying' | 'failed', seconds: number): void;
+}
+
+/** The registry with every series; `db` is read at scrape time for the queue gauges. */
+export function createMetrics(deps: { db: Db; config: Pick<Config, 'metrics'>; now?: () => Date }): Metrics {
+  const registry = new client.Registry();
+  const now = deps.now ?? (() => new Date());
+  let processMetrics = false;
+
+  const messages = new client.Counter({
+    name: 'postern_messages_total',
+    help: 'Outbound message events on this node, by event, channel, environment and destination domain (top N, else other)',
+    labelNames: ['event', 'channel', 'environment', 'domain'] as const,
+    registers: [registry],
+  });
+  const attempts = new client.Histogram({
+    name: 'postern_delivery_attempt_duration_seconds',
+    help: 'Time a transport took for one delivery attempt, by channel and result',
+    labelNames: ['channel', 'result'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const tls = new client.Counter({
+    name: 'postern_email_tls_total',
+    help: 'Email recipients accepted by a remote server, by whether the session used TLS (tls) or not (plaintext)',
+    labelNames: ['result'] as const,
+    registers: [registry],
+  });
+  const httpRequests = new client.Counter({
+    name: 'postern_http_requests_total',
+    help: 'HTTP requests answered, by method, route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [registry],
+  });
+  const httpDuration = new client.Histogram({
+    name: 'postern_http_request_duration_seconds',
+    help: 'Time to answer an HTTP request, by method and route pattern',
+    labelNames: ['method', 'route'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+  const commits = new client.Histogram({
+    name: 'postern_db_commit_duration_seconds',
+    help: 'Time of one committed database transaction of the group commit (writes) or the inbound store (inbound)',
+    labelNames: ['batcher'] as const,
+    buckets: COMMIT_BUCKETS,
+    registers: [registry],
+  });
+  const smtpSessions = new client.Counter({
+    name: 'postern_smtp_sessions_total',
+    help: 'SMTP connections opened to the inbound listener',
+    registers: [registry],
+  });
+  const inboundAccepted = new client.Counter({
+    name: 'postern_inbound_accepted_total',
+    help: 'Inbound SMTP transactions accepted (250 after DATA)',
+    registers: [registry],
+  });
+  const inboundRejected = new client.Counter({
+    name: 'postern_inbound_rejected_total',
+    help: 'Inbound SMTP commands refused, by reason',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const verification = new client.Counter({
+    name: 'postern_inbound_verification_total',
+    help: 'Verification results of received messages, by check (spf, dkim, dmarc, arc) and result',
+    labelNames: ['check', 'result'] as const,
+    registers: [registry],
+  });
+  const webhooks = new client.Counter({
+    name: 'postern_webhook_deliveries_total',
+    help: 'Webhook delivery attempts, by outcome (succeeded, retrying, failed)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const webhookDuration = new client.Histogram({
+    name: 'postern_webhook_delivery_duration_seconds',
+    help: 'Time of one webhook delivery attempt, by outcome',
+    labelNames: ['outcome'] as const,
+    buckets: LATENCY_BUCKETS,
+    registers: [registry],
+  });
+
+  // Queue gauges: one query per scrape, cluster-wide (every node sees the same table).
+  const queueDepth = new client.Gauge({
+    name: 'postern_queue_messages',
+    help: 'Messages waiting in the outbound queue, by status; cluster wide (read from the database), so never sum across nodes',
+    labelNames: ['status', 'scope'] as const,
+    registers: [registry],
+  });
+  const oldestReady = new client.Gauge({
+    name: 'postern_queue_oldest_ready_age_seconds',
+    help: 'Age of the oldest message due for an attempt now (0 when none); cluster wide (read from the database)',
+    labelNames: ['scope'] as const,
+    registers: [registry],
+  });
+  let queueRead: Promise<void> | null = null;
+  const readQueue = async () => {
+    const at = now().toISOString();
+    const [rows, oldest] = await Promise.all([
+      deps.db
+        .selectFrom('messages')
+        .select(['status', (eb) => eb.fn.countAll<number>().as('n')])
+        .where('status', 'in', [...QUEUE_STATUSES])
+        .groupBy('status')
+        .execute(),
+      deps.db
+        .selectFrom('messages')
+        .select(sql<string | null>`min(due_at)`.as('due'))
+        .where('due_at', '<=', at)
+        .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', at)]))
+        .executeTakeFirst(),
+    ]);
+    for (const s of QUEUE_STATUSES) queueDepth.set({ status: s, scope: 'cluster' }, Number(rows.find((r) => r.status === s)?.n ?? 0));
+    const due = oldest?.due ? new Date(oldest.due).getTime() : null;
+    oldestReady.set({ scope: 'cluster' }, due === null ? 0 : Math.max(0, (now().getTime() - due) / 1000));
+  };
+  // Both gauges' collect() share one read; a second scrape meanwhile waits for the same one.
+  const collectQueue = async () => {
+    queueRead ??= readQueue().finally(() => (queueRead = null));
+    await queueRead;
+  };
+  Object.assign(queueDepth, { collect: collectQueue });
+  Object.assign(oldestReady, { collect: collectQueue });
+
+  // Destination domains: the first N this node sends to keep their name, the rest read `other`.
+  const topDomains = deps.config.metrics.topDomains;
+  const named = new Set<string>();
+  const domainLabel = (channel: string, recipient: string): string => {
+    if (channel !== 'email') return 'none';
+    const domain = recipient.slice(recipient.lastIndexOf('@') + 1).toLowerCase();
+    if (named.has(domain)) return domain;
+    if (named.size < topDomains) {
+      named.add(domain);
+      return domain;
+    }
+    return 'other';
+  };
+
+  return {
+    registry,
+    collectProcessMetrics() {
+      if (processMetrics) return;
+      processMetrics = true;
+      client.collectDefaultMetrics({ register: registry });
+      // prom-client names these gauges `_total`, which promtool's lint refuses (a counter's suffix);
+      // the same numbers are there by type (nodejs_active_handles{type}, …): sum() those instead.
+      for (const name of ['nodejs_active_handles_total', 'nodejs_active_requests_total', 'nodejs_active_resources_total']) {
+        registry.removeSingleMetric(name);
+      }
+    },
+    message({ row, from, to, entries }) {
+      const labels = {
+        channel: row.channel,
+        environment: isSet(row.livemode) ? 'live' : 'test',
+        domain: domainLabel(row.channel, row.recipient),
+      };
+      if (from === null) messages.inc({ ...labels, event: 'accepted' });
+      const final = from !== to ? FINAL[to] : undefined;
+      if (final) messages.inc({ ...labels, event: final });
+      let deferred = false;
+      for (const e of entries) {
+        if (e === 'deferred') deferred = true;
+        else if (e.startsWith('bounced: ')) messages.inc({ ...labels, event: 'bounced' });
+        else if (e.startsWith('complaint: ')) messages.inc({ ...labels, event: 'complained' });
+        else if (row.channel === 'email' && /^(to|cc|bcc) \S+: delivered \(/.test(e)) {
+          tls.inc({ result: e.endsWith(' (TLS))') ? 'tls' : 'plaintext' });
+        }
+      }
+      if (deferred) messages.inc({ ...labels, event: 'deferred' });
+      // An attempt ended: the dispatcher wrote its latency with the outcome (or the deferral).
+      if (from === 'dispatched' && row.latency_ms !== null && (deferred || ATTEMPT_RESULTS.has(to))) {
+        attempts.observe(
+          { channel: row.channel, result: deferred && to === 'dispatched' ? 'deferred' : to },
+          Number(row.latency_ms) / 1000,
+        );
+      }
+    },
+    http(method, route, status, seconds) {
+      httpRequests.inc({ method, route, status: String(status) });
+      httpDuration.observe({ method, route }, seconds);
+    },
+    commit(batcher, seconds) {
+      commits.observe({ batcher }, seconds);
+    },
+    smtpSession: () => smtpSessions.inc(),
+    inboundAccepted: () => inboundAccepted.inc(),
+    inboundRejected: (reason) => inboundRejected.inc({ reason }),
+    verification(verdicts) {
+      for (const check of VERIFICATION_CHECKS) {
+        const result = verdicts[check]?.result ?? 'none';
+        verification.inc({ check, result: VERIFICATION_RESULTS.has(result) ? result : 'other' });
+      }
+    },
+    webhook(outcome, seconds) {
+      webhooks.inc({ outcome });
+      webhookDuration.observe({ outcome }, seconds);
+    },
+  };
+}
