@@ -72,7 +72,7 @@ t.test('an operator claims a domain, manages addresses and reads hostile mail sa
   await page.getByText(/already receives mail at aspmx\.l\.google\.com/).waitFor();
   await page.getByRole('button', { name: 'Acknowledge existing MX and claim' }).click();
   await page.getByRole('heading', { name: 'corp.example', level: 1 }).waitFor();
-  const records = page.getByRole('table');
+  const records = page.getByRole('table', { name: 'DNS records to publish' });
   await records.getByText('MX', { exact: true }).waitFor();
   t.equal(await page.getByRole('button', { name: /^Copy (MX|TXT) record (name|value)$/ }).count(), 4, 'copy buttons for names and values');
   t.equal(await records.getByText('pending').count(), 2, 'both checks pending');

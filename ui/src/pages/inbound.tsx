@@ -26,6 +26,7 @@ import {
   type Tone,
 } from '../components';
 import { Link, navigate, useRoute } from '../router';
+import { DomainChecks, DomainReports } from './domain-health';
 import type { Route } from '../routes';
 import { useSelectionKey, useSession } from '../session';
 
@@ -523,6 +524,12 @@ function DomainDetail(props: { id: string }) {
                 },
               ]}
             />
+          )}
+          {dom.kind === 'custom' && (
+            <>
+              <DomainChecks id={dom.id} />
+              <DomainReports domain={dom.domain} />
+            </>
           )}
         </>
       )}
