@@ -16,7 +16,8 @@ async function cli(argv: string[], env: Record<string, string>) {
 }
 
 // serve and migrate create the database; backup and restore copy it whole (test/cli/backup.test.ts).
-const management = COMMANDS.filter((c) => !['serve', 'migrate', 'backup', 'restore'].includes(c.name));
+// ready asks the running daemon over HTTP (test/cli/ready.test.ts), not the database.
+const management = COMMANDS.filter((c) => !['serve', 'migrate', 'backup', 'restore', 'ready'].includes(c.name));
 
 t.test('no SQLite database: every management command refuses in one line naming it, and creates nothing', async (t) => {
   const dir = t.testdir({});
