@@ -6,6 +6,7 @@
 //   transactional by nature, still go out.
 // A stronger reason replaces `unsubscribe` (a bounce after an opt-out suppresses everything).
 import { sql } from 'kysely';
+import { z } from 'zod';
 import { escapeLike, isUniqueViolation } from '../db/database.js';
 import { SUPPRESSION_REASONS, type SuppressionReason, type SuppressionsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
@@ -217,3 +218,14 @@ export function createSuppressHook(store: SuppressionStore) {
     });
   };
 }
+
+/** The Suppression JSON as a zod schema, for the API description. */
+export const suppressionSchema = z
+  .object({
+    address: z.string(),
+    reason: z.enum(SUPPRESSION_REASONS),
+    detail: z.string().nullable(),
+    messageId: z.string().nullable(),
+    createdAt: z.string(),
+  })
+  .meta({ id: 'Suppression' });

@@ -4,7 +4,7 @@ import type { DomainStore } from '../../domains/domains.js';
 import { principalOf, requireScope } from '../auth.js';
 import { parseBody } from '../../lib/validation.js';
 
-const claimBody = z.strictObject({
+export const claimDomainBody = z.strictObject({
   domain: z.string(),
   acknowledgeExistingMx: z.boolean().optional(),
 });
@@ -13,7 +13,7 @@ export function inboundDomainRoutes({ domains }: { domains: DomainStore }): Rout
   const r = Router();
   r.use('/inbound/domains', requireScope('inbound'));
   r.post('/inbound/domains', async (req, res) => {
-    const body = parseBody(claimBody, req.body);
+    const body = parseBody(claimDomainBody, req.body);
     res.status(201).json(await domains.claim(principalOf(res).workspace.id, body));
   });
   r.get('/inbound/domains', async (_req, res) => {

@@ -9,24 +9,24 @@ import { normalizeSlug, TEMPLATE_STATUSES, type TemplateStore } from '../../temp
 import { parseBody } from '../../lib/validation.js';
 import { principalOf, requireScope } from '../auth.js';
 
-const createBody = z.strictObject({
+export const createTemplateBody = z.strictObject({
   slug: slugSchema,
   channel: channelSchema,
   description: descriptionSchema.optional(),
 });
 
 // content is checked against the template's channel by the store, which knows the channel.
-const draftBody = z.strictObject({
+export const draftBody = z.strictObject({
   content: z.record(z.string(), z.unknown(), { message: 'content must be an object' }),
   variables: z.unknown().optional(),
 });
 
-const updateBody = z.strictObject({
+export const updateTemplateBody = z.strictObject({
   description: descriptionSchema.optional(),
   status: z.enum(TEMPLATE_STATUSES, { message: `status must be one of ${TEMPLATE_STATUSES.join(', ')}` }).optional(),
 });
 
-const renderBody = z.strictObject({
+export const renderBody = z.strictObject({
   vars: z.record(z.string(), z.unknown(), { message: 'vars must be an object' }).default({}),
   version: z.number().int().min(1).optional(),
 });
@@ -48,7 +48,7 @@ export function templateRoutes(templates: TemplateStore): Router {
   });
 
   r.post('/templates', requireScope('send'), async (req, res) => {
-    const body = parseBody(createBody, req.body);
+    const body = parseBody(createTemplateBody, req.body);
     res.status(201).json(await templates.create(ws(res), body));
   });
 
@@ -58,7 +58,7 @@ export function templateRoutes(templates: TemplateStore): Router {
 
   r.patch('/templates/:slug', requireScope('send'), async (req, res) => {
     const slug = slugOf(req);
-    const body = parseBody(updateBody, req.body);
+    const body = parseBody(updateTemplateBody, req.body);
     res.json(await templates.update(ws(res).id, slug, body));
   });
 
