@@ -418,6 +418,6 @@ export const templateDetailSchema = templateSummarySchema
 
 export const renderResultSchema = z.object({
   channel: z.enum(CHANNELS),
-  output: z.record(z.string(), z.unknown()).describe("the rendered channel output (email: subject, html, text; sms: body; …)"),
+  output: z.record(z.string(), z.unknown()).describe('the rendered channel output (email: subject, html, text; sms: body; …)'),
   missing: z.array(z.string()),
 });

@@ -70,6 +70,8 @@ export const deliverySchema = z
     nextAttemptAt: z.string().nullable(),
     createdAt: z.string(),
     deliveredAt: z.string().nullable(),
-    attempts: z.array(z.object({ at: z.string(), statusCode: z.number().int().nullable(), error: z.string().nullable(), durationMs: z.number() })),
+    attempts: z.array(
+      z.object({ at: z.string(), statusCode: z.number().int().nullable(), error: z.string().nullable(), durationMs: z.number() }),
+    ),
   })
   .meta({ id: 'WebhookDelivery' });

@@ -3,6 +3,7 @@
 // lists, the media type is one it lists for that status, and a JSON body matches the schema),
 // with ajv's JSON Schema 2020-12 validator. A mismatch throws, which fails the test that made the
 // request. Requests no operation matches (unknown routes, the dashboard) are not checked here.
+import { appendFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv2020/dist/2020.js';
 import { buildOpenApiDocument } from '../../src/http/openapi/document.js';
 
@@ -53,23 +54,36 @@ export function createContract(document: Json = buildOpenApiDocument({ version: 
       const where = `${method} ${pathname} → ${status}`;
       const response = route.responses[String(status)];
       if (!response) {
-        throw new Error(`contract: ${where} is not documented (${route.method} ${route.path} lists ${Object.keys(route.responses).join(', ')}): ${text.slice(0, 300)}`);
+        throw new Error(
+          `contract: ${where} is not documented (${route.method} ${route.path} lists ${Object.keys(route.responses).join(', ')}): ${text.slice(0, 300)}`,
+        );
       }
       const media = (contentType ?? '').split(';')[0].trim();
       const content = response.content as Json;
       // An exact media type, or `*/*` for a download whose type is the file's own.
       const key = media in content ? media : '*/*' in content ? '*/*' : undefined;
-      if (!key) throw new Error(`contract: ${where} answered ${media || 'no content type'}; the document lists ${Object.keys(content).join(', ')}`);
+      if (!key)
+        throw new Error(`contract: ${where} answered ${media || 'no content type'}; the document lists ${Object.keys(content).join(', ')}`);
       if (key === 'application/json') {
         const pointer = `/paths/${escapePointer(route.path)}/${route.method.toLowerCase()}/responses/${status}/content/application~1json/schema`;
         const v = validator(pointer);
         if (!v(body)) {
-          throw new Error(`contract: ${where} body does not match the document: ${ajv.errorsText(v.errors, { separator: '; ' })}\n${text.slice(0, 500)}`);
+          throw new Error(
+            `contract: ${where} body does not match the document: ${ajv.errorsText(v.errors, { separator: '; ' })}\n${text.slice(0, 500)}`,
+          );
         }
       }
-      if (key === 'text/event-stream' && text && !/^(:[^\n]*\n\n|event: message\nid: [^\n]+\ndata: [^\n]+\n\n)*$/.test(text)) {
-        throw new Error(`contract: ${where} is not the documented event-stream framing: ${text.slice(0, 300)}`);
+      if (key === 'text/event-stream' && text) {
+        if (!/^(:[^\n]*\n\n|event: message\nid: [^\n]+\ndata: [^\n]+\n\n)*$/.test(text))
+          throw new Error(`contract: ${where} is not the documented event-stream framing: ${text.slice(0, 300)}`);
+        const pointer = `/paths/${escapePointer(route.path)}/${route.method.toLowerCase()}/responses/${status}/content/text~1event-stream/x-postern-event-data`;
+        const v = validator(pointer);
+        for (const [, data] of text.matchAll(/^data: (.*)$/gm))
+          if (!v(JSON.parse(data)))
+            throw new Error(`contract: ${where} event data does not match the document: ${ajv.errorsText(v.errors)}`);
       }
+      // POSTERN_CONTRACT_SEEN names a file that collects which operation and status each answer was (coverage).
+      if (process.env.POSTERN_CONTRACT_SEEN) appendFileSync(process.env.POSTERN_CONTRACT_SEEN, `${route.method} ${route.path} ${status}\n`);
       return route.path;
     },
   };

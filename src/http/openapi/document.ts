@@ -95,7 +95,12 @@ function operation(op: Operation, c: Components): Json {
   for (const s of op.success) {
     const content: Json = {};
     if ('json' in s && s.json) content['application/json'] = { schema: c.convert(s.json, 'output') };
-    if ('stream' in s) content[s.stream] = { schema: { type: 'string', description: 'Server-Sent Events (see the description)' } };
+    // OpenAPI 3.1 has no schema for one event; x-postern-event-data gives the `data:` of each.
+    if ('stream' in s)
+      content[s.stream] = {
+        schema: { type: 'string', description: 'Server-Sent Events (see the description)' },
+        'x-postern-event-data': c.convert(s.event, 'output'),
+      };
     // Bytes: OpenAPI 3.1 describes a binary body by its media type alone (no string schema).
     if ('bytes' in s) content[s.bytes] = {};
     responses[String(s.status)] = { description: s.description, content };
@@ -133,7 +138,8 @@ function operation(op: Operation, c: Components): Json {
 
 const errorSchema = {
   type: 'object',
-  description: 'The error envelope of every failed request: a code from a closed list, a message for people, and extra fields some codes add.',
+  description:
+    'The error envelope of every failed request: a code from a closed list, a message for people, and extra fields some codes add.',
   properties: {
     error: {
       type: 'object',

@@ -35,7 +35,7 @@ import { createTemplateBody, draftBody, renderBody, updateTemplateBody } from '.
 /** A success answer: JSON with a schema, a Server-Sent Events stream, or bytes of a media type. */
 export type Success =
   | { status: number; description: string; json: z.ZodType }
-  | { status: number; description: string; stream: 'text/event-stream'; json?: z.ZodType }
+  | { status: number; description: string; stream: 'text/event-stream'; event: z.ZodType; json?: z.ZodType }
   | { status: number; description: string; bytes: string };
 
 export interface Operation {
@@ -165,20 +165,18 @@ export const OPERATIONS: Operation[] = [
     errors: [],
   },
   // Sending.
-  ...(['/v1/send', '/v1/send-raw'] as const).map(
-    (path): Operation => ({
-      method: 'POST',
-      path,
-      id: path === '/v1/send' ? 'send' : 'sendRaw',
-      tag: 'sending',
-      summary: path === '/v1/send' ? 'Send a message from a template or inline content' : 'Send inline content without a template',
-      scope: 'send',
-      body: sendBody,
-      idempotencyKey: true,
-      success: [{ status: 202, description: 'accepted: the message is committed and queued (or scheduled)', json: acceptResponseSchema }],
-      errors: ['invalid_body', 'conflict', 'forbidden', 'plan_limit', 'quota_exceeded'],
-    }),
-  ),
+  ...(['/v1/send', '/v1/send-raw'] as const).map((path): Operation => ({
+    method: 'POST',
+    path,
+    id: path === '/v1/send' ? 'send' : 'sendRaw',
+    tag: 'sending',
+    summary: path === '/v1/send' ? 'Send a message from a template or inline content' : 'Send inline content without a template',
+    scope: 'send',
+    body: sendBody,
+    idempotencyKey: true,
+    success: [{ status: 202, description: 'accepted: the message is committed and queued (or scheduled)', json: acceptResponseSchema }],
+    errors: ['invalid_body', 'conflict', 'forbidden', 'plan_limit', 'quota_exceeded'],
+  })),
   // Messages.
   {
     method: 'GET',
@@ -188,7 +186,15 @@ export const OPERATIONS: Operation[] = [
     summary: 'List messages newest first, or tail them as Server-Sent Events (`tail=1`)',
     scope: 'read',
     query: messagesQuery,
-    success: [{ status: 200, description: `a page of messages; with tail=1: ${SSE}`, json: messagePageSchema, stream: 'text/event-stream' }],
+    success: [
+      {
+        status: 200,
+        description: `a page of messages; with tail=1: ${SSE}`,
+        json: messagePageSchema,
+        stream: 'text/event-stream',
+        event: messageSchema,
+      },
+    ],
     errors: [],
   },
   {
