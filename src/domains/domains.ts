@@ -469,3 +469,9 @@ export const inboundDomainSchema = z
     createdAt: z.string(),
   })
   .meta({ id: 'InboundDomain' });
+
+/** The body of POST /v1/inbound/domains. */
+export const claimDomainBody = z.strictObject({
+  domain: z.string(),
+  acknowledgeExistingMx: z.boolean().optional(),
+});

@@ -231,3 +231,13 @@ export const inboundAddressSchema = z
     createdAt: z.string(),
   })
   .meta({ id: 'InboundAddress' });
+
+/** The body of POST /v1/inbound/addresses. */
+export const createAddressBody = z.strictObject({
+  localPart: z.string().min(1).max(64).optional(),
+  description: z.string().max(200).optional(),
+  forwardTo: z.string().max(320).nullable().optional(),
+  webhookEndpointId: z.string().min(1).max(100).nullable().optional(),
+  domainId: z.string().min(1).max(100).optional(),
+  livemode: z.boolean().optional(),
+});

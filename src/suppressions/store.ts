@@ -229,3 +229,19 @@ export const suppressionSchema = z
     createdAt: z.string(),
   })
   .meta({ id: 'Suppression' });
+
+/** The body of POST /v1/suppressions (and the dashboard's add). */
+export const addSuppressionBody = z.strictObject({
+  address: z.email().max(320),
+  reason: z.enum(SUPPRESSION_REASONS).default('manual'),
+  detail: z.string().max(500).optional(),
+});
+
+/** The query of GET /v1/suppressions. */
+export const listSuppressionsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(1000).optional(),
+  before: z.iso.datetime({ offset: true }).optional(),
+  reason: z.enum(SUPPRESSION_REASONS).optional(),
+  q: z.string().max(320).optional(),
+});

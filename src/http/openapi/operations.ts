@@ -8,15 +8,16 @@
 import { z } from 'zod';
 import { CHANNELS } from '../../channel.js';
 import { connectionViewSchema } from '../../channels/connections.js';
-import { inboundDomainSchema } from '../../domains/domains.js';
+import { claimDomainBody, inboundDomainSchema } from '../../domains/domains.js';
 import { forwardViewSchema } from '../../forwarding/forwarding.js';
-import { inboundAddressSchema } from '../../inbound/addresses.js';
+import { createAddressBody, inboundAddressSchema } from '../../inbound/addresses.js';
 import { receivedDetailSchema, receivedSummarySchema } from '../../inbound/received.js';
 import type { ErrorCode } from '../../lib/errors.js';
 import { MESSAGE_STATUSES, messagePageSchema, messageSchema } from '../../messages/message.js';
 import { acceptResponseSchema } from '../../outbound/accept.js';
 import { sendBody } from '../../outbound/send-input.js';
-import { suppressionSchema } from '../../suppressions/store.js';
+import { addSuppressionBody, listSuppressionsQuery, suppressionSchema } from '../../suppressions/store.js';
+import { createTemplateBody, draftBody, renderBody, updateTemplateBody } from '../../templates/schemas.js';
 import { renderResultSchema, templateDetailSchema, templateSummarySchema, templateVersionSchema } from '../../templates/store.js';
 import {
   createEndpointSchema,
@@ -27,10 +28,6 @@ import {
   updateEndpointSchema,
 } from '../../webhooks/schemas.js';
 import type { Scope } from '../../workspaces/scopes.js';
-import { claimDomainBody } from '../routes/inbound-domains.js';
-import { createAddressBody } from '../routes/inbound-addresses.js';
-import { addSuppressionBody, listSuppressionsQuery } from '../routes/suppressions.js';
-import { createTemplateBody, draftBody, renderBody, updateTemplateBody } from '../routes/templates.js';
 
 /** A success answer: JSON with a schema, a Server-Sent Events stream, or bytes of a media type. */
 export type Success =

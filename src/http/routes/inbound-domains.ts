@@ -1,13 +1,7 @@
 import { Router } from 'express';
-import { z } from 'zod';
-import type { DomainStore } from '../../domains/domains.js';
+import { claimDomainBody, type DomainStore } from '../../domains/domains.js';
 import { principalOf, requireScope } from '../auth.js';
 import { parseBody } from '../../lib/validation.js';
-
-export const claimDomainBody = z.strictObject({
-  domain: z.string(),
-  acknowledgeExistingMx: z.boolean().optional(),
-});
 
 export function inboundDomainRoutes({ domains }: { domains: DomainStore }): Router {
   const r = Router();
