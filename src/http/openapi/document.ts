@@ -83,8 +83,8 @@ function parameters(op: Operation, c: Components): Json[] {
       in: 'header',
       required: false,
       description:
-        'A key of your choosing: a repeat with the same key and body within 24 hours answers the first answer again and sends nothing; the same key with another body is 409 conflict.',
-      schema: { type: 'string', maxLength: 255 },
+        'A key of your choosing, scoped to the workspace and environment: a repeat within 24 hours answers the original 202 body again (same id), whatever the new body says, and sends nothing.',
+      schema: { type: 'string', minLength: 1, maxLength: 255 },
     });
   }
   return out;
@@ -189,7 +189,7 @@ export function buildOpenApiDocument(opts: { version: string }): Json {
     paths,
     components: {
       securitySchemes: {
-        apiKey: { type: 'http', scheme: 'bearer', description: 'an API key (`pk_live_…` or `pk_test_…`); its environment is the mode' },
+        apiKey: { type: 'http', scheme: 'bearer', description: 'an API key (`sk_live_…` or `sk_test_…`); its environment is the mode' },
       },
       schemas: { Error: errorSchema, ...c.schemas },
     },

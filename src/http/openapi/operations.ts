@@ -55,9 +55,11 @@ export interface Operation {
 }
 
 /** What every authenticated /v1 operation can answer: the chain in server.ts runs before any route. */
+// forbidden: the dashboard's session on /v1 (a cross-site request, a missing CSRF token, no workspace chosen).
 export const COMMON_ERRORS: ErrorCode[] = [
   'invalid_request',
   'unauthorized',
+  'forbidden',
   'payload_too_large',
   'unsupported_media_type',
   'rate_limited',
@@ -172,7 +174,7 @@ export const OPERATIONS: Operation[] = [
     body: sendBody,
     idempotencyKey: true,
     success: [{ status: 202, description: 'accepted: the message is committed and queued (or scheduled)', json: acceptResponseSchema }],
-    errors: ['invalid_body', 'conflict', 'forbidden', 'plan_limit', 'quota_exceeded'],
+    errors: ['invalid_body', 'plan_limit', 'quota_exceeded'],
   })),
   // Messages.
   {
@@ -214,7 +216,7 @@ export const OPERATIONS: Operation[] = [
     scope: 'cancel',
     params: messageId,
     success: [{ status: 200, description: 'canceled', json: z.object({ id: z.string(), status: z.literal('canceled') }) }],
-    errors: ['not_found', 'not_cancelable'],
+    errors: ['not_found', 'not_cancelable', 'conflict'],
   },
   {
     method: 'POST',
@@ -294,7 +296,7 @@ export const OPERATIONS: Operation[] = [
     params: slug,
     body: draftBody,
     success: [{ status: 200, description: 'the draft version', json: templateVersionSchema }],
-    errors: ['not_found', 'invalid_body', 'conflict'],
+    errors: ['not_found', 'invalid_body'],
   },
   {
     method: 'DELETE',
@@ -390,7 +392,7 @@ export const OPERATIONS: Operation[] = [
     scope: 'inbound',
     body: claimDomainBody,
     success: [{ status: 201, description: 'claimed, with the DNS records to publish', json: inboundDomainSchema }],
-    errors: ['invalid_body', 'invalid_domain', 'already_exists', 'domain_claimed', 'existing_mx', 'plan_limit', 'managed_disabled'],
+    errors: ['invalid_body', 'invalid_domain', 'already_exists', 'domain_claimed', 'existing_mx'],
   },
   {
     method: 'GET',
@@ -431,7 +433,7 @@ export const OPERATIONS: Operation[] = [
     scope: 'inbound',
     body: createAddressBody,
     success: [{ status: 201, description: 'the address', json: inboundAddressSchema }],
-    errors: ['invalid_body', 'already_exists', 'not_found', 'plan_limit', 'managed_disabled'],
+    errors: ['invalid_body', 'already_exists'],
   },
   {
     method: 'GET',
@@ -519,7 +521,7 @@ export const OPERATIONS: Operation[] = [
     scope: 'webhooks',
     body: createEndpointSchema,
     success: [{ status: 201, description: 'the endpoint and its secret', json: endpointWithSecretSchema }],
-    errors: ['invalid_body', 'plan_limit'],
+    errors: ['invalid_body'],
   },
   {
     method: 'GET',
