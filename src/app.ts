@@ -21,8 +21,12 @@ import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { createBatchCommitter, createWriteBatcher } from './db/group-commit.js';
 import { migrateToLatest, pendingMigrations } from './db/migrate.js';
 import type { Deps } from './deps.js';
+import { createDoctor, type Doctor } from './domains/doctor.js';
 import { createDomainStore, type DomainStore } from './domains/domains.js';
 import { bounceDomainOf } from './domains/names.js';
+import { reportRoutes } from './http/routes/reports.js';
+import { createReports, type Reports } from './reports/reports.js';
+import { createScanner } from './inbound/scan.js';
 import { createEventBus } from './events/bus.js';
 import { createForwarding, type Forwarding } from './forwarding/forwarding.js';
 import { callbackRoutes } from './http/routes/callbacks.js';
@@ -58,6 +62,7 @@ import { createLedger, type Ledger } from './messages/ledger.js';
 import { createDeliveryThreads } from './outbound/delivery-threads.js';
 import { createOutbound, DISPATCHER_WORKER, type Outbound } from './outbound/outbound.js';
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
+import { currentCertificate } from './smtp/self-signed.js';
 import { createSuppressHook, createSuppressionCheck, createSuppressionStore, type SuppressionStore } from './suppressions/store.js';
 import { createTemplateStore, type TemplateStore } from './templates/store.js';
 import { createWebhooks, type Webhooks } from './webhooks/webhooks.js';
@@ -90,11 +95,15 @@ export interface App extends Deps {
   suppressions: SuppressionStore;
   /** DSNs and complaints arriving for the bounce domain (the SMTP listener calls it). */
   bounces: BounceHandler;
+  /** DMARC and TLS reports mailed to the report address, and their summaries. */
+  reports: Reports;
   templates: TemplateStore;
   connections: ConnectionStore;
   /** Live transports for sms, push and web-push, routed through each workspace's connection. */
   channelTransports: ConnectionTransports;
   domains: DomainStore;
+  /** `postern doctor` and the domain checks of the API. */
+  doctor: Doctor;
   inbound: { addresses: AddressStore; messages: ReceivedReader; receiver: Receiver };
   webhooks: Webhooks;
   forwarding: Forwarding;
@@ -130,6 +139,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   const ledger = createLedger(deps);
   const suppressions = createSuppressionStore(deps);
   const domains = createDomainStore(deps);
+  const doctor = createDoctor({
+    ...deps,
+    certificate: () => currentCertificate({ dataDir: config.dataDir, certFile: config.smtp.tlsCert, keyFile: config.smtp.tlsKey }),
+  });
   const addresses = createAddressStore({ ...deps, domains });
   const receivedMessages = createReceivedReader({ ...deps, publicUrl });
   // message.received events name the stored message; their payload is its detail (inbound).
@@ -170,6 +183,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     bounceDomain: bounceDomainOf(config),
     forwards: forwarding.bounces,
   });
+  // DMARC and TLS reports mailed to the report address; "own" sources are the box's public addresses.
+  const reports = createReports({ ...deps, ownAddresses: () => config.doctor.publicIps });
   // Provider status callbacks (Twilio, HTTP gateway) move messages through this sink.
   const providerStatus = createProviderStatusSink(ledger);
 
@@ -187,7 +202,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     maxBatch: 64,
     maxLingerMs: analyzer.threaded ? 0 : 10,
   });
-  const receiver = createReceiver({ ...deps, committer, analyzer });
+  const receiver = createReceiver({ ...deps, committer, analyzer, scanner: createScanner(deps) });
 
   // Background workers: an explicit registry.
   const workerSpecs: WorkerSpec[] = [outbound.workerSpec, webhooks.deliverer.spec, forwarding.workerSpec];
@@ -204,11 +219,12 @@ export async function createApp(options: AppOptions): Promise<App> {
     templateRoutes(templates),
     suppressionRoutes(suppressions),
     connectionRoutes(connections, config),
-    inboundDomainRoutes({ domains }),
+    inboundDomainRoutes({ domains, doctor }),
     inboundAddressRoutes({ addresses }),
     inboundMessageRoutes({ messages: receivedMessages }),
     forwardingRoutes(forwarding),
     webhookRoutes(webhooks.endpoints),
+    reportRoutes(reports, () => clock.now()),
   ];
   const open = [
     openApiRoutes(),
@@ -241,7 +257,16 @@ export async function createApp(options: AppOptions): Promise<App> {
   const httpApp = createHttpApp({ config, clock, log, keys, v1, open, dashboard, sessionAuth, readiness: () => readiness() });
   const httpServer = http.createServer(httpApp);
   httpServer.keepAliveTimeout = 65_000;
-  const smtp: SmtpListener = createSmtpListener({ config, log, clock, dns, router: createInboundRouter(deps), receiver, bounces });
+  const smtp: SmtpListener = createSmtpListener({
+    config,
+    log,
+    clock,
+    dns,
+    router: createInboundRouter(deps),
+    receiver,
+    bounces,
+    reports: reports.inbox,
+  });
   // Daily scheduled jobs (node-cron); tests call the job functions directly with a ManualClock.
   const dailyJobs: (() => Promise<unknown>)[] = [
     () => receivedMessages.purge(),
@@ -294,10 +319,12 @@ export async function createApp(options: AppOptions): Promise<App> {
     outbound,
     suppressions,
     bounces,
+    reports,
     templates,
     connections,
     channelTransports,
     domains,
+    doctor,
     inbound: { addresses, messages: receivedMessages, receiver },
     webhooks,
     forwarding,

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { checkDataDir, createApp } from './app.js';
 import { backupCommands } from './cli/backup.js';
+import { readyCommands } from './cli/ready.js';
 import { CommandFailure, UsageError, type Command, type CommandInfo, type Io, type SetupCommand } from './cli/command.js';
 import { databaseFailure, describeDatabase, openExistingDatabase } from './cli/database.js';
 import { commandHelp, groupHelp, groupOf, overview } from './cli/help.js';
@@ -17,6 +18,7 @@ import { AppError } from './lib/errors.js';
 import { createLogger } from './lib/logger.js';
 import { serve } from './main.js';
 import { connectionCommands } from './cli/connections.js';
+import { doctorCommands } from './cli/doctor.js';
 import { domainCommands } from './cli/domains.js';
 import { forwardingCommands } from './cli/forwarding.js';
 import { operatorCommands } from './cli/operators.js';
@@ -64,6 +66,7 @@ const setupCommands: SetupCommand[] = [
     },
   },
   ...backupCommands,
+  ...readyCommands,
 ];
 
 // The management commands, an explicit registry: one file per command group in cli/.
@@ -73,6 +76,7 @@ const appCommands: Command[] = [
   ...templateCommands,
   ...connectionCommands,
   ...domainCommands,
+  ...doctorCommands,
   ...webhookCommands,
   ...forwardingCommands,
   ...operatorCommands,
@@ -234,6 +238,7 @@ async function runAppCommand(
   }
   try {
     const result = await command.run(app, args);
+    if (command.print) return command.print(result, io, args.values);
     io.out(JSON.stringify(result, null, 2) + '\n');
     return 0;
   } catch (err) {

@@ -108,6 +108,18 @@ const schema = z.strictObject({
     groupCommit: z.boolean(),
     analysisThreads: z.number().int().min(0).max(64),
     maxParts: z.number().int().min(10).max(100_000),
+    // Spam and virus verdicts (inbound/scan.ts): rspamd's HTTP URL and ClamAV's clamd address
+    // (host:port or a socket path); empty: not checked. rejectScore 0: never refuse for spam.
+    rspamd: z.strictObject({
+      url: z.union([z.literal(''), z.url({ protocol: /^https?$/ })]),
+      timeout: duration({ min: '100ms', max: '60s' }),
+      rejectScore: z.number().min(0),
+    }),
+    clamd: z.strictObject({
+      address: z.string(),
+      timeout: duration({ min: '100ms', max: '60s' }),
+      reject: z.boolean(),
+    }),
   }),
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
@@ -208,6 +220,11 @@ const schema = z.strictObject({
   // The built-in sender caps of direct delivery (their numbers are per plan, in `plans`).
   senderCaps: z.strictObject({
     enabled: z.boolean(),
+  }),
+  // `postern doctor` (docs/doctor.md): the public addresses mail leaves from, which SPF must
+  // authorise and whose reverse DNS must name `hostname`. Empty: those checks only warn.
+  doctor: z.strictObject({
+    publicIps: z.array(z.string().refine((v) => isIP(v) !== 0, 'must be an IPv4 or IPv6 address')),
   }),
 });
 

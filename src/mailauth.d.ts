@@ -9,3 +9,17 @@ declare module 'mailauth' {
     seal: { signingDomain: string; selector: string; privateKey: string; authResults: string; cv: string },
   ): Promise<Buffer>;
 }
+
+// mailauth's SPF evaluator on its own (`postern doctor` asks it per public address).
+declare module 'mailauth/lib/spf/index.js' {
+  const spfModule: {
+    spf(opts: {
+      ip: string;
+      sender: string;
+      helo: string;
+      mta: string;
+      resolver: (name: string, rrtype: string) => Promise<unknown>;
+    }): Promise<{ status: { result: string; comment?: string | false } }>;
+  };
+  export default spfModule;
+}

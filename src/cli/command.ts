@@ -19,6 +19,8 @@ export interface Command extends CommandInfo {
   /** Accept unknown --name value flags (provider settings). */
   loose?: boolean;
   run(app: App, args: { values: ArgValues; positionals: string[] }): Promise<unknown>;
+  /** Prints the result itself and returns the exit code (default: the result as JSON, exit 0). */
+  print?(result: unknown, io: Io, values: ArgValues): number;
 }
 
 /** Thrown for a missing or malformed argument; printed with the command's usage, exit code 2. */

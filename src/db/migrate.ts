@@ -14,6 +14,7 @@ import * as m0009 from './migrations/0009-received-stamps.js';
 import * as m0010 from './migrations/0010-operators.js';
 import * as m0011 from './migrations/0011-message-stats.js';
 import * as m0012 from './migrations/0012-domain-drift.js';
+import * as m0013 from './migrations/0013-reports.js';
 
 const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -28,6 +29,7 @@ const migrations: Record<string, Migration> = {
   '0010-operators': m0010,
   '0011-message-stats': m0011,
   '0012-domain-drift': m0012,
+  '0013-reports': m0013,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

@@ -66,6 +66,8 @@ export const EVENT_TYPES = [
   'message.opted_out',
   'message.opened',
   'message.clicked',
+  'report.dmarc',
+  'report.tls',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
@@ -500,6 +502,54 @@ export interface AuditLogTable {
   outcome: string;
 }
 
+// --- reports: DMARC aggregate and SMTP TLS reports mailed back (reports/) ----------------------
+
+export interface ReportsTable {
+  id: string;
+  org: string;
+  report_id: string;
+  email: string | null;
+  begin_at: string;
+  end_at: string;
+  /** dmarc: the published policy and schema (JSON); tls: null. */
+  policy: string | null;
+  partial: Flag;
+  received_at: string;
+}
+
+export interface DmarcReportRowsTable {
+  id: Generated<number>;
+  report: string;
+  /** The header From domain the row counts mail of. */
+  domain: string;
+  /** The UTC day (YYYY-MM-DD) the count falls on. */
+  day: string;
+  source_ip: string;
+  count: number;
+  disposition: string;
+  /** The DMARC evaluation of each: pass or fail. */
+  dkim: 'pass' | 'fail';
+  spf: 'pass' | 'fail';
+  envelope_from: string | null;
+  /** JSON: { dkim: [...], spf: [...], reasons: [...] } as reported. */
+  detail: string;
+}
+
+export interface TlsReportRowsTable {
+  id: Generated<number>;
+  report: string;
+  /** The policy domain the sessions were to. */
+  domain: string;
+  day: string;
+  policy_type: string;
+  /** JSON array of MX host patterns. */
+  mx_hosts: string;
+  successful: number;
+  failed: number;
+  /** JSON array of { resultType, sendingMtaIp, receivingMx, count }. */
+  failures: string;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -531,4 +581,8 @@ export interface Database {
   setup_tokens: SetupTokensTable;
   login_failures: LoginFailuresTable;
   audit_log: AuditLogTable;
+  dmarc_reports: ReportsTable;
+  dmarc_report_rows: DmarcReportRowsTable;
+  tls_reports: ReportsTable;
+  tls_report_rows: TlsReportRowsTable;
 }

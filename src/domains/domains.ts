@@ -96,16 +96,28 @@ function stillPublished(row: Row, check: Check): boolean | null {
   return !driftOf(row).includes(check);
 }
 
+/** The MX and DKIM records a custom domain publishes: the values the claim lists and `postern doctor` proposes as fixes. */
+export function publishedRecordsOf(
+  row: Pick<Row, 'domain' | 'dkim_selector' | 'dkim_public_key'>,
+  hostname: string,
+): { mx: { name: string; value: string; priority: number }; dkim: { name: string; value: string } } {
+  return {
+    mx: { name: row.domain, value: hostname, priority: 10 },
+    dkim: { name: `${row.dkim_selector}._domainkey.${row.domain}`, value: dkimRecordValue(row.dkim_public_key ?? '') },
+  };
+}
+
 export function createDomainStore({ config, db, clock, ids, dns, log, bus }: DomainDeps): DomainStore {
   const changed = () => bus?.publish('inbound.routing.changed', null);
   const records = (row: Row): DnsRecord[] => {
     if (row.kind === 'shared') return [];
+    const publish = publishedRecordsOf(row, config.hostname);
     return [
       {
         type: 'MX',
-        name: row.domain,
-        value: config.hostname,
-        priority: 10,
+        name: publish.mx.name,
+        value: publish.mx.value,
+        priority: publish.mx.priority,
         purpose: `Routes mail for ${row.domain} to this Postern server (replaces any other MX for the domain); needed only to receive`,
         check: 'inboundMx',
         verified: row.mx_verified_at !== null,
@@ -113,8 +125,8 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
       },
       {
         type: 'TXT',
-        name: `${row.dkim_selector}._domainkey.${row.domain}`,
-        value: dkimRecordValue(row.dkim_public_key ?? ''),
+        name: publish.dkim.name,
+        value: publish.dkim.value,
         purpose: `Publishes the DKIM public key Postern signs mail from ${row.domain} with; needed to send from it`,
         check: 'dkim',
         verified: row.dkim_verified_at !== null,

@@ -9,6 +9,7 @@ import type { Deps } from '../deps.js';
 import { createStamps } from '../lib/clock.js';
 import { planLimits } from '../workspaces/plans.js';
 import type { Analyzer } from './analysis-pool.js';
+import type { ScanResult, Scanner } from './scan.js';
 import type { Route } from './routing.js';
 import type { StoredMessage, StoreRequest, StoreResult } from './store.js';
 
@@ -36,17 +37,27 @@ export interface ReceiverDeps extends Pick<Deps, 'config' | 'clock' | 'ids' | 'l
   /** Stores a request with others that arrived together (storeMessages through the group commit). */
   committer: BatchCommitter<StoreRequest, StoreResult>;
   analyzer: Analyzer;
+  /** Spam and virus checks (rspamd, clamd) when configured. */
+  scanner?: Scanner;
+}
+
+/** A message the scanners say must be refused; the listener answers 550 (spam) or 554 (virus). */
+export class MessageRefused extends Error {
+  constructor(readonly refusal: NonNullable<ScanResult['refuse']>) {
+    super(refusal.reason === 'spam' ? `spam score ${refusal.score}` : `virus ${refusal.signature}`);
+    this.name = 'MessageRefused';
+  }
 }
 
 export function createReceiver(deps: ReceiverDeps): Receiver {
-  const { config, clock, ids, log, bus, committer, analyzer } = deps;
+  const { config, clock, ids, log, bus, committer, analyzer, scanner } = deps;
   // receivedAt strictly increases (nine fractional digits), so paging by `before` never splits a millisecond.
   const stamp = createStamps(clock);
 
   return {
     warm: () => analyzer.warm(),
     async receive(mail) {
-      const a = await analyzer.analyze({
+      const analysis = analyzer.analyze({
         raw: mail.raw,
         ip: mail.ip,
         helo: mail.helo,
@@ -55,6 +66,32 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
         maxBodyBytes: config.inbound.maxBodyBytes,
         maxParts: config.inbound.maxParts,
       });
+      // The scanners run beside verification and parsing; their verdicts join the others.
+      const [a, scanned] = await Promise.all([
+        analysis,
+        scanner?.enabled
+          ? scanner.scan({
+              raw: mail.raw,
+              ip: mail.ip,
+              helo: mail.helo,
+              mailFrom: mail.mailFrom,
+              recipients: mail.routes.map((r) => r.rcpt),
+            })
+          : null,
+      ]);
+      if (scanned?.refuse) {
+        log.info(
+          { from: mail.mailFrom, ip: mail.ip, spam: scanned.spam.score, virus: scanned.virus.signature },
+          'inbound message refused by the scanners',
+        );
+        throw new MessageRefused(scanned.refuse);
+      }
+      if (scanned) {
+        const parsed = JSON.parse(a.parsedJson) as { verdicts: Record<string, unknown> };
+        parsed.verdicts.spam = scanned.spam;
+        parsed.verdicts.virus = scanned.virus;
+        a.parsedJson = JSON.stringify(parsed);
+      }
       // Authentication-Results above our Received, as a receiving MTA's milters put them.
       const stored = Buffer.concat([Buffer.from(a.authHeaders, 'utf8'), Buffer.from(mail.trace ?? '', 'utf8'), mail.raw]);
 

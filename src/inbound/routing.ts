@@ -6,10 +6,13 @@
 import { flag } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { bounceDomainOf, normalizeDomain, slugOfSharedDomain } from '../domains/names.js';
+import { REPORT_LOCAL_PART } from '../reports/inbox.js';
 import { RESERVED_LOCAL_PARTS, type AddressRow } from './addresses.js';
 
 export type Route =
   | { kind: 'bounce'; rcpt: string }
+  /** The report address (`reports@` the bounce domain): DMARC and TLS reports (reports/inbox.ts). */
+  | { kind: 'report'; rcpt: string }
   | { kind: 'mailbox'; rcpt: string; workspaceId: string; plan: string; address: AddressRow | null; exact: boolean; plusTag: string };
 
 export interface Router {
@@ -102,7 +105,7 @@ export function createRouter({ config, db, bus }: Pick<Deps, 'config' | 'db'> & 
       if (at <= 0) return null;
       const domain = normalizeDomain(rcpt.slice(at + 1));
       const fullLocal = rcpt.slice(0, at).toLowerCase();
-      if (domain === bounceDomain) return { kind: 'bounce', rcpt };
+      if (domain === bounceDomain) return { kind: fullLocal === REPORT_LOCAL_PART ? 'report' : 'bounce', rcpt };
       const plus = fullLocal.indexOf('+');
       const local = plus >= 0 ? fullLocal.slice(0, plus) : fullLocal;
       const plusTag = plus >= 0 ? fullLocal.slice(plus + 1) : '';

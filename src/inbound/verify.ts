@@ -9,6 +9,7 @@
 // A message mailauth cannot take at all is recorded `permerror`, never refused or retried.
 import { authenticate } from 'mailauth';
 import type { DnsResolver } from '../lib/dns.js';
+import { NO_SCAN, type SpamVerdict, type VirusVerdict } from './scan.js';
 
 export interface Verdict {
   result: string;
@@ -21,6 +22,9 @@ export interface Verdicts {
   dkim: Verdict & { signatures: { domain: string; selector: string; result: string }[] };
   dmarc: Verdict & { policy: string | null };
   arc: Verdict;
+  /** Filled by the scanners (scan.ts) when configured; `none` otherwise. */
+  spam: SpamVerdict;
+  virus: VirusVerdict;
 }
 
 export interface VerifyInput {
@@ -77,6 +81,7 @@ const NOT_VERIFIED = (details: string): Verdicts => ({
   dkim: { result: 'permerror', details, signatures: [] },
   dmarc: { result: 'permerror', policy: null, details },
   arc: { result: 'permerror', details },
+  ...NO_SCAN,
 });
 
 export async function verifyMessage(dns: DnsResolver | Lookup, input: VerifyInput): Promise<{ verdicts: Verdicts; headers: string }> {
@@ -124,6 +129,7 @@ export async function verifyMessage(dns: DnsResolver | Lookup, input: VerifyInpu
     },
     dmarc: { result: dmarc?.status?.result ?? 'none', policy: dmarc?.policy ?? null, details: dmarc?.info ?? '' },
     arc: { result: arc?.status?.result ?? 'none', details: arc?.info ?? '' },
+    ...NO_SCAN,
   };
   return { verdicts, headers: asFail(out.headers) };
 }

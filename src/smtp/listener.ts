@@ -13,9 +13,10 @@ import type { Socket } from 'node:net';
 import path from 'node:path';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { BounceHandler } from '../channels/email/bounces.js';
+import type { ReportInbox } from '../reports/inbox.js';
 import { parseRate } from '../channels/email/rates.js';
 import type { Config } from '../config.js';
-import type { MailboxRoute, Receiver } from '../inbound/receive.js';
+import { MessageRefused, type MailboxRoute, type Receiver } from '../inbound/receive.js';
 import type { Route, Router } from '../inbound/routing.js';
 import type { Clock } from '../lib/clock.js';
 import type { DnsResolver } from '../lib/dns.js';
@@ -43,6 +44,7 @@ export interface SmtpListenerDeps {
   router?: Router;
   receiver?: Receiver;
   bounces?: BounceHandler;
+  reports?: ReportInbox;
 }
 
 /** Longest local part (RFC 5321 4.5.3.1.1), in octets. */
@@ -148,6 +150,7 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
       );
       void (async () => {
         if (bounceRcpts.length > 0 && deps.bounces) await deps.bounces.handle({ raw, mailFrom, recipients: bounceRcpts });
+        if (list.some((r) => r.kind === 'report') && deps.reports) await deps.reports.ingest({ raw, mailFrom });
         if (list.some((r) => r.kind === 'postmaster')) {
           const file = await postmaster.deliver(Buffer.concat([Buffer.from(received), raw]), now());
           log.info({ file, dir: postmaster.dir, from: mailFrom }, 'postmaster mail delivered to the postmaster mailbox');
@@ -168,6 +171,16 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
       })().then(
         (ids) => callback(null, replyFor({ kind: 'ok', ids }).message),
         (err) => {
+          if (err instanceof MessageRefused) {
+            const r = err.refusal;
+            return callback(
+              refusal(
+                r.reason === 'spam'
+                  ? { kind: 'deny', reason: 'spam', score: r.score }
+                  : { kind: 'deny', reason: 'virus', signature: r.signature },
+              ),
+            );
+          }
           log.error({ err, session: session.id }, 'storing inbound message failed');
           callback(refusal({ kind: 'denysoft', reason: 'storage-failed' }));
         },

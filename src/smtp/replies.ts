@@ -9,6 +9,8 @@ export type Verdict =
   | { kind: 'deny'; reason: 'local-part-too-long' }
   | { kind: 'deny'; reason: 'too-large'; maxBytes: number }
   | { kind: 'deny'; reason: 'bare-line-ending' }
+  | { kind: 'deny'; reason: 'spam'; score: number }
+  | { kind: 'deny'; reason: 'virus'; signature: string }
   | { kind: 'denysoft'; reason: 'lookup-failed' }
   | { kind: 'denysoft'; reason: 'read-failed'; detail: string }
   | { kind: 'denysoft'; reason: 'storage-failed' }
@@ -37,6 +39,13 @@ export function replyFor(v: Verdict): Reply {
           return { code: 552, message: `5.3.4 message exceeds fixed maximum message size ${v.maxBytes}` };
         case 'bare-line-ending':
           return { code: 554, message: '5.6.0 message contains a bare LF or CR; lines must end with CRLF (RFC 5321 2.3.8)' };
+        case 'spam':
+          return { code: 550, message: `5.7.1 message refused as spam (score ${v.score})` };
+        case 'virus':
+          return {
+            code: 554,
+            message: `5.7.1 message refused: it contains a virus (${v.signature.replace(/[^\x20-\x7e]/g, '?').slice(0, 100)})`,
+          };
       }
       break;
     case 'denysoft':

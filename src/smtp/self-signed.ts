@@ -93,3 +93,14 @@ export function loadTls(opts: { dataDir: string; hostname: string; certFile: str
   }
   return { cert: readFileSync(certPath), key: readFileSync(keyPath) };
 }
+
+/** The certificate the listener presents, without making one: the configured file, else the generated one if it exists. */
+export function currentCertificate(opts: {
+  dataDir: string;
+  certFile: string;
+  keyFile: string;
+}): { pem: string; configured: boolean } | null {
+  if (opts.certFile && opts.keyFile) return { pem: readFileSync(opts.certFile, 'utf8'), configured: true };
+  const certPath = path.join(opts.dataDir, 'tls', 'smtp-cert.pem');
+  return existsSync(certPath) ? { pem: readFileSync(certPath, 'utf8'), configured: false } : null;
+}

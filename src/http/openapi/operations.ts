@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { CHANNELS } from '../../channel.js';
 import { connectionViewSchema } from '../../channels/connections.js';
+import { domainChecksSchema } from '../../domains/doctor.js';
 import { claimDomainBody, inboundDomainSchema } from '../../domains/domains.js';
 import { forwardViewSchema } from '../../forwarding/forwarding.js';
 import { createAddressBody, inboundAddressSchema } from '../../inbound/addresses.js';
@@ -15,6 +16,8 @@ import { receivedDetailSchema, receivedSummarySchema } from '../../inbound/recei
 import type { ErrorCode } from '../../lib/errors.js';
 import { MESSAGE_STATUSES, messagePageSchema, messageSchema } from '../../messages/message.js';
 import { acceptResponseSchema } from '../../outbound/accept.js';
+import { reportQuery } from '../../reports/reports.js';
+import { dmarcDaySchema, tlsDaySchema } from '../../reports/store.js';
 import { sendBody } from '../../outbound/send-input.js';
 import { addSuppressionBody, listSuppressionsQuery, suppressionSchema } from '../../suppressions/store.js';
 import { createTemplateBody, draftBody, renderBody, updateTemplateBody } from '../../templates/schemas.js';
@@ -415,6 +418,16 @@ export const OPERATIONS: Operation[] = [
     errors: ['not_found'],
   },
   {
+    method: 'GET',
+    path: '/v1/inbound/domains/:id/checks',
+    id: 'checkDomain',
+    tag: 'inbound',
+    summary: "The doctor's checks of one domain (and the host's), read-only",
+    scope: 'inbound',
+    success: [{ status: 200, description: 'the checks, each pass, warn or fail, with the record to publish', json: domainChecksSchema }],
+    errors: ['not_found'],
+  },
+  {
     method: 'DELETE',
     path: '/v1/inbound/domains/:id',
     id: 'removeDomain',
@@ -511,6 +524,27 @@ export const OPERATIONS: Operation[] = [
     success: [{ status: 200, description: 'the forward and its outbound message', json: forwardViewSchema }],
     errors: ['not_found'],
   },
+  // Reports.
+  ...(['dmarc', 'tls'] as const).map((kind): Operation => ({
+    method: 'GET',
+    path: `/v1/reports/${kind}`,
+    id: kind === 'dmarc' ? 'dmarcReports' : 'tlsReports',
+    tag: 'reports',
+    summary:
+      kind === 'dmarc'
+        ? "DMARC aggregate reports about the workspace's domains, per domain per UTC day"
+        : "SMTP TLS reports about the workspace's domains, per domain per UTC day",
+    scope: 'read',
+    query: reportQuery,
+    success: [
+      {
+        status: 200,
+        description: 'the days asked (default the last 30), at most 366',
+        json: z.object({ from: z.string(), to: z.string(), data: z.array(kind === 'dmarc' ? dmarcDaySchema : tlsDaySchema) }),
+      },
+    ],
+    errors: ['not_found'],
+  })),
   // Webhooks.
   {
     method: 'POST',

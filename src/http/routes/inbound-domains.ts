@@ -1,9 +1,10 @@
 import { Router } from 'express';
+import type { Doctor } from '../../domains/doctor.js';
 import { claimDomainBody, type DomainStore } from '../../domains/domains.js';
-import { principalOf, requireScope } from '../auth.js';
 import { parseBody } from '../../lib/validation.js';
+import { principalOf, requireScope } from '../auth.js';
 
-export function inboundDomainRoutes({ domains }: { domains: DomainStore }): Router {
+export function inboundDomainRoutes({ domains, doctor }: { domains: DomainStore; doctor: Doctor }): Router {
   const r = Router();
   r.use('/inbound/domains', requireScope('inbound'));
   r.post('/inbound/domains', async (req, res) => {
@@ -15,6 +16,10 @@ export function inboundDomainRoutes({ domains }: { domains: DomainStore }): Rout
   });
   r.get('/inbound/domains/:id', async (req, res) => {
     res.json(await domains.get(principalOf(res).workspace.id, req.params.id));
+  });
+  // The doctor's checks of one domain (docs/doctor.md): they only read, under the same scope as the domain.
+  r.get('/inbound/domains/:id/checks', async (req, res) => {
+    res.json(await doctor.domain(principalOf(res).workspace.id, req.params.id));
   });
   r.delete('/inbound/domains/:id', async (req, res) => {
     await domains.remove(principalOf(res).workspace.id, req.params.id);

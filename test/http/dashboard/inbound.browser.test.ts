@@ -152,7 +152,7 @@ t.test('an operator claims a domain, manages addresses and reads hostile mail sa
   t.equal(await frame.getByRole('link', { name: 'pay now' }).getAttribute('rel'), 'noopener noreferrer');
 
   // The verdicts render as badges with their details.
-  for (const name of ['SPF', 'DKIM', 'DMARC', 'ARC']) {
+  for (const name of ['SPF', 'DKIM', 'DMARC', 'ARC', 'Spam', 'Virus']) {
     t.match(await page.locator(`[data-verdict="${name}"] .badge`).textContent(), new RegExp(`^${name} \\w+`), `${name} badge`);
   }
   // The attachment and the raw source are downloads.

@@ -60,7 +60,15 @@ interface Detail {
   truncated: boolean;
   headers: Record<string, string | string[]>;
   attachments: { index: number; filename: string; contentType: string; size: number }[];
-  verdicts: { spf: Verdict; dkim: Verdict; dmarc: Verdict; arc: Verdict } | null;
+  verdicts: {
+    spf: Verdict;
+    dkim: Verdict;
+    dmarc: Verdict;
+    arc: Verdict;
+    /** rspamd's and clamd's, when the operator runs them (absent on mail stored before 0.4). */
+    spam?: { result: string; score?: number; action?: string; details?: string };
+    virus?: { result: string; signature?: string; details?: string };
+  } | null;
   sizeBytes: number;
   receivedAt: string;
 }
@@ -197,8 +205,8 @@ function ReceivedList() {
 }
 
 function verdictTone(result: string): Tone {
-  if (result === 'pass') return 'ok';
-  if (result === 'fail' || result === 'permerror') return 'bad';
+  if (result === 'pass' || result === 'ham' || result === 'clean') return 'ok';
+  if (result === 'fail' || result === 'permerror' || result === 'spam' || result === 'infected') return 'bad';
   if (result === 'softfail' || result === 'temperror') return 'warn';
   return 'muted';
 }
@@ -211,6 +219,14 @@ function Verdicts(props: { verdicts: Detail['verdicts'] }) {
     ['DKIM', v.dkim],
     ['DMARC', v.dmarc],
     ['ARC', v.arc],
+    [
+      'Spam',
+      {
+        result: v.spam?.result ?? 'none',
+        details: v.spam?.score !== undefined ? `score ${v.spam.score} (${v.spam.action ?? ''})` : (v.spam?.details ?? ''),
+      },
+    ],
+    ['Virus', { result: v.virus?.result ?? 'none', details: v.virus?.signature ?? v.virus?.details ?? '' }],
   ];
   return (
     <ul class="verdicts" aria-label="Authentication verdicts">

@@ -1,0 +1,61 @@
+// `postern ready [--wait 60s] [--url URL]`: asks the daemon's GET /readyz until it answers ready or
+// the wait runs out. systemd runs it as the unit's ExecStartPost, so `systemctl start postern`
+// returns (and units ordered after Postern start) only once the database answers, both listeners
+// are up and the migrations are current; a daemon that never gets there fails the start.
+import { parseDuration } from '../lib/duration.js';
+import type { Config } from '../config.js';
+import { CommandFailure, UsageError, type SetupCommand } from './command.js';
+
+/** The address a client on this machine reaches the configured HTTP listener at. */
+export function localHttpUrl(config: Config): string {
+  const host = config.http.host;
+  if (config.http.port === 0) throw new CommandFailure('http.port is 0 (any free port): name the daemon with --url');
+  const local =
+    host === '0.0.0.0'
+      ? '127.0.0.1'
+      : host === '::' || host === '[::]'
+        ? '[::1]'
+        : host.includes(':') && !host.startsWith('[')
+          ? `[${host}]`
+          : host;
+  return `http://${local}:${config.http.port}`;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export const readyCommands: SetupCommand[] = [
+  {
+    name: 'ready',
+    usage: '[--wait 60s] [--url http://127.0.0.1:8025]',
+    summary: "wait until the running daemon's /readyz says it can serve (exit 0), or say why not (exit 1)",
+    options: { wait: { type: 'string' }, url: { type: 'string' } },
+    run: async (config, io, { values }) => {
+      let waitMs: number;
+      try {
+        waitMs = parseDuration(typeof values.wait === 'string' ? values.wait : '0s');
+      } catch {
+        throw new UsageError('--wait must be a duration such as 30s or 2m');
+      }
+      const base = typeof values.url === 'string' ? values.url.replace(/\/+$/, '') : localHttpUrl(config);
+      if (!/^https?:\/\/[^/]+$/.test(base)) throw new UsageError("--url must be the daemon's address, such as http://127.0.0.1:8025");
+      const deadline = Date.now() + waitMs;
+      let why = '';
+      for (;;) {
+        try {
+          const res = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(2_000) });
+          const body = (await res.json().catch(() => null)) as { ready?: boolean; reasons?: string[] } | null;
+          if (res.status === 200 && body?.ready === true) {
+            io.out(JSON.stringify(body) + '\n');
+            return 0;
+          }
+          why = body?.reasons?.length ? body.reasons.join('; ') : `GET /readyz answered ${res.status}`;
+        } catch (err) {
+          why = `no answer from ${base} (${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message})`;
+        }
+        if (Date.now() >= deadline) break;
+        await sleep(Math.min(250, Math.max(0, deadline - Date.now())));
+      }
+      throw new CommandFailure(`not ready${waitMs > 0 ? ` after ${values.wait as string}` : ''}: ${why}`, 1);
+    },
+  },
+];

@@ -1,0 +1,433 @@
+// `postern doctor` and `GET /v1/inbound/domains/{id}/checks`: everything a receiving mail server
+// judges, looked up live through the daemon's resolver, each as pass / warn / fail with the record
+// that fixes it (docs/doctor.md). Two kinds of checks:
+//   - the host's, shared by every domain: the public addresses' forward-confirmed reverse DNS, the
+//     SMTP certificate, and the bounce domain's MX and SPF (the envelope sender is the bounce domain);
+//   - each claimed custom domain's: MX, SPF, DKIM, DMARC, MTA-STS and TLS-RPT.
+// Fixes reuse the values the claim lists (publishedRecordsOf), so the doctor and the API name the
+// same record. Nothing here writes: a lookup that fails decides nothing and is a warn.
+import { z } from 'zod';
+import { X509Certificate } from 'node:crypto';
+import type { DomainsTable } from '../db/schema.js';
+import type { Deps } from '../deps.js';
+import { isNoData } from '../lib/dns.js';
+import { notFound } from '../lib/errors.js';
+import { dkimRecordMatches } from './dkim-keys.js';
+import { publishedRecordsOf } from './domains.js';
+import { REPORT_LOCAL_PART } from '../reports/inbox.js';
+import { bounceDomainOf, normalizeDomain } from './names.js';
+import { countSpfLookups, SPF_LOOKUP_LIMIT, spfRecordsAt, spfVerdict, withAddresses } from './spf-check.js';
+
+export type CheckStatus = 'pass' | 'warn' | 'fail';
+
+export interface Check {
+  /** mx, spf, dkim, dmarc, mta-sts, tls-rpt; host: public-addresses, fcrdns, certificate, bounce-mx, bounce-spf. */
+  name: string;
+  status: CheckStatus;
+  detail: string;
+  /** The record to publish (or correct) to make the check pass. */
+  fix?: { type: string; name: string; value: string };
+}
+
+export interface DomainChecks {
+  id: string;
+  domain: string;
+  /** The slug of the workspace that claimed it. */
+  workspace: string;
+  /** The worst status among `checks`. */
+  status: CheckStatus;
+  checks: Check[];
+}
+
+export interface DoctorReport {
+  /** The worst status of every check below. */
+  status: CheckStatus;
+  host: Check[];
+  domains: DomainChecks[];
+}
+
+/** The SMTP listener's certificate as PEM, and whether the operator configured it (else it is the generated self-signed one). */
+export type CertificateSource = () => { pem: string; configured: boolean } | null;
+
+export interface Doctor {
+  /** The host's checks and every claimed custom domain's (only `domain` when given; unknown: not_found). */
+  run(opts?: { domain?: string }): Promise<DoctorReport>;
+  /** One domain of a workspace with the host's checks (the API); the shared domain has only its MX check. */
+  domain(workspaceId: string, id: string): Promise<DomainChecks & { host: Check[] }>;
+}
+
+export interface DoctorDeps extends Pick<Deps, 'config' | 'db' | 'dns' | 'clock'> {
+  certificate: CertificateSource;
+}
+
+/** A certificate expiring sooner than this warns. */
+const EXPIRY_WARNING_MS = 14 * 24 * 3600 * 1000;
+
+const RANK: Record<CheckStatus, number> = { pass: 0, warn: 1, fail: 2 };
+/** The worst of several statuses (pass when there are none). */
+export const worst = (checks: Check[]): CheckStatus =>
+  checks.reduce<CheckStatus>((w, c) => (RANK[c.status] > RANK[w] ? c.status : w), 'pass');
+
+const codeOf = (err: unknown) => (err as { code?: string })?.code ?? String(err);
+
+/** The answer, [] for "no such record", null for a lookup that failed. */
+async function ask<T>(lookup: () => Promise<T[]>): Promise<T[] | null> {
+  try {
+    return await lookup();
+  } catch (err) {
+    return isNoData(err) ? [] : null;
+  }
+}
+
+/** The reverse-lookup name of an address: 10.113.0.203.in-addr.arpa, or the ip6.arpa nibbles. */
+export function reverseName(ip: string): string {
+  if (!ip.includes(':')) return ip.split('.').reverse().join('.') + '.in-addr.arpa';
+  const [head, tail = ''] = ip.split('::');
+  const groups = (s: string) => (s ? s.split(':') : []);
+  const h = groups(head);
+  const t = groups(tail);
+  const full = [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t].map((g) => g.padStart(4, '0'));
+  return full.join('').split('').reverse().join('.') + '.ip6.arpa';
+}
+
+/** `tag=value` pairs of a DMARC, MTA-STS or TLS-RPT record, tags lowercased. */
+function tagsOf(record: string): Map<string, string> {
+  const tags = new Map<string, string>();
+  for (const part of record.split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0) tags.set(part.slice(0, at).trim().toLowerCase(), part.slice(at + 1).trim());
+  }
+  return tags;
+}
+
+type Row = Pick<
+  DomainsTable,
+  'id' | 'domain' | 'kind' | 'workspace_id' | 'dkim_selector' | 'dkim_public_key' | 'mx_verified_at' | 'dkim_verified_at'
+>;
+
+export function createDoctor({ config, db, dns, clock, certificate }: DoctorDeps): Doctor {
+  const hostname = normalizeDomain(config.hostname);
+  const publicIps = config.doctor.publicIps;
+  const bounceDomain = bounceDomainOf(config);
+  const reportAddress = `${REPORT_LOCAL_PART}@${bounceDomain}`;
+  const defaultSpf = () =>
+    publicIps.length
+      ? `v=spf1 ${publicIps.map((ip) => (ip.includes(':') ? `ip6:${ip}` : `ip4:${ip}`)).join(' ')} -all`
+      : `v=spf1 a:${hostname} -all`;
+
+  // MX: `receives` says whether Postern is meant to receive for the name (a confirmed MX, the
+  // bounce domain, the shared domain); a send-only domain may keep its MX elsewhere.
+  async function mxCheck(name: string, domain: string, receives: boolean, sendsOnly: boolean): Promise<Check> {
+    const fix = { type: 'MX', name: domain, value: `10 ${hostname}` };
+    const mx = await ask(() => dns.resolveMx(domain));
+    if (mx === null) return { name, status: 'warn', detail: `the MX lookup of ${domain} failed; try again` };
+    const hosts = mx.map((m) => normalizeDomain(m.exchange));
+    if (hosts.includes(hostname)) return { name, status: 'pass', detail: `${domain} MX points at ${hostname}` };
+    const found = hosts.length ? `its MX points at ${hosts.join(', ')}` : 'it has no MX record';
+    if (sendsOnly) return { name, status: 'pass', detail: `${domain} only sends through Postern: ${found}` };
+    return {
+      name,
+      status: receives ? 'fail' : 'warn',
+      detail: `${found}, not at ${hostname}: ${receives ? 'mail for it does not reach Postern' : 'Postern does not receive for it yet'}`,
+      fix,
+    };
+  }
+
+  async function spfCheck(name: string, domain: string): Promise<Check> {
+    let records: string[];
+    try {
+      records = await spfRecordsAt(dns, domain);
+    } catch (err) {
+      return { name, status: 'warn', detail: `the TXT lookup of ${domain} failed (${codeOf(err)}); try again` };
+    }
+    if (records.length === 0)
+      return { name, status: 'fail', detail: `${domain} publishes no SPF record`, fix: { type: 'TXT', name: domain, value: defaultSpf() } };
+    if (records.length > 1)
+      return {
+        name,
+        status: 'fail',
+        detail: `${domain} publishes ${records.length} SPF records; receivers treat that as a permanent error: merge them into one`,
+      };
+    const record = records[0];
+    const lookups = await countSpfLookups(dns, record);
+    const notes = lookups.notes.length ? ` (${lookups.notes.join('; ')})` : '';
+    if (lookups.count > SPF_LOOKUP_LIMIT)
+      return {
+        name,
+        status: 'fail',
+        detail: `"${record}" needs ${lookups.count} DNS lookups, more than the ${SPF_LOOKUP_LIMIT} receivers allow: replace includes with ip4:/ip6: ranges${notes}`,
+      };
+    const cost = `${lookups.count} of ${SPF_LOOKUP_LIMIT} lookups${notes}`;
+    if (publicIps.length === 0)
+      return {
+        name,
+        status: 'warn',
+        detail: `"${record}" (${cost}); doctor.publicIps is empty, so which addresses it authorises is not checked`,
+      };
+    const verdicts = await Promise.all(publicIps.map(async (ip) => ({ ip, verdict: await spfVerdict(dns, domain, ip, hostname) })));
+    const refused = verdicts.filter((v) => v.verdict !== 'pass');
+    if (refused.length === 0) return { name, status: 'pass', detail: `"${record}" authorises ${publicIps.join(', ')} (${cost})` };
+    const temp = refused.every((v) => v.verdict === 'temperror');
+    return {
+      name,
+      status: temp ? 'warn' : 'fail',
+      detail: `"${record}" does not authorise ${refused.map((v) => `${v.ip} (${v.verdict})`).join(', ')} (${cost})`,
+      ...(temp
+        ? {}
+        : {
+            fix: {
+              type: 'TXT',
+              name: domain,
+              value: withAddresses(
+                record,
+                refused.map((v) => v.ip),
+              ),
+            },
+          }),
+    };
+  }
+
+  async function dkimCheck(row: Row): Promise<Check> {
+    const name = 'dkim';
+    const expected = publishedRecordsOf(row, hostname).dkim;
+    const fix = { type: 'TXT', name: expected.name, value: expected.value };
+    const txt = await ask(() => dns.resolveTxt(expected.name));
+    if (txt === null) return { name, status: 'warn', detail: `the TXT lookup of ${expected.name} failed; try again` };
+    const values = txt.map((chunks) => chunks.join(''));
+    if (values.some((v) => dkimRecordMatches(v, row.dkim_public_key ?? '')))
+      return { name, status: 'pass', detail: `${expected.name} publishes the key Postern signs with` };
+    if (values.length === 0) return { name, status: 'fail', detail: `${expected.name} publishes no DKIM record`, fix };
+    return { name, status: 'fail', detail: `${expected.name} publishes another key than the one Postern signs with`, fix };
+  }
+
+  // DMARC at the domain, else at each parent (the organizational domain's policy applies, as sp=).
+  // Postern signs with d= the From domain, so DKIM is aligned in relaxed and strict mode alike;
+  // SPF is aligned only when the bounce domain sits under the domain (relaxed) or is it (strict).
+  async function dmarcCheck(domain: string, dkimPasses: boolean): Promise<Check> {
+    const name = 'dmarc';
+    // Aggregate reports come back to Postern's report address (docs/reports.md).
+    const fix = { type: 'TXT', name: `_dmarc.${domain}`, value: `v=DMARC1; p=none; rua=mailto:${reportAddress}` };
+    const labels = domain.split('.');
+    for (let i = 0; i <= labels.length - 2; i++) {
+      const at = labels.slice(i).join('.');
+      const txt = await ask(() => dns.resolveTxt(`_dmarc.${at}`));
+      if (txt === null) return { name, status: 'warn', detail: `the TXT lookup of _dmarc.${at} failed; try again` };
+      const records = txt.map((c) => c.join('')).filter((v) => /^v=DMARC1\s*(;|$)/i.test(v.trim()));
+      if (records.length === 0) continue;
+      if (records.length > 1)
+        return { name, status: 'fail', detail: `_dmarc.${at} publishes ${records.length} DMARC records: keep one`, fix };
+      const tags = tagsOf(records[0]);
+      const policy = (i > 0 && tags.get('sp')) || tags.get('p');
+      if (!policy || !['none', 'quarantine', 'reject'].includes(policy.toLowerCase()))
+        return { name, status: 'fail', detail: `"${records[0]}" at _dmarc.${at} has no valid p= policy`, fix };
+      const spfAligned =
+        tags.get('aspf')?.toLowerCase() === 's' ? bounceDomain === domain : bounceDomain === domain || bounceDomain.endsWith('.' + at);
+      const where = i > 0 ? ` (inherited from _dmarc.${at})` : '';
+      const spfNote = spfAligned ? `SPF aligned too (bounce domain ${bounceDomain})` : `SPF not aligned (bounce domain ${bounceDomain})`;
+      if (!dkimPasses)
+        return {
+          name,
+          status: 'fail',
+          detail: `p=${policy}${where}, but DKIM is not published, so mail from ${domain} does not pass DMARC; ${spfNote}`,
+        };
+      const reports = (tags.get('rua') ?? '').toLowerCase().includes(`mailto:${reportAddress}`)
+        ? `aggregate reports come to Postern`
+        : `add mailto:${reportAddress} to rua= to read the aggregate reports in Postern`;
+      return { name, status: 'pass', detail: `p=${policy}${where}; aligned through DKIM (d=${domain}); ${spfNote}; ${reports}` };
+    }
+    return { name, status: 'fail', detail: `no DMARC record at _dmarc.${domain}; large receivers require one from bulk senders`, fix };
+  }
+
+  // MTA-STS and TLS-RPT are optional: not published passes; published must parse. (The HTTPS policy
+  // file of MTA-STS is not fetched.)
+  async function optionalTxt(
+    name: string,
+    at: string,
+    version: RegExp,
+    valid: (tags: Map<string, string>) => string | null,
+    fix: string,
+  ): Promise<Check> {
+    const txt = await ask(() => dns.resolveTxt(at));
+    if (txt === null) return { name, status: 'warn', detail: `the TXT lookup of ${at} failed; try again` };
+    const records = txt.map((c) => c.join('')).filter((v) => version.test(v.trim()));
+    if (records.length === 0) return { name, status: 'pass', detail: `not published at ${at} (optional)` };
+    const problem = records.length > 1 ? `${records.length} records are published: keep one` : valid(tagsOf(records[0]));
+    if (problem)
+      return { name, status: 'fail', detail: `"${records[0]}" at ${at}: ${problem}`, fix: { type: 'TXT', name: at, value: fix } };
+    return { name, status: 'pass', detail: `"${records[0]}" at ${at}` };
+  }
+
+  const mtaSts = (domain: string) =>
+    optionalTxt(
+      'mta-sts',
+      `_mta-sts.${domain}`,
+      /^v=STSv1\s*(;|$)/,
+      (tags) => (/^[A-Za-z0-9]{1,32}$/.test(tags.get('id') ?? '') ? null : 'id= must be 1 to 32 letters and digits'),
+      `v=STSv1; id=${clock.now().toISOString().replace(/\D/g, '').slice(0, 14)}`,
+    );
+
+  const tlsRpt = (domain: string) =>
+    optionalTxt(
+      'tls-rpt',
+      `_smtp._tls.${domain}`,
+      /^v=TLSRPTv1\s*(;|$)/,
+      (tags) => {
+        const rua = tags.get('rua');
+        if (!rua) return 'rua= is missing';
+        const bad = rua.split(',').filter((u) => !/^(mailto:[^@\s]+@[^@\s]+|https:\/\/\S+)$/i.test(u.trim()));
+        return bad.length ? `rua= must list mailto: or https: addresses, not ${bad.join(', ')}` : null;
+      },
+      `v=TLSRPTv1; rua=mailto:${reportAddress}`,
+    );
+
+  async function domainChecks(row: Row): Promise<Check[]> {
+    if (row.kind === 'shared') return [await mxCheck('mx', row.domain, true, false)];
+    const receives = row.mx_verified_at !== null;
+    const sendsOnly = !receives && row.dkim_verified_at !== null;
+    const [mx, spf, dkim, sts, rpt] = await Promise.all([
+      mxCheck('mx', row.domain, receives, sendsOnly),
+      spfCheck('spf', row.domain),
+      dkimCheck(row),
+      mtaSts(row.domain),
+      tlsRpt(row.domain),
+    ]);
+    const dmarc = await dmarcCheck(row.domain, dkim.status === 'pass');
+    return [mx, spf, dkim, dmarc, sts, rpt];
+  }
+
+  // Forward-confirmed reverse DNS: the PTR of the address names `hostname`, and `hostname`
+  // resolves back to the address.
+  async function fcrdnsCheck(ip: string): Promise<Check> {
+    const name = 'fcrdns';
+    const ptrName = reverseName(ip);
+    const ptrFix = { type: 'PTR', name: ptrName, value: hostname };
+    const names = await ask(() => dns.reverse(ip));
+    if (names === null) return { name, status: 'warn', detail: `the PTR lookup of ${ip} failed; try again` };
+    if (names.length === 0) return { name, status: 'fail', detail: `${ip} has no PTR record (set it at your IP provider)`, fix: ptrFix };
+    const ptrs = names.map(normalizeDomain);
+    if (!ptrs.includes(hostname))
+      return { name, status: 'fail', detail: `the PTR of ${ip} names ${ptrs.join(', ')}, not ${hostname}`, fix: ptrFix };
+    const family = ip.includes(':') ? 'AAAA' : 'A';
+    const forward = await ask(() => (family === 'A' ? dns.resolve4(hostname) : dns.resolve6(hostname)));
+    if (forward === null) return { name, status: 'warn', detail: `the ${family} lookup of ${hostname} failed; try again` };
+    if (!forward.includes(ip))
+      return {
+        name,
+        status: 'fail',
+        detail: `${ip} → ${hostname}, but ${hostname} resolves to ${forward.join(', ') || 'no address'}, not back to ${ip}`,
+        fix: { type: family, name: hostname, value: ip },
+      };
+    return { name, status: 'pass', detail: `${ip} → ${hostname} → ${ip}` };
+  }
+
+  // Opportunistic STARTTLS accepts any certificate; MTA-STS and DANE senders check the name and
+  // the chain, so a self-signed one warns and one that does not name `hostname` fails.
+  function certificateCheck(): Check {
+    const name = 'certificate';
+    let found: ReturnType<CertificateSource>;
+    try {
+      found = certificate();
+    } catch (err) {
+      return { name, status: 'fail', detail: `the SMTP certificate cannot be read: ${(err as Error).message}` };
+    }
+    if (!found)
+      return { name, status: 'warn', detail: 'no SMTP certificate yet: the daemon makes a self-signed one on first start (smtp.tlsCert)' };
+    let cert: X509Certificate;
+    try {
+      cert = new X509Certificate(found.pem);
+    } catch (err) {
+      return { name, status: 'fail', detail: `the SMTP certificate cannot be read: ${(err as Error).message}` };
+    }
+    const until = new Date(cert.validTo);
+    const left = until.getTime() - clock.now().getTime();
+    const names = cert.subjectAltName ?? cert.subject;
+    if (left <= 0) return { name, status: 'fail', detail: `the SMTP certificate expired on ${until.toISOString()}` };
+    if (cert.checkHost(hostname) === undefined)
+      return { name, status: 'fail', detail: `the SMTP certificate names ${names}, not ${hostname} (hostname)` };
+    if (left < EXPIRY_WARNING_MS)
+      return { name, status: 'warn', detail: `the SMTP certificate expires on ${until.toISOString()}: renew it (smtp.tlsCert)` };
+    if (!found.configured || (cert.checkIssued(cert) && cert.verify(cert.publicKey)))
+      return {
+        name,
+        status: 'warn',
+        detail: `the SMTP certificate is self-signed (valid until ${until.toISOString()}): enough for opportunistic STARTTLS, not for MTA-STS; set smtp.tlsCert and smtp.tlsKey`,
+      };
+    return { name, status: 'pass', detail: `the SMTP certificate names ${hostname}, valid until ${until.toISOString()}` };
+  }
+
+  async function hostChecks(): Promise<Check[]> {
+    const addresses: Check =
+      publicIps.length === 0
+        ? {
+            name: 'public-addresses',
+            status: 'warn',
+            detail: 'doctor.publicIps is empty: SPF authorisation and reverse DNS are not checked (set the addresses mail leaves from)',
+          }
+        : { name: 'public-addresses', status: 'pass', detail: publicIps.join(', ') };
+    const [fcrdns, bounceMx, bounceSpf] = await Promise.all([
+      Promise.all(publicIps.map(fcrdnsCheck)),
+      mxCheck('bounce-mx', bounceDomain, true, false),
+      spfCheck('bounce-spf', bounceDomain),
+    ]);
+    return [addresses, ...fcrdns, certificateCheck(), bounceMx, bounceSpf];
+  }
+
+  const rows = () =>
+    db
+      .selectFrom('domains')
+      .innerJoin('workspaces', 'workspaces.id', 'domains.workspace_id')
+      .select([
+        'domains.id',
+        'domains.domain',
+        'domains.kind',
+        'domains.workspace_id',
+        'domains.dkim_selector',
+        'domains.dkim_public_key',
+        'domains.mx_verified_at',
+        'domains.dkim_verified_at',
+        'workspaces.slug',
+      ])
+      .where('domains.deleted_at', 'is', null)
+      .where('domains.status', '!=', 'failed');
+
+  const report = async (row: Row & { slug: string }): Promise<DomainChecks> => {
+    const checks = await domainChecks(row);
+    return { id: row.id, domain: row.domain, workspace: row.slug, status: worst(checks), checks };
+  };
+
+  return {
+    async run(opts = {}) {
+      let query = rows().where('domains.kind', '=', 'custom');
+      if (opts.domain !== undefined) query = query.where('domains.domain', '=', normalizeDomain(opts.domain));
+      const found = await query.orderBy('domains.domain').orderBy('domains.created_at').execute();
+      if (opts.domain !== undefined && found.length === 0) throw notFound('domain');
+      const [host, domains] = await Promise.all([hostChecks(), Promise.all(found.map(report))]);
+      return { status: worst([...host, ...domains.flatMap((d) => d.checks)]), host, domains };
+    },
+
+    async domain(workspaceId, id) {
+      const row = await rows().where('domains.workspace_id', '=', workspaceId).where('domains.id', '=', id).executeTakeFirst();
+      if (!row) throw notFound('domain');
+      const [one, host] = await Promise.all([report(row), hostChecks()]);
+      return { ...one, status: worst([...one.checks, ...host]), host };
+    },
+  };
+}
+
+/** The JSON of one domain's checks (GET /v1/inbound/domains/{id}/checks), for the API description. */
+const checkSchema = z.object({
+  name: z.string(),
+  status: z.enum(['pass', 'warn', 'fail']),
+  detail: z.string(),
+  fix: z.object({ type: z.string(), name: z.string(), value: z.string() }).optional(),
+});
+export const domainChecksSchema = z
+  .object({
+    id: z.string(),
+    domain: z.string(),
+    workspace: z.string(),
+    status: z.enum(['pass', 'warn', 'fail']),
+    checks: z.array(checkSchema),
+    host: z.array(checkSchema),
+  })
+  .meta({ id: 'DomainChecks' });

@@ -1,0 +1,63 @@
+// What a workspace reads of the reports: the days of its own domains (custom domains it holds,
+// sending or receiving), DMARC with Postern's own sending addresses told apart from everyone else
+// using the domain, TLS by result type.
+import { z } from 'zod';
+import type { Deps } from '../deps.js';
+import { notFound } from '../lib/errors.js';
+import { createReportInbox, type ReportInbox } from './inbox.js';
+import { createReportStore, type DmarcDay, type ReportStore, type TlsDay } from './store.js';
+
+const day = z.iso.date();
+
+/** The query of GET /v1/reports/dmarc and /tls, as the route reads it (the API description uses it too). */
+
+export const reportQuery = z.strictObject({
+  domain: z.string().min(1).max(253).optional(),
+  from: day.optional(),
+  to: day.optional(),
+});
+
+export interface ReportQuery {
+  /** One of the workspace's domains; all of them when absent. */
+  domain?: string;
+  /** UTC days, inclusive (YYYY-MM-DD). */
+  from: string;
+  to: string;
+}
+
+export interface Reports {
+  store: ReportStore;
+  inbox: ReportInbox;
+  dmarc(workspaceId: string, q: ReportQuery): Promise<DmarcDay[]>;
+  tls(workspaceId: string, q: ReportQuery): Promise<TlsDay[]>;
+}
+
+export function createReports(deps: Pick<Deps, 'db' | 'clock' | 'ids' | 'log' | 'bus'> & { ownAddresses: () => readonly string[] }): Reports {
+  const store = createReportStore(deps);
+  const inbox = createReportInbox({ ...deps, store });
+
+  async function domainsOf(workspaceId: string, domain: string | undefined): Promise<string[]> {
+    let q = deps.db
+      .selectFrom('domains')
+      .select('domain')
+      .where('workspace_id', '=', workspaceId)
+      .where('kind', '=', 'custom')
+      .where('deleted_at', 'is', null);
+    if (domain !== undefined) q = q.where('domain', '=', domain.toLowerCase());
+    const rows = await q.execute();
+    if (domain !== undefined && rows.length === 0) throw notFound(`domain ${domain}`);
+    return rows.map((r) => r.domain);
+  }
+
+  return {
+    store,
+    inbox,
+    async dmarc(workspaceId, q) {
+      const own = new Set(deps.ownAddresses().map((a) => a.toLowerCase()));
+      return store.dmarcSummary({ domains: await domainsOf(workspaceId, q.domain), from: q.from, to: q.to, own });
+    },
+    async tls(workspaceId, q) {
+      return store.tlsSummary({ domains: await domainsOf(workspaceId, q.domain), from: q.from, to: q.to });
+    },
+  };
+}
