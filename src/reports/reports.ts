@@ -10,7 +10,6 @@ import { createReportStore, type DmarcDay, type ReportStore, type TlsDay } from 
 const day = z.iso.date();
 
 /** The query of GET /v1/reports/dmarc and /tls, as the route reads it (the API description uses it too). */
-
 export const reportQuery = z.strictObject({
   domain: z.string().min(1).max(253).optional(),
   from: day.optional(),

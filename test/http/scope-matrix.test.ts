@@ -27,6 +27,8 @@ const TABLE: Row[] = [
   { scope: 'read', method: 'POST', path: '/v1/templates/:slug/render' },
   { scope: 'read', method: 'GET', path: '/v1/suppressions' },
   { scope: 'read', method: 'GET', path: '/v1/connections' },
+  { scope: 'read', method: 'GET', path: '/v1/reports/dmarc' },
+  { scope: 'read', method: 'GET', path: '/v1/reports/tls' },
   { scope: 'send', method: 'POST', path: '/v1/send' },
   { scope: 'send', method: 'POST', path: '/v1/send-raw' },
   // Template draft operations: create, save or discard a draft, publish, list versions, PATCH.
