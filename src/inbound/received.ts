@@ -198,6 +198,10 @@ export function createReceivedReader({
 // The JSON shapes of a received message (summary and detail) as zod schemas, for the API description.
 const receivedStatus = z.enum(['received', 'dropped', 'quota_exceeded']);
 const verdict = z.looseObject({ result: z.string() });
+const mailbox = z.object({ email: z.string(), name: z.string() });
+// Rows stored before the scanners (inbound/scan.ts) existed have no spam or virus verdict.
+const spam = z.looseObject({ result: z.enum(['ham', 'spam', 'temperror', 'none']) });
+const virus = z.looseObject({ result: z.enum(['clean', 'infected', 'temperror', 'none']) });
 
 export const receivedSummarySchema = z
   .object({
@@ -218,9 +222,9 @@ export const receivedDetailSchema = z
     channel: z.literal('email'),
     address: z.string(),
     plusTag: z.string(),
-    from: z.unknown(),
-    to: z.unknown(),
-    cc: z.unknown(),
+    from: mailbox,
+    to: z.array(mailbox),
+    cc: z.array(mailbox),
     envelope: z.object({ from: z.string(), to: z.array(z.string()) }),
     subject: z.string(),
     messageId: z.string().nullable().optional(),
@@ -233,7 +237,7 @@ export const receivedDetailSchema = z
     attachments: z.array(
       z.object({ index: z.number().int(), filename: z.string(), contentType: z.string(), size: z.number().int(), url: z.string() }),
     ),
-    verdicts: z.object({ spf: verdict, dkim: verdict, dmarc: verdict, arc: verdict }),
+    verdicts: z.object({ spf: verdict, dkim: verdict, dmarc: verdict, arc: verdict, spam: spam.optional(), virus: virus.optional() }),
     sizeBytes: z.number().int(),
     rawUrl: z.string(),
     receivedAt: z.string(),
