@@ -37,6 +37,7 @@ import { inboundAddressRoutes } from './http/routes/inbound-addresses.js';
 import { inboundDomainRoutes } from './http/routes/inbound-domains.js';
 import { inboundMessageRoutes } from './http/routes/inbound-messages.js';
 import { messageRoutes } from './http/routes/messages.js';
+import { openApiRoutes } from './http/routes/openapi.js';
 import { sendRoutes } from './http/routes/send.js';
 import { suppressionRoutes } from './http/routes/suppressions.js';
 import { templateRoutes } from './http/routes/templates.js';
@@ -242,6 +243,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     reportRoutes(reports, () => clock.now()),
   ];
   const open = [
+    openApiRoutes(),
     trackingRoutes({ tokens: emailTokens, suppressions, log, engage: (id, kind, link) => recordEngagement(ledger, id, kind, link) }),
     callbackRoutes({ connections, clock, publicUrl, sink: providerStatus }),
   ];

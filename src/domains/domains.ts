@@ -7,6 +7,7 @@
 // A domain that only sends never needs Postern as its MX. `status` is the interface's: pending
 // until both are confirmed, then verified (with `verifiedAt`). A claim with neither confirmed 7
 // days after creation becomes failed and no longer blocks other claims.
+import { z } from 'zod';
 import { isUniqueViolation } from '../db/database.js';
 import { flag, type DomainKind, type DomainsTable, type DomainStatus } from '../db/schema.js';
 import type { Deps } from '../deps.js';
@@ -454,3 +455,35 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
   };
   return store;
 }
+
+/** The InboundDomain JSON as a zod schema, for the API description. */
+export const inboundDomainSchema = z
+  .object({
+    id: z.string(),
+    domain: z.string(),
+    kind: z.enum(['shared', 'custom']),
+    status: z.enum(['pending', 'verified', 'failed']),
+    records: z.array(
+      z.object({
+        type: z.enum(['MX', 'TXT']),
+        name: z.string(),
+        value: z.string(),
+        priority: z.number().int().optional(),
+        purpose: z.string(),
+        check: z.enum(['inboundMx', 'dkim']),
+        verified: z.boolean(),
+        stillPublished: z.boolean().nullable(),
+      }),
+    ),
+    sending: z.object({ verified: z.boolean(), verifiedAt: z.string().nullable() }),
+    receiving: z.object({ verified: z.boolean(), verifiedAt: z.string().nullable() }),
+    verifiedAt: z.string().nullable(),
+    createdAt: z.string(),
+  })
+  .meta({ id: 'InboundDomain' });
+
+/** The body of POST /v1/inbound/domains. */
+export const claimDomainBody = z.strictObject({
+  domain: z.string(),
+  acknowledgeExistingMx: z.boolean().optional(),
+});

@@ -1,9 +1,10 @@
 // The one place where errors become HTTP responses. Routes throw; nothing formats its own error JSON.
+// STATUS is also what the API description (http/openapi/) reads each error code's status from.
 import type { ErrorRequestHandler, Response } from 'express';
 import { AppError, type ErrorCode } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 
-const STATUS: Record<ErrorCode, number> = {
+export const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
   unauthorized: 401,
   insufficient_scope: 403,

@@ -7,6 +7,7 @@
 // unique index (PostgreSQL) or on the single writer (SQLite) and then finds the original, so two
 // racing requests can never both create a message. Keys expire after 24 hours.
 import type { Transaction } from 'kysely';
+import { z } from 'zod';
 import type { Channel, ChannelContent, OutboundMessage } from '../channel.js';
 import type { Database } from '../db/schema.js';
 import { flag } from '../db/schema.js';
@@ -269,3 +270,6 @@ function uniqueIssues(issues: Issue[]): Issue[] {
   const seen = new Set<string>();
   return issues.filter((i) => !seen.has(`${i.path}\u0000${i.message}`) && seen.add(`${i.path}\u0000${i.message}`));
 }
+
+/** What POST /v1/send and /v1/send-raw answer (202), as a zod schema for the API description. */
+export const acceptResponseSchema = z.object({ id: z.string(), status: z.enum(['queued', 'scheduled']), livemode: z.boolean() });

@@ -1,10 +1,20 @@
 // What a workspace reads of the reports: the days of its own domains (custom domains it holds,
 // sending or receiving), DMARC with Postern's own sending addresses told apart from everyone else
 // using the domain, TLS by result type.
+import { z } from 'zod';
 import type { Deps } from '../deps.js';
 import { notFound } from '../lib/errors.js';
 import { createReportInbox, type ReportInbox } from './inbox.js';
 import { createReportStore, type DmarcDay, type ReportStore, type TlsDay } from './store.js';
+
+const day = z.iso.date();
+
+/** The query of GET /v1/reports/dmarc and /tls, as the route reads it (the API description uses it too). */
+export const reportQuery = z.strictObject({
+  domain: z.string().min(1).max(253).optional(),
+  from: day.optional(),
+  to: day.optional(),
+});
 
 export interface ReportQuery {
   /** One of the workspace's domains; all of them when absent. */

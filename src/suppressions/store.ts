@@ -6,6 +6,7 @@
 //   transactional by nature, still go out.
 // A stronger reason replaces `unsubscribe` (a bounce after an opt-out suppresses everything).
 import { sql } from 'kysely';
+import { z } from 'zod';
 import { escapeLike, isUniqueViolation } from '../db/database.js';
 import { SUPPRESSION_REASONS, type SuppressionReason, type SuppressionsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
@@ -217,3 +218,30 @@ export function createSuppressHook(store: SuppressionStore) {
     });
   };
 }
+
+/** The Suppression JSON as a zod schema, for the API description. */
+export const suppressionSchema = z
+  .object({
+    address: z.string(),
+    reason: z.enum(SUPPRESSION_REASONS),
+    detail: z.string().nullable(),
+    messageId: z.string().nullable(),
+    createdAt: z.string(),
+  })
+  .meta({ id: 'Suppression' });
+
+/** The body of POST /v1/suppressions (and the dashboard's add). */
+export const addSuppressionBody = z.strictObject({
+  address: z.email().max(320),
+  reason: z.enum(SUPPRESSION_REASONS).default('manual'),
+  detail: z.string().max(500).optional(),
+});
+
+/** The query of GET /v1/suppressions. */
+export const listSuppressionsQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().max(1000).optional(),
+  before: z.iso.datetime({ offset: true }).optional(),
+  reason: z.enum(SUPPRESSION_REASONS).optional(),
+  q: z.string().max(320).optional(),
+});

@@ -37,3 +37,41 @@ export const listDeliveriesSchema = z.strictObject({
 export type CreateEndpointInput = z.infer<typeof createEndpointSchema>;
 export type UpdateEndpointInput = z.infer<typeof updateEndpointSchema>;
 export type ListDeliveriesInput = z.infer<typeof listDeliveriesSchema>;
+
+// Output shapes (the Endpoint and Delivery JSON of endpoints.ts), for the API description.
+export const endpointSchema = z
+  .object({
+    id: z.string(),
+    url: z.string(),
+    description: z.string(),
+    events: z.array(z.string()),
+    enabled: z.boolean(),
+    livemode: z.boolean(),
+    failingSince: z.string().nullable(),
+    disabledReason: z.string().nullable(),
+    previousSecretExpiresAt: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .meta({ id: 'WebhookEndpoint' });
+
+/** An endpoint with its signing secret: only the create and rotate-secret answers carry it. */
+export const endpointWithSecretSchema = endpointSchema.extend({ secret: z.string() });
+
+export const deliverySchema = z
+  .object({
+    id: z.string(),
+    eventId: z.string(),
+    eventType: z.enum(EVENT_TYPES),
+    status: z.enum(DELIVERY_STATUSES),
+    attemptCount: z.number().int(),
+    lastStatusCode: z.number().int().nullable(),
+    lastError: z.string().nullable(),
+    nextAttemptAt: z.string().nullable(),
+    createdAt: z.string(),
+    deliveredAt: z.string().nullable(),
+    attempts: z.array(
+      z.object({ at: z.string(), statusCode: z.number().int().nullable(), error: z.string().nullable(), durationMs: z.number() }),
+    ),
+  })
+  .meta({ id: 'WebhookDelivery' });

@@ -11,6 +11,7 @@ import { ManualClock } from '../../src/lib/clock.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { freshPostgres, type TestDb } from './databases.js';
 import { startDnsServer } from './dns-server.js';
+import { daemonContract } from './openapi-contract.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -143,6 +144,8 @@ export async function bootDaemon(t: Teardown, opts: BootOptions = {}): Promise<T
       } catch {
         // not JSON: keep the text
       }
+      // Every answer is held against the API description (test/helpers/openapi-contract.ts).
+      daemonContract().check({ method, url: p, status: res.status, contentType: res.headers.get('content-type'), body: parsed, text });
       return { status: res.status, headers: res.headers, body: parsed };
     },
     async workspace(slug, o = {}) {

@@ -27,6 +27,8 @@ const TABLE: Row[] = [
   { scope: 'read', method: 'POST', path: '/v1/templates/:slug/render' },
   { scope: 'read', method: 'GET', path: '/v1/suppressions' },
   { scope: 'read', method: 'GET', path: '/v1/connections' },
+  { scope: 'read', method: 'GET', path: '/v1/reports/dmarc' },
+  { scope: 'read', method: 'GET', path: '/v1/reports/tls' },
   { scope: 'send', method: 'POST', path: '/v1/send' },
   { scope: 'send', method: 'POST', path: '/v1/send-raw' },
   // Template draft operations: create, save or discard a draft, publish, list versions, PATCH.
@@ -49,8 +51,11 @@ const matches = (row: Row, route: { method: string; path: string }) =>
   (typeof row.path === 'string' ? row.path === route.path : row.path.test(route.path));
 
 // Routes outside /v1 take no API key: tracking, unsubscribe, provider callbacks, health and
-// readiness; and the dashboard, which takes an operator's session (test/http/dashboard/ covers it).
-const OPEN = /^\/(healthz$|readyz$|t\/|u\/|callbacks\/|$|dashboard(\/|$))/;
+// readiness, the API reference page (/docs); and the dashboard, which takes an operator's session
+// (test/http/dashboard/ covers it).
+const OPEN = /^\/(healthz$|readyz$|t\/|u\/|callbacks\/|$|dashboard(\/|$)|docs(\/|$))/;
+// The one /v1 route without a key: the API description (test/http/openapi.test.ts).
+const OPEN_V1 = ['/v1/openapi.json'];
 
 // Plausible values for path parameters, so each request reaches its route.
 const PARAMS: Record<string, string> = {
@@ -75,7 +80,7 @@ t.test('each scope alone against every route: exactly the scope table', async (t
   keys.unscoped = (await d.cli('key', 'create', '--workspace', 'acme', '--env', 'live')).json.secret;
 
   const routes = d.app.routes();
-  const api = routes.filter((r) => r.path.startsWith('/v1/'));
+  const api = routes.filter((r) => r.path.startsWith('/v1/') && !OPEN_V1.includes(r.path));
   t.same(
     routes.filter((r) => !r.path.startsWith('/v1/') && !OPEN.test(r.path)),
     [],
@@ -96,6 +101,15 @@ t.test('each scope alone against every route: exactly the scope table', async (t
       `row ${row.method} ${String(row.path)} names a served route`,
     );
   t.same([...new Set(required.values())].sort(), [...SCOPES].sort(), 'every scope authorizes some route');
+
+  // The API description names the same scope for each operation as this table.
+  const doc = (await d.request('GET', '/v1/openapi.json')).body;
+  for (const [route, scope] of required) {
+    const [method, path] = route.split(' ');
+    const op = doc.paths[path.replace(/:([A-Za-z]+)/g, '{$1}')]?.[method.toLowerCase()];
+    t.equal(op?.['x-postern-scope'], scope, `the API description gives ${route} scope ${scope}`);
+    t.same(op?.security, [{ apiKey: [scope] }], `the API description's security for ${route} is the ${scope} key`);
+  }
 
   let calls = 0;
   for (const route of api) {

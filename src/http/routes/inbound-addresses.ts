@@ -1,23 +1,13 @@
 import { Router } from 'express';
-import { z } from 'zod';
-import type { AddressStore } from '../../inbound/addresses.js';
+import { createAddressBody, type AddressStore } from '../../inbound/addresses.js';
 import { principalOf, requireScope } from '../auth.js';
 import { parseBody } from '../../lib/validation.js';
-
-const createBody = z.strictObject({
-  localPart: z.string().min(1).max(64).optional(),
-  description: z.string().max(200).optional(),
-  forwardTo: z.string().max(320).nullable().optional(),
-  webhookEndpointId: z.string().min(1).max(100).nullable().optional(),
-  domainId: z.string().min(1).max(100).optional(),
-  livemode: z.boolean().optional(),
-});
 
 export function inboundAddressRoutes({ addresses }: { addresses: AddressStore }): Router {
   const r = Router();
   r.use('/inbound/addresses', requireScope('inbound'));
   r.post('/inbound/addresses', async (req, res) => {
-    const body = parseBody(createBody, req.body);
+    const body = parseBody(createAddressBody, req.body);
     res.status(201).json(await addresses.create(principalOf(res).workspace, body));
   });
   r.get('/inbound/addresses', async (req, res) => {

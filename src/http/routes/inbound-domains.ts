@@ -1,20 +1,14 @@
 import { Router } from 'express';
-import { z } from 'zod';
 import type { Doctor } from '../../domains/doctor.js';
-import type { DomainStore } from '../../domains/domains.js';
+import { claimDomainBody, type DomainStore } from '../../domains/domains.js';
 import { parseBody } from '../../lib/validation.js';
 import { principalOf, requireScope } from '../auth.js';
-
-const claimBody = z.strictObject({
-  domain: z.string(),
-  acknowledgeExistingMx: z.boolean().optional(),
-});
 
 export function inboundDomainRoutes({ domains, doctor }: { domains: DomainStore; doctor: Doctor }): Router {
   const r = Router();
   r.use('/inbound/domains', requireScope('inbound'));
   r.post('/inbound/domains', async (req, res) => {
-    const body = parseBody(claimBody, req.body);
+    const body = parseBody(claimDomainBody, req.body);
     res.status(201).json(await domains.claim(principalOf(res).workspace.id, body));
   });
   r.get('/inbound/domains', async (_req, res) => {

@@ -2,21 +2,13 @@
 // workspace's domains, per domain per UTC day. `domain` one of the workspace's domains (all when
 // absent); `from`/`to` UTC days inclusive, default the last 30 days; at most 366 days at once.
 import { Router } from 'express';
-import { z } from 'zod';
 import { invalidRequest } from '../../lib/errors.js';
 import { zodIssues } from '../../lib/validation.js';
-import type { ReportQuery, Reports } from '../../reports/reports.js';
+import { reportQuery, type ReportQuery, type Reports } from '../../reports/reports.js';
 import { principalOf, requireScope } from '../auth.js';
 
 const DAY = 86_400_000;
 const MAX_DAYS = 366;
-const day = z.iso.date();
-
-export const reportQuery = z.strictObject({
-  domain: z.string().min(1).max(253).optional(),
-  from: day.optional(),
-  to: day.optional(),
-});
 
 function parseQuery(query: unknown, now: Date): ReportQuery {
   const q = reportQuery.safeParse(query);

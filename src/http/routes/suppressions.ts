@@ -5,30 +5,22 @@
 // POST (scope send) adds `{address, reason?: manual}`; DELETE /v1/suppressions/{address} (scope send)
 // removes one, after which sends to the address go out again.
 import { Router } from 'express';
-import { z } from 'zod';
 import { AppError, notFound } from '../../lib/errors.js';
 import { parseBody, zodIssues } from '../../lib/validation.js';
-import { decodePosition, encodePosition, positionOf, SUPPRESSION_REASONS, type SuppressionStore } from '../../suppressions/store.js';
+import {
+  addSuppressionBody,
+  listSuppressionsQuery,
+  decodePosition,
+  encodePosition,
+  positionOf,
+  type SuppressionStore,
+} from '../../suppressions/store.js';
 import { principalOf, requireScope } from '../auth.js';
-
-const addBody = z.strictObject({
-  address: z.email().max(320),
-  reason: z.enum(SUPPRESSION_REASONS).default('manual'),
-  detail: z.string().max(500).optional(),
-});
-
-const listQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().max(1000).optional(),
-  before: z.iso.datetime({ offset: true }).optional(),
-  reason: z.enum(SUPPRESSION_REASONS).optional(),
-  q: z.string().max(320).optional(),
-});
 
 export function suppressionRoutes(store: SuppressionStore): Router {
   const r = Router();
   r.get('/suppressions', requireScope('read'), async (req, res) => {
-    const q = listQuery.safeParse(req.query);
+    const q = listSuppressionsQuery.safeParse(req.query);
     if (!q.success)
       throw new AppError(
         'invalid_request',
@@ -47,7 +39,7 @@ export function suppressionRoutes(store: SuppressionStore): Router {
     });
   });
   r.post('/suppressions', requireScope('send'), async (req, res) => {
-    const body = parseBody(addBody, req.body);
+    const body = parseBody(addSuppressionBody, req.body);
     const entry = await store.add(principalOf(res).workspace.id, body);
     res.status(201).json(entry);
   });

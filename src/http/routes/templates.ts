@@ -2,34 +2,11 @@
 // publish, discard, list versions, and the description/status update) need scope send. The router
 // only parses and translates: every rule lives in templates/store.ts.
 import { Router, type Request } from 'express';
-import { z } from 'zod';
 import { notFound } from '../../lib/errors.js';
-import { channelSchema, descriptionSchema, slugSchema } from '../../templates/content.js';
-import { normalizeSlug, TEMPLATE_STATUSES, type TemplateStore } from '../../templates/store.js';
+import { createTemplateBody, draftBody, renderBody, updateTemplateBody } from '../../templates/schemas.js';
+import { normalizeSlug, type TemplateStore } from '../../templates/store.js';
 import { parseBody } from '../../lib/validation.js';
 import { principalOf, requireScope } from '../auth.js';
-
-const createBody = z.strictObject({
-  slug: slugSchema,
-  channel: channelSchema,
-  description: descriptionSchema.optional(),
-});
-
-// content is checked against the template's channel by the store, which knows the channel.
-const draftBody = z.strictObject({
-  content: z.record(z.string(), z.unknown(), { message: 'content must be an object' }),
-  variables: z.unknown().optional(),
-});
-
-const updateBody = z.strictObject({
-  description: descriptionSchema.optional(),
-  status: z.enum(TEMPLATE_STATUSES, { message: `status must be one of ${TEMPLATE_STATUSES.join(', ')}` }).optional(),
-});
-
-const renderBody = z.strictObject({
-  vars: z.record(z.string(), z.unknown(), { message: 'vars must be an object' }).default({}),
-  version: z.number().int().min(1).optional(),
-});
 
 /** The slug of the path; a string that cannot be a slug names no template (404). */
 function slugOf(req: Request): string {
@@ -48,7 +25,7 @@ export function templateRoutes(templates: TemplateStore): Router {
   });
 
   r.post('/templates', requireScope('send'), async (req, res) => {
-    const body = parseBody(createBody, req.body);
+    const body = parseBody(createTemplateBody, req.body);
     res.status(201).json(await templates.create(ws(res), body));
   });
 
@@ -58,7 +35,7 @@ export function templateRoutes(templates: TemplateStore): Router {
 
   r.patch('/templates/:slug', requireScope('send'), async (req, res) => {
     const slug = slugOf(req);
-    const body = parseBody(updateBody, req.body);
+    const body = parseBody(updateTemplateBody, req.body);
     res.json(await templates.update(ws(res).id, slug, body));
   });
 

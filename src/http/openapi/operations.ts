@@ -1,0 +1,638 @@
+// The registry of HTTP operations the API description (document.ts) is built from: one row per
+// route, naming the scope it needs, the zod schema its route validates the body with (imported
+// from where the route takes it, never copied), its query parameters, the zod schema of each
+// success answer, and the error codes it can answer with (their statuses come from http/errors.ts).
+// A test compares this table with the routes the app mounts (listRoutes), both ways, so a route
+// without a row, or a row without a route, fails the build. Query strings some routes still read by
+// hand (messages, inbound messages) are described here with zod schemas that accept the same values.
+import { z } from 'zod';
+import { CHANNELS } from '../../channel.js';
+import { connectionViewSchema } from '../../channels/connections.js';
+import { domainChecksSchema } from '../../domains/doctor.js';
+import { claimDomainBody, inboundDomainSchema } from '../../domains/domains.js';
+import { forwardViewSchema } from '../../forwarding/forwarding.js';
+import { createAddressBody, inboundAddressSchema } from '../../inbound/addresses.js';
+import { receivedDetailSchema, receivedSummarySchema } from '../../inbound/received.js';
+import type { ErrorCode } from '../../lib/errors.js';
+import { MESSAGE_STATUSES, messagePageSchema, messageSchema } from '../../messages/message.js';
+import { acceptResponseSchema } from '../../outbound/accept.js';
+import { reportQuery } from '../../reports/reports.js';
+import { dmarcDaySchema, tlsDaySchema } from '../../reports/store.js';
+import { sendBody } from '../../outbound/send-input.js';
+import { addSuppressionBody, listSuppressionsQuery, suppressionSchema } from '../../suppressions/store.js';
+import { createTemplateBody, draftBody, renderBody, updateTemplateBody } from '../../templates/schemas.js';
+import { renderResultSchema, templateDetailSchema, templateSummarySchema, templateVersionSchema } from '../../templates/store.js';
+import {
+  createEndpointSchema,
+  deliverySchema,
+  endpointSchema,
+  endpointWithSecretSchema,
+  listDeliveriesSchema,
+  updateEndpointSchema,
+} from '../../webhooks/schemas.js';
+import type { Scope } from '../../workspaces/scopes.js';
+
+/** A success answer: JSON with a schema, a Server-Sent Events stream, or bytes of a media type. */
+export type Success =
+  | { status: number; description: string; json: z.ZodType }
+  | { status: number; description: string; stream: 'text/event-stream'; event: z.ZodType; json?: z.ZodType }
+  | { status: number; description: string; bytes: string };
+
+export interface Operation {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** The path as Express mounts it, e.g. `/v1/messages/:id`. */
+  path: string;
+  id: string;
+  tag: string;
+  summary: string;
+  /** null: no API key (the open routes). */
+  scope: Scope | null;
+  body?: z.ZodType;
+  query?: z.ZodObject;
+  /** Path parameters described beyond "a string" (all are strings). */
+  params?: Record<string, string>;
+  idempotencyKey?: boolean;
+  success: Success[];
+  /** Error codes this operation can answer with, beyond the ones every /v1 operation can. */
+  errors: ErrorCode[];
+}
+
+/** What every authenticated /v1 operation can answer: the chain in server.ts runs before any route. */
+// forbidden: the dashboard's session on /v1 (a cross-site request, a missing CSRF token, no workspace chosen).
+export const COMMON_ERRORS: ErrorCode[] = [
+  'invalid_request',
+  'unauthorized',
+  'forbidden',
+  'payload_too_large',
+  'unsupported_media_type',
+  'rate_limited',
+  'internal',
+];
+
+const readiness = z.object({ ready: z.boolean(), reasons: z.array(z.string()), checks: z.record(z.string(), z.unknown()) });
+const list = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item) });
+const deleted = z.object({ deleted: z.literal(true) });
+
+// The query GET /v1/messages reads (routes/messages.ts parseFilters checks the same rules).
+const messagesQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().optional().describe('the `nextCursor` of the previous page'),
+  status: z.enum(MESSAGE_STATUSES).optional(),
+  template: z.string().optional().describe('template slug'),
+  channel: z.enum(CHANNELS).optional(),
+  q: z.string().max(512).optional().describe('a part of the public id, recipient, template slug or a metadata key or value'),
+  metadata: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe('metadata filters, given as `metadata[key]=value` (deepObject); every one must match'),
+  tail: z.enum(['0', '1']).optional().describe('1: answer with a Server-Sent Events stream instead of a page'),
+});
+
+const inboundMessagesQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).optional(),
+  before: z.string().optional().describe('the `receivedAt` of the last message of the previous page'),
+  address: z.string().optional().describe('only mail received at this address'),
+});
+
+const addressesQuery = z.object({ domainId: z.string().optional() });
+
+const SSE = [
+  'A Server-Sent Events stream: first a `: tail` comment, then the 50 most recent matching messages',
+  '(oldest first) and every new or changed matching message, each as `event: message`,',
+  '`id: <msg_ id>`, `data: <Message JSON>`. A `: ping` comment every `tail.ping`; the server ends',
+  'the stream after `tail.maxDuration` and when the daemon stops.',
+].join(' ');
+
+const messageId = { id: 'the public id of the message (`msg_…`)' };
+const slug = { slug: 'the template slug' };
+const webhookId = { id: 'the endpoint id (`we_…`)' };
+const receivedId = { id: 'the public id of the received message (`rcv_…`)' };
+
+export const OPERATIONS: Operation[] = [
+  // Open routes.
+  {
+    method: 'GET',
+    path: '/healthz',
+    id: 'health',
+    tag: 'meta',
+    summary: 'Liveness: the process answers',
+    scope: null,
+    success: [{ status: 200, description: 'alive', json: z.object({ ok: z.literal(true) }) }],
+    errors: [],
+  },
+  {
+    method: 'GET',
+    path: '/readyz',
+    id: 'ready',
+    tag: 'meta',
+    summary: 'Readiness: the database answers, the listeners are up, the migrations are applied',
+    scope: null,
+    success: [
+      {
+        status: 200,
+        description: 'ready',
+        json: readiness,
+      },
+      { status: 503, description: 'not ready: `ready` is false and `reasons` says why, one line each', json: readiness },
+    ],
+    errors: [],
+  },
+  {
+    method: 'GET',
+    path: '/v1/openapi.json',
+    id: 'getOpenApi',
+    tag: 'meta',
+    summary: 'This API description (OpenAPI 3.1), without authentication',
+    scope: null,
+    success: [{ status: 200, description: 'the OpenAPI document', json: z.looseObject({ openapi: z.string() }) }],
+    errors: [],
+  },
+  {
+    method: 'GET',
+    path: '/v1/context',
+    id: 'getContext',
+    tag: 'meta',
+    summary: "The key's workspace and mode",
+    scope: 'read',
+    success: [
+      {
+        status: 200,
+        description: 'the workspace the key belongs to and its environment',
+        json: z.object({
+          workspace: z.object({ id: z.string(), slug: z.string(), name: z.string() }),
+          mode: z.enum(['live', 'test']),
+        }),
+      },
+    ],
+    errors: [],
+  },
+  // Sending.
+  ...(['/v1/send', '/v1/send-raw'] as const).map((path): Operation => ({
+    method: 'POST',
+    path,
+    id: path === '/v1/send' ? 'send' : 'sendRaw',
+    tag: 'sending',
+    summary: path === '/v1/send' ? 'Send a message from a template or inline content' : 'Send inline content without a template',
+    scope: 'send',
+    body: sendBody,
+    idempotencyKey: true,
+    success: [{ status: 202, description: 'accepted: the message is committed and queued (or scheduled)', json: acceptResponseSchema }],
+    errors: ['invalid_body', 'plan_limit', 'quota_exceeded'],
+  })),
+  // Messages.
+  {
+    method: 'GET',
+    path: '/v1/messages',
+    id: 'listMessages',
+    tag: 'messages',
+    summary: 'List messages newest first, or tail them as Server-Sent Events (`tail=1`)',
+    scope: 'read',
+    query: messagesQuery,
+    success: [
+      {
+        status: 200,
+        description: `a page of messages; with tail=1: ${SSE}`,
+        json: messagePageSchema,
+        stream: 'text/event-stream',
+        event: messageSchema,
+      },
+    ],
+    errors: [],
+  },
+  {
+    method: 'GET',
+    path: '/v1/messages/:id',
+    id: 'getMessage',
+    tag: 'messages',
+    summary: 'One message with its timeline',
+    scope: 'read',
+    params: messageId,
+    success: [{ status: 200, description: 'the message', json: messageSchema }],
+    errors: ['not_found'],
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/messages/:id',
+    id: 'cancelMessage',
+    tag: 'messages',
+    summary: 'Cancel a queued or scheduled message',
+    scope: 'cancel',
+    params: messageId,
+    success: [{ status: 200, description: 'canceled', json: z.object({ id: z.string(), status: z.literal('canceled') }) }],
+    errors: ['not_found', 'not_cancelable', 'conflict'],
+  },
+  {
+    method: 'POST',
+    path: '/v1/messages/:id/retry',
+    id: 'retryMessage',
+    tag: 'messages',
+    summary: 'Make a deferred message due now',
+    scope: 'send',
+    params: messageId,
+    success: [{ status: 200, description: 'the message, due now', json: messageSchema }],
+    errors: ['not_found', 'conflict'],
+  },
+  // Templates.
+  {
+    method: 'GET',
+    path: '/v1/templates',
+    id: 'listTemplates',
+    tag: 'templates',
+    summary: 'List templates',
+    scope: 'read',
+    success: [{ status: 200, description: 'every template of the workspace', json: list(templateSummarySchema) }],
+    errors: [],
+  },
+  {
+    method: 'POST',
+    path: '/v1/templates',
+    id: 'createTemplate',
+    tag: 'templates',
+    summary: 'Create a template (no versions yet)',
+    scope: 'send',
+    body: createTemplateBody,
+    success: [{ status: 201, description: 'created', json: templateDetailSchema }],
+    errors: ['invalid_body', 'already_exists', 'plan_limit'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/templates/:slug',
+    id: 'getTemplate',
+    tag: 'templates',
+    summary: 'One template with its current version and draft',
+    scope: 'read',
+    params: slug,
+    success: [{ status: 200, description: 'the template', json: templateDetailSchema }],
+    errors: ['not_found'],
+  },
+  {
+    method: 'PATCH',
+    path: '/v1/templates/:slug',
+    id: 'updateTemplate',
+    tag: 'templates',
+    summary: 'Change the description, or archive and restore',
+    scope: 'send',
+    params: slug,
+    body: updateTemplateBody,
+    success: [{ status: 200, description: 'the template', json: templateDetailSchema }],
+    errors: ['not_found', 'invalid_body'],
+  },
+  {
+    method: 'POST',
+    path: '/v1/templates/:slug/render',
+    id: 'renderTemplate',
+    tag: 'templates',
+    summary: 'Render a version without sending',
+    scope: 'read',
+    params: slug,
+    body: renderBody,
+    success: [{ status: 200, description: 'the rendered output', json: renderResultSchema }],
+    errors: ['not_found', 'invalid_body'],
+  },
+  {
+    method: 'PUT',
+    path: '/v1/templates/:slug/draft',
+    id: 'saveTemplateDraft',
+    tag: 'templates',
+    summary: 'Save the draft',
+    scope: 'send',
+    params: slug,
+    body: draftBody,
+    success: [{ status: 200, description: 'the draft version', json: templateVersionSchema }],
+    errors: ['not_found', 'invalid_body'],
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/templates/:slug/draft',
+    id: 'discardTemplateDraft',
+    tag: 'templates',
+    summary: 'Discard the draft',
+    scope: 'send',
+    params: slug,
+    success: [{ status: 200, description: 'discarded', json: deleted }],
+    errors: ['not_found'],
+  },
+  {
+    method: 'POST',
+    path: '/v1/templates/:slug/publish',
+    id: 'publishTemplate',
+    tag: 'templates',
+    summary: 'Publish the draft',
+    scope: 'send',
+    params: slug,
+    success: [{ status: 200, description: 'the published version', json: templateVersionSchema }],
+    errors: ['not_found', 'conflict'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/templates/:slug/versions',
+    id: 'listTemplateVersions',
+    tag: 'templates',
+    summary: 'Every version, newest first',
+    scope: 'send',
+    params: slug,
+    success: [{ status: 200, description: 'the versions', json: list(templateVersionSchema) }],
+    errors: ['not_found'],
+  },
+  // Suppressions.
+  {
+    method: 'GET',
+    path: '/v1/suppressions',
+    id: 'listSuppressions',
+    tag: 'suppressions',
+    summary: 'List suppressed addresses, newest first',
+    scope: 'read',
+    query: listSuppressionsQuery,
+    success: [
+      {
+        status: 200,
+        description: 'a page of entries',
+        json: z.object({ data: z.array(suppressionSchema), nextCursor: z.string().nullable(), nextBefore: z.string().nullable() }),
+      },
+    ],
+    errors: [],
+  },
+  {
+    method: 'POST',
+    path: '/v1/suppressions',
+    id: 'addSuppression',
+    tag: 'suppressions',
+    summary: 'Suppress an address',
+    scope: 'send',
+    body: addSuppressionBody,
+    success: [{ status: 201, description: 'the entry', json: suppressionSchema }],
+    errors: ['invalid_body'],
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/suppressions/:address',
+    id: 'removeSuppression',
+    tag: 'suppressions',
+    summary: 'Remove an address from the list',
+    scope: 'send',
+    params: { address: 'the suppressed address' },
+    success: [{ status: 200, description: 'removed', json: z.object({ address: z.string(), deleted: z.literal(true) }) }],
+    errors: ['not_found'],
+  },
+  // Connections.
+  {
+    method: 'GET',
+    path: '/v1/connections',
+    id: 'listConnections',
+    tag: 'connections',
+    summary: "The configured email connection and the workspace's provider connections (never secrets)",
+    scope: 'read',
+    success: [{ status: 200, description: 'the connections of the key’s environment', json: list(connectionViewSchema) }],
+    errors: [],
+  },
+  // Inbound.
+  {
+    method: 'POST',
+    path: '/v1/inbound/domains',
+    id: 'claimDomain',
+    tag: 'inbound',
+    summary: 'Claim a domain for receiving (and sending)',
+    scope: 'inbound',
+    body: claimDomainBody,
+    success: [{ status: 201, description: 'claimed, with the DNS records to publish', json: inboundDomainSchema }],
+    errors: ['invalid_body', 'invalid_domain', 'already_exists', 'domain_claimed', 'existing_mx'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/inbound/domains',
+    id: 'listDomains',
+    tag: 'inbound',
+    summary: "The workspace's domains",
+    scope: 'inbound',
+    success: [{ status: 200, description: 'the domains', json: z.object({ domains: z.array(inboundDomainSchema) }) }],
+    errors: [],
+  },
+  {
+    method: 'GET',
+    path: '/v1/inbound/domains/:id',
+    id: 'getDomain',
+    tag: 'inbound',
+    summary: 'One domain and its records',
+    scope: 'inbound',
+    success: [{ status: 200, description: 'the domain', json: inboundDomainSchema }],
+    errors: ['not_found'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/inbound/domains/:id/checks',
+    id: 'checkDomain',
+    tag: 'inbound',
+    summary: "The doctor's checks of one domain (and the host's), read-only",
+    scope: 'inbound',
+    success: [{ status: 200, description: 'the checks, each pass, warn or fail, with the record to publish', json: domainChecksSchema }],
+    errors: ['not_found'],
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/inbound/domains/:id',
+    id: 'removeDomain',
+    tag: 'inbound',
+    summary: 'Remove a custom domain and its addresses',
+    scope: 'inbound',
+    success: [{ status: 200, description: 'removed', json: deleted }],
+    errors: ['not_found', 'shared_domain'],
+  },
+  {
+    method: 'POST',
+    path: '/v1/inbound/addresses',
+    id: 'createAddress',
+    tag: 'inbound',
+    summary: 'Create a receiving address',
+    scope: 'inbound',
+    body: createAddressBody,
+    success: [{ status: 201, description: 'the address', json: inboundAddressSchema }],
+    errors: ['invalid_body', 'already_exists'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/inbound/addresses',
+    id: 'listAddresses',
+    tag: 'inbound',
+    summary: "The workspace's addresses",
+    scope: 'inbound',
+    query: addressesQuery,
+    success: [{ status: 200, description: 'the addresses', json: z.object({ addresses: z.array(inboundAddressSchema) }) }],
+    errors: [],
+  },
+  {
+    method: 'POST',
+    path: '/v1/inbound/addresses/:id/deactivate',
+    id: 'deactivateAddress',
+    tag: 'inbound',
+    summary: 'Stop receiving at an address',
+    scope: 'inbound',
+    success: [{ status: 200, description: 'the address, inactive', json: inboundAddressSchema }],
+    errors: ['not_found'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/inbound/messages',
+    id: 'listReceived',
+    tag: 'inbound',
+    summary: 'Received messages, newest first',
+    scope: 'inbound',
+    query: inboundMessagesQuery,
+    success: [{ status: 200, description: 'a page', json: z.object({ messages: z.array(receivedSummarySchema) }) }],
+    errors: [],
+  },
+  {
+    method: 'GET',
+    path: '/v1/inbound/messages/:id',
+    id: 'getReceived',
+    tag: 'inbound',
+    summary: 'One received message, parsed, with its verdicts',
+    scope: 'inbound',
+    params: receivedId,
+    success: [{ status: 200, description: 'the message', json: receivedDetailSchema }],
+    errors: ['not_found'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/inbound/messages/:id/raw',
+    id: 'getReceivedRaw',
+    tag: 'inbound',
+    summary: 'The raw source as received (a download)',
+    scope: 'inbound',
+    params: receivedId,
+    success: [{ status: 200, description: 'the message as received (Content-Disposition: attachment)', bytes: 'message/rfc822' }],
+    errors: ['not_found', 'gone'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/inbound/messages/:id/attachments/:index',
+    id: 'getReceivedAttachment',
+    tag: 'inbound',
+    summary: 'One attachment of a received message (a download)',
+    scope: 'inbound',
+    params: { ...receivedId, index: 'the attachment index (0, 1, …)' },
+    success: [{ status: 200, description: 'the attachment, with its own Content-Type', bytes: '*/*' }],
+    errors: ['not_found', 'gone'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/inbound/messages/:id/forward',
+    id: 'getReceivedForward',
+    tag: 'inbound',
+    summary: 'Where a received message was forwarded',
+    scope: 'inbound',
+    params: receivedId,
+    success: [{ status: 200, description: 'the forward and its outbound message', json: forwardViewSchema }],
+    errors: ['not_found'],
+  },
+  // Reports.
+  ...(['dmarc', 'tls'] as const).map((kind): Operation => ({
+    method: 'GET',
+    path: `/v1/reports/${kind}`,
+    id: kind === 'dmarc' ? 'dmarcReports' : 'tlsReports',
+    tag: 'reports',
+    summary:
+      kind === 'dmarc'
+        ? "DMARC aggregate reports about the workspace's domains, per domain per UTC day"
+        : "SMTP TLS reports about the workspace's domains, per domain per UTC day",
+    scope: 'read',
+    query: reportQuery,
+    success: [
+      {
+        status: 200,
+        description: 'the days asked (default the last 30), at most 366',
+        json: z.object({ from: z.string(), to: z.string(), data: z.array(kind === 'dmarc' ? dmarcDaySchema : tlsDaySchema) }),
+      },
+    ],
+    errors: ['not_found'],
+  })),
+  // Webhooks.
+  {
+    method: 'POST',
+    path: '/v1/webhooks',
+    id: 'createWebhook',
+    tag: 'webhooks',
+    summary: 'Create an endpoint (the answer carries its signing secret, once)',
+    scope: 'webhooks',
+    body: createEndpointSchema,
+    success: [{ status: 201, description: 'the endpoint and its secret', json: endpointWithSecretSchema }],
+    errors: ['invalid_body'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/webhooks',
+    id: 'listWebhooks',
+    tag: 'webhooks',
+    summary: 'List endpoints',
+    scope: 'webhooks',
+    success: [{ status: 200, description: 'the endpoints', json: list(endpointSchema) }],
+    errors: [],
+  },
+  {
+    method: 'GET',
+    path: '/v1/webhooks/:id',
+    id: 'getWebhook',
+    tag: 'webhooks',
+    summary: 'One endpoint',
+    scope: 'webhooks',
+    params: webhookId,
+    success: [{ status: 200, description: 'the endpoint', json: endpointSchema }],
+    errors: ['not_found'],
+  },
+  {
+    method: 'PATCH',
+    path: '/v1/webhooks/:id',
+    id: 'updateWebhook',
+    tag: 'webhooks',
+    summary: 'Change an endpoint',
+    scope: 'webhooks',
+    params: webhookId,
+    body: updateEndpointSchema,
+    success: [{ status: 200, description: 'the endpoint', json: endpointSchema }],
+    errors: ['not_found', 'invalid_body'],
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/webhooks/:id',
+    id: 'deleteWebhook',
+    tag: 'webhooks',
+    summary: 'Delete an endpoint',
+    scope: 'webhooks',
+    params: webhookId,
+    success: [{ status: 200, description: 'deleted', json: z.object({ id: z.string(), deleted: z.literal(true) }) }],
+    errors: ['not_found'],
+  },
+  {
+    method: 'POST',
+    path: '/v1/webhooks/:id/rotate-secret',
+    id: 'rotateWebhookSecret',
+    tag: 'webhooks',
+    summary: 'Rotate the signing secret (the previous one signs for a while longer)',
+    scope: 'webhooks',
+    params: webhookId,
+    success: [{ status: 200, description: 'the endpoint and its new secret', json: endpointWithSecretSchema }],
+    errors: ['not_found'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/webhooks/:id/deliveries',
+    id: 'listWebhookDeliveries',
+    tag: 'webhooks',
+    summary: "An endpoint's delivery log, newest first",
+    scope: 'webhooks',
+    params: webhookId,
+    query: listDeliveriesSchema,
+    success: [{ status: 200, description: 'the deliveries', json: list(deliverySchema) }],
+    errors: ['not_found'],
+  },
+  {
+    method: 'POST',
+    path: '/v1/webhooks/:id/deliveries/:deliveryId/retry',
+    id: 'retryWebhookDelivery',
+    tag: 'webhooks',
+    summary: 'Make a delivery due again now',
+    scope: 'webhooks',
+    params: { ...webhookId, deliveryId: 'the delivery id' },
+    success: [{ status: 200, description: 'the delivery', json: deliverySchema }],
+    errors: ['not_found'],
+  },
+];
