@@ -220,7 +220,8 @@ export const receivedDetailSchema = z
     id: z.string(),
     status: receivedStatus,
     channel: z.literal('email'),
-    address: z.string(),
+    // The address it was received at; null when a catch-all or no address matched.
+    address: z.string().nullable(),
     plusTag: z.string(),
     from: mailbox,
     to: z.array(mailbox),

@@ -3,7 +3,8 @@
 // nothing. The summaries read the per-day rows of the asked domains and add them up here.
 import { z } from 'zod';
 import { isUniqueViolation } from '../db/database.js';
-import { flag } from '../db/schema.js';
+import type { Insertable } from 'kysely';
+import { flag, type Database } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { dailyCounts, type DmarcReport } from './dmarc.js';
 import type { TlsReport } from './tls.js';
@@ -68,29 +69,58 @@ export function createReportStore({ db, clock, ids }: Pick<Deps, 'db' | 'clock' 
     return row?.id ?? null;
   }
 
+  /** Stores a report and its day rows in one transaction, once per (organisation, report id). */
+  async function storeOnce<R extends 'dmarc_report_rows' | 'tls_report_rows'>(
+    kind: 'dmarc' | 'tls',
+    report: { org: string; reportId: string; email: string | null; begin: Date; end: Date },
+    extra: { policy: string | null; partial: boolean; domains: string[] },
+    rows: (id: string) => Insertable<Database[R]>[],
+    rowTable: R,
+  ): Promise<Stored> {
+    const table = kind === 'dmarc' ? 'dmarc_reports' : 'tls_reports';
+    const { domains } = extra;
+    const found = await existing(table, report.org, report.reportId);
+    if (found) return { id: found, duplicate: true, domains };
+    const id = ids.publicId('rpt');
+    try {
+      await db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto(table)
+          .values({
+            id,
+            org: report.org,
+            report_id: report.reportId,
+            email: report.email,
+            begin_at: report.begin.toISOString(),
+            end_at: report.end.toISOString(),
+            policy: extra.policy,
+            partial: flag(extra.partial),
+            received_at: clock.now().toISOString(),
+          })
+          .execute();
+        const all = rows(id);
+        for (let i = 0; i < all.length; i += 500) await trx.insertInto(rowTable).values(all.slice(i, i + 500)).execute();
+      });
+    } catch (err) {
+      // Two copies arriving together: the other one was stored first.
+      if (!isUniqueViolation(err)) throw err;
+      return { id: (await existing(table, report.org, report.reportId)) ?? id, duplicate: true, domains };
+    }
+    return { id, duplicate: false, domains };
+  }
+
   return {
-    async storeDmarc(report) {
-      const domains = [...new Set(report.records.map((r) => r.headerFrom))];
-      const found = await existing('dmarc_reports', report.org, report.reportId);
-      if (found) return { id: found, duplicate: true, domains };
-      const id = ids.publicId('rpt');
-      try {
-        await db.transaction().execute(async (trx) => {
-          await trx
-            .insertInto('dmarc_reports')
-            .values({
-              id,
-              org: report.org,
-              report_id: report.reportId,
-              email: report.email,
-              begin_at: report.begin.toISOString(),
-              end_at: report.end.toISOString(),
-              policy: JSON.stringify({ domain: report.domain, schema: report.schema, ...report.policy }),
-              partial: flag(report.partial),
-              received_at: clock.now().toISOString(),
-            })
-            .execute();
-          const rows = report.records.flatMap((r) =>
+    storeDmarc(report) {
+      return storeOnce(
+        'dmarc',
+        report,
+        {
+          policy: JSON.stringify({ domain: report.domain, schema: report.schema, ...report.policy }),
+          partial: report.partial,
+          domains: [...new Set(report.records.map((r) => r.headerFrom))],
+        },
+        (id) =>
+          report.records.flatMap((r) =>
             dailyCounts(report, r.count).map(({ day, count }) => ({
               report: id,
               domain: r.headerFrom,
@@ -103,39 +133,18 @@ export function createReportStore({ db, clock, ids }: Pick<Deps, 'db' | 'clock' 
               envelope_from: r.envelopeFrom,
               detail: JSON.stringify({ dkim: r.dkimResults, spf: r.spfResults, reasons: r.reasons }),
             })),
-          );
-          for (let i = 0; i < rows.length; i += 500) await trx.insertInto('dmarc_report_rows').values(rows.slice(i, i + 500)).execute();
-        });
-      } catch (err) {
-        // Two copies arriving together: the other one was stored first.
-        if (!isUniqueViolation(err)) throw err;
-        return { id: (await existing('dmarc_reports', report.org, report.reportId)) ?? id, duplicate: true, domains };
-      }
-      return { id, duplicate: false, domains };
+          ),
+        'dmarc_report_rows',
+      );
     },
 
-    async storeTls(report) {
-      const domains = [...new Set(report.policies.map((p) => p.domain))];
-      const found = await existing('tls_reports', report.org, report.reportId);
-      if (found) return { id: found, duplicate: true, domains };
-      const id = ids.publicId('rpt');
-      try {
-        await db.transaction().execute(async (trx) => {
-          await trx
-            .insertInto('tls_reports')
-            .values({
-              id,
-              org: report.org,
-              report_id: report.reportId,
-              email: report.email,
-              begin_at: report.begin.toISOString(),
-              end_at: report.end.toISOString(),
-              policy: null,
-              partial: flag(false),
-              received_at: clock.now().toISOString(),
-            })
-            .execute();
-          const rows = report.policies.flatMap((p) => {
+    storeTls(report) {
+      return storeOnce(
+        'tls',
+        report,
+        { policy: null, partial: false, domains: [...new Set(report.policies.map((p) => p.domain))] },
+        (id) =>
+          report.policies.flatMap((p) => {
             const ok = new Map(dailyCounts(report, p.successful).map((d) => [d.day, d.count]));
             const bad = new Map(dailyCounts(report, p.failed).map((d) => [d.day, d.count]));
             const failures = p.failures.map((f) => ({ f, days: new Map(dailyCounts(report, f.count).map((d) => [d.day, d.count])) }));
@@ -153,14 +162,9 @@ export function createReportStore({ db, clock, ids }: Pick<Deps, 'db' | 'clock' 
                 failures.filter((x) => (x.days.get(day) ?? 0) > 0).map((x) => ({ ...x.f, count: x.days.get(day) ?? 0 })),
               ),
             }));
-          });
-          for (let i = 0; i < rows.length; i += 500) await trx.insertInto('tls_report_rows').values(rows.slice(i, i + 500)).execute();
-        });
-      } catch (err) {
-        if (!isUniqueViolation(err)) throw err;
-        return { id: (await existing('tls_reports', report.org, report.reportId)) ?? id, duplicate: true, domains };
-      }
-      return { id, duplicate: false, domains };
+          }),
+        'tls_report_rows',
+      );
     },
 
     async dmarcSummary({ domains, from, to, own }) {
