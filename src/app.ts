@@ -429,7 +429,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 // --- The public URL: links in mail, attachment URLs and provider callbacks are made with it.
 
 // Listening on every address names no host a link could use.
-const WILDCARDS = new Set(['0.0.0.0', '::', '::0', '0:0:0:0:0:0:0:0']);
+export const WILDCARDS: ReadonlySet<string> = new Set(['0.0.0.0', '::', '::0', '0:0:0:0:0:0:0:0']);
 
 /**
  * `publicUrl`, or when it is empty the HTTP listener's own URL. A wildcard listener (0.0.0.0 in the

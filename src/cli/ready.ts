@@ -1,24 +1,19 @@
 // `postern ready [--wait 60s] [--url URL]`: asks the daemon's GET /readyz until it answers ready or
 // the wait runs out. systemd runs it as the unit's ExecStartPost, so `systemctl start postern`
-// returns (and units ordered after Postern start) only once the database answers, both listeners
+// returns (and units ordered after Postern start) only once the database answers, the listeners
 // are up and the migrations are current; a daemon that never gets there fails the start.
+import { WILDCARDS } from '../app.js';
 import { parseDuration } from '../lib/duration.js';
 import type { Config } from '../config.js';
 import { CommandFailure, UsageError, type SetupCommand } from './command.js';
 
 /** The address a client on this machine reaches the configured HTTP listener at. */
 export function localHttpUrl(config: Config): string {
-  const host = config.http.host;
   if (config.http.port === 0) throw new CommandFailure('http.port is 0 (any free port): name the daemon with --url');
-  const local =
-    host === '0.0.0.0'
-      ? '127.0.0.1'
-      : host === '::' || host === '[::]'
-        ? '[::1]'
-        : host.includes(':') && !host.startsWith('[')
-          ? `[${host}]`
-          : host;
-  return `http://${local}:${config.http.port}`;
+  const host = config.http.host.replace(/^\[|\]$/g, '');
+  // A wildcard listener answers on loopback too: the one of its address family.
+  const local = WILDCARDS.has(host) ? (host.includes(':') ? '::1' : '127.0.0.1') : host;
+  return `http://${local.includes(':') ? `[${local}]` : local}:${config.http.port}`;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -4,7 +4,7 @@
 // systemd's own checker.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { createServer as createHttpServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,17 +12,10 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { bootDaemon } from '../helpers/daemon.js';
 import { runBin } from '../helpers/run-bin.js';
+import { freePort } from '../helpers/ports.js';
 import { spawnDaemon } from '../helpers/spawn.js';
 
 const UNIT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'systemd', 'postern.service');
-
-async function freePort(): Promise<number> {
-  const s = createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
-}
 
 t.test('a running daemon is ready at once', async (t) => {
   const d = await bootDaemon(t);

@@ -7,7 +7,8 @@ import nodemailer from 'nodemailer';
 import t from 'tap';
 import { createAddress, sendRaw, setup, simpleMail, type InboundEnv } from '../helpers/inbound.js';
 import { startDnsServer } from '../helpers/dns-server.js';
-import { EICAR, freePort, GTUBE, startClamd, startRspamd } from '../helpers/scanners.js';
+import { freePort } from '../helpers/ports.js';
+import { EICAR, GTUBE, startClamd, startRspamd } from '../helpers/scanners.js';
 
 async function latest(env: InboundEnv) {
   const list = await env.d.request('GET', '/v1/inbound/messages', { key: env.ws.live });
