@@ -12,10 +12,14 @@
 // BENCH_DELIVERY_SIZE (body bytes, 5120), BENCH_DELIVERY_CONNECTIONS (SMTP connections to the
 // sink, 20), BENCH_DELIVERY_DISPATCH (dispatcher concurrency; the config default when unset),
 // BENCH_DELIVERY_SCRAPE_MS (scrape GET /metrics this often while the run lasts, as Prometheus
-// would; off when unset or when metrics are disabled).
+// would; off when unset or when metrics are disabled), BENCH_DELIVERY_TLS=1 (the sink offers
+// STARTTLS with a certificate for mx.bench.example from a test CA the daemon trusts through
+// delivery.tlsCaFile), BENCH_DELIVERY_MTA_STS=1 (implies TLS: bench.example publishes an MTA-STS
+// policy in enforce mode, served over HTTPS on loopback; set POSTERN_DELIVERY_MTA_STS_ENABLED=false
+// beside it for the same run without the lookups).
 // Any POSTERN_* variable is passed to the daemon. Besides the rate it prints the daemon's CPU per
 // message and the rate once accepting is over, which vary less on a shared machine. SQLite in a temp dir, loopback only, bounded in time.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -26,6 +30,8 @@ import { main as cli } from '../src/cli.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/lib/logger.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
+import { policy, startMtaStsServer } from '../test/helpers/mta-sts-server.js';
+import { makeTestCa } from '../test/helpers/self-signed.js';
 import { cpuSeconds, peakRss, startPostern } from './lib.js';
 
 interface Daemon {
@@ -81,6 +87,10 @@ export async function run(): Promise<void> {
   const CONC = Number(process.env.BENCH_DELIVERY_CONCURRENCY ?? 32);
   const SIZE = Number(process.env.BENCH_DELIVERY_SIZE ?? 5120);
   const inproc = process.env.BENCH_DELIVERY_INPROCESS === '1';
+  const mtaSts = process.env.BENCH_DELIVERY_MTA_STS === '1';
+  const tls = mtaSts || process.env.BENCH_DELIVERY_TLS === '1';
+  const ca = tls ? makeTestCa() : null;
+  const teardowns: (() => unknown)[] = [];
   let delivered = 0;
   let lastAt = 0;
   let done: () => void = () => {};
@@ -88,7 +98,8 @@ export async function run(): Promise<void> {
   const sink = new SMTPServer({
     logger: false,
     authOptional: true,
-    disabledCommands: ['AUTH', 'STARTTLS'],
+    disabledCommands: tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
+    ...(ca ? ca.issue(['mx.bench.example']) : {}),
     onData(stream, _s, cb) {
       stream.on('data', () => {});
       stream.on('end', () => {
@@ -106,6 +117,19 @@ export async function run(): Promise<void> {
     'bench.example': [{ type: 'MX', data: { preference: 10, exchange: 'mx.bench.example' } }],
     'mx.bench.example': [{ type: 'A', data: '127.0.0.1' }],
   });
+  const tlsEnv: Record<string, string> = {};
+  if (ca) {
+    const caFile = path.join(mkdtempSync(path.join(tmpdir(), 'postern-bench-ca-')), 'ca.pem');
+    writeFileSync(caFile, ca.cert);
+    tlsEnv.POSTERN_DELIVERY_TLS_CA_FILE = caFile;
+  }
+  if (ca && mtaSts) {
+    const https = await startMtaStsServer({ teardown: (fn) => void teardowns.push(fn) }, ca);
+    https.serve('bench.example', { policy: policy('enforce', ['mx.bench.example']) });
+    dns.set('_mta-sts.bench.example', [{ type: 'TXT', data: 'v=STSv1; id=bench1;' }]);
+    dns.set('mta-sts.bench.example', [{ type: 'A', data: '127.0.0.1' }]);
+    tlsEnv.POSTERN_DELIVERY_MTA_STS_PORT = String(https.port);
+  }
 
   const dataDir = mkdtempSync(path.join(tmpdir(), 'postern-bench-'));
   const env: Record<string, string> = {
@@ -123,6 +147,7 @@ export async function run(): Promise<void> {
     // Postfix's default_destination_concurrency_limit; Postern's own default is a politer 5.
     POSTERN_DELIVERY_MAX_CONNECTIONS_PER_HOST: process.env.BENCH_DELIVERY_CONNECTIONS ?? '20',
     ...(process.env.BENCH_DELIVERY_DISPATCH ? { POSTERN_DISPATCHER_CONCURRENCY: process.env.BENCH_DELIVERY_DISPATCH } : {}),
+    ...tlsEnv,
     ...(Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('POSTERN_'))) as Record<string, string>),
   };
   const quiet = { out: () => {}, err: () => {} };
@@ -205,6 +230,8 @@ export async function run(): Promise<void> {
       benchmark: 'delivery',
       daemon: inproc ? 'in-process' : 'own process',
       metrics: daemon.metricsPort ? (scraper ? `on, ${scrapes} scrapes` : 'on') : 'off',
+      tls: tls ? 'STARTTLS, certificate verified' : 'none',
+      mtaSts: mtaSts ? (env.POSTERN_DELIVERY_MTA_STS_ENABLED === 'false' ? 'published, lookups off' : 'enforce, looked up') : 'none',
       messages: N,
       delivered,
       rejected,
@@ -235,5 +262,6 @@ export async function run(): Promise<void> {
   await daemon.stop();
   await new Promise<void>((r) => sink.close(() => r()));
   await dns.close();
+  for (const fn of teardowns) await fn();
   rmSync(dataDir, { recursive: true, force: true });
 }

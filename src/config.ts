@@ -90,6 +90,8 @@ const schema = z.strictObject({
   dns: z.strictObject({
     servers: z.array(z.string().regex(hostPort, 'must be ip or ip:port')),
     timeout: duration({ min: '100ms', max: '60s' }),
+    // The resolvers validate DNSSEC and the path to them is trusted: their AD bit is believed (DANE).
+    dnssec: z.boolean(),
   }),
   auth: z.strictObject({
     cacheTtl: duration({ max: '60s' }),
@@ -213,6 +215,15 @@ const schema = z.strictObject({
     relayCaFile: z.string(),
     port,
     tls: z.enum(['opportunistic', 'verify', 'require', 'none']),
+    // Extra certificate authorities (a PEM file) MX hosts and MTA-STS policy hosts may chain to.
+    tlsCaFile: z.string(),
+    mtaSts: z.strictObject({
+      enabled: z.boolean(),
+      // The HTTPS port of mta-sts.<domain>: 443 except in tests.
+      port: port.min(1),
+      timeout: duration({ min: '100ms', max: '60s' }),
+    }),
+    dane: z.boolean(),
     maxConnections: z.number().int().min(1).max(10000),
     maxConnectionsPerHost: z.number().int().min(1).max(1000),
     messagesPerConnection: z.number().int().min(1).max(100000),

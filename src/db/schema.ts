@@ -517,6 +517,19 @@ export interface ReportsTable {
   received_at: string;
 }
 
+// --- MTA-STS policies of recipient domains, cached for their max_age (channels/email/mta-sts.ts) --
+
+export interface MtaStsPoliciesTable {
+  domain: string;
+  policy_id: string;
+  mode: 'enforce' | 'testing' | 'none';
+  /** The mx patterns (JSON array). */
+  mx: string;
+  max_age: number;
+  fetched_at: string;
+  expires_at: string;
+}
+
 export interface DmarcReportRowsTable {
   id: Generated<number>;
   report: string;
@@ -585,4 +598,5 @@ export interface Database {
   dmarc_report_rows: DmarcReportRowsTable;
   tls_reports: ReportsTable;
   tls_report_rows: TlsReportRowsTable;
+  mta_sts_policies: MtaStsPoliciesTable;
 }

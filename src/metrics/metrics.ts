@@ -59,6 +59,15 @@ const VERIFICATION_RESULTS = new Set([
   'infected',
 ]);
 // Seconds: 5 ms to 2 minutes covers a loopback SMTP hand-over and a slow remote MX alike.
+// The policy that governed a delivery's TLS, from the TLS part of its timeline note
+// (transport-security.ts describeTls): `TLS TLSv1.3 …, DANE-EE 3 1 1` → dane.
+function policyOf(how: string): 'dane' | 'mta-sts' | 'opportunistic' | 'none' {
+  if (how === 'no TLS') return 'none';
+  if (how.includes('DANE')) return 'dane';
+  if (how.includes('MTA-STS')) return 'mta-sts';
+  return 'opportunistic';
+}
+
 const LATENCY_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 const COMMIT_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1];
 
@@ -108,8 +117,8 @@ export function createMetrics(deps: { db: Db; config: Pick<Config, 'metrics'>; n
   });
   const tls = new client.Counter({
     name: 'postern_email_tls_total',
-    help: 'Email recipients accepted by a remote server, by whether the session used TLS (tls) or not (plaintext)',
-    labelNames: ['result'] as const,
+    help: 'Email recipients accepted by a remote server, by whether the session used TLS (tls) or not (plaintext) and the policy that governed it',
+    labelNames: ['result', 'policy'] as const,
     registers: [registry],
   });
   const httpRequests = new client.Counter({
@@ -251,7 +260,8 @@ export function createMetrics(deps: { db: Db; config: Pick<Config, 'metrics'>; n
         else if (e.startsWith('bounced: ')) messages.inc({ ...labels, event: 'bounced' });
         else if (e.startsWith('complaint: ')) messages.inc({ ...labels, event: 'complained' });
         else if (row.channel === 'email' && /^(to|cc|bcc) \S+: delivered \(/.test(e)) {
-          tls.inc({ result: e.endsWith(' (TLS))') ? 'tls' : 'plaintext' });
+          const how = / \((TLS [^()]*|no TLS)\)\)$/.exec(e)?.[1] ?? 'no TLS';
+          tls.inc({ result: how === 'no TLS' ? 'plaintext' : 'tls', policy: policyOf(how) });
         }
       }
       if (deferred) messages.inc({ ...labels, event: 'deferred' });

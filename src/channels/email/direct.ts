@@ -3,6 +3,8 @@
 // host on a connection failure or a temporary reply, stopping at the first permanent answer.
 // A 250 is final delivery (`delivered`); a null MX or NXDOMAIN domain is `suppressed` without any
 // connection (the address can never receive mail); 5xx is `failed`; the rest is `deferred`.
+// Each host is tried under what the domain demands of TLS (transport-security.ts: DANE, MTA-STS);
+// a host the policy excludes is skipped, and the delivery note names the TLS it went over.
 import type { ChannelTransport, Delivery, DeliveryOutcome } from '../../channel.js';
 import type { DnsResolver } from '../../lib/dns.js';
 import type { Logger } from '../../lib/logger.js';
@@ -13,12 +15,14 @@ import type { EmailDeps, WireMessage } from './prepare.js';
 import type { DomainRateLimiter } from './rates.js';
 import type { RecipientState } from './recipients.js';
 import type { SmtpError, SmtpPool } from './smtp-pool.js';
+import { describeTls, stsTestingFailure, type TransportSecurity } from './transport-security.js';
 
 export interface DirectDeps extends EmailDeps {
   dns: DnsResolver;
   log: Logger;
   pool: SmtpPool;
   rates: DomainRateLimiter;
+  security: TransportSecurity;
   connectionId: string;
 }
 
@@ -52,23 +56,34 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
     const route = await routeOf(domain);
     if (route.kind === 'no-mail') return setAll('suppressed', route.reason, false);
     if (route.kind === 'dns-error') return setAll('deferred', route.reason, true);
+    const security = await deps.security.forDomain(domain);
+    summary.notes.push(...security.notes);
+    if (security.defer) return setAll('deferred', security.defer, true);
 
     let lastTemp: string | null = null;
     for (const host of route.hosts) {
+      const plan = await deps.security.forHost(security, domain, host.name);
+      if ('skip' in plan) {
+        lastTemp = plan.skip;
+        summary.notes.push(`skipped ${plan.skip}`);
+        continue;
+      }
       for (const address of host.addresses) {
         try {
           const res = await deps.pool.send(
-            { host: host.name, address },
+            { host: host.name, address, security: plan.demand },
             { from: prepared.envelopeFrom, to: group.map((r) => r.address) },
             prepared.raw,
           );
+          const testing = stsTestingFailure(security.sts, host.name, res.tls);
+          if (testing) summary.notes.push(`MTA-STS (testing) of ${domain} would refuse this delivery: ${testing}`);
           const rejected = new Map(res.rejected.map((x) => [x.address.toLowerCase(), x.error]));
           for (const r of group) {
             r.attempts++;
             const err = rejected.get(r.address);
             if (!err) {
               r.status = 'accepted';
-              r.response = `${host.name}: ${res.response}${res.secure ? ' (TLS)' : ''}`;
+              r.response = `${host.name}: ${res.response} (${describeTls(res.tls, plan)})`;
               summary.notes.push(`${r.kind} ${r.address}: delivered (${r.response})`);
             } else {
               recordRejection(r, err, host.name, summary);
@@ -94,6 +109,8 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
             return;
           }
           lastTemp = describeSmtpError(e, host.name);
+          if (plan.demand.kind === 'pkix') lastTemp = `MTA-STS (enforce) of ${domain}: ${lastTemp}`;
+          else if (plan.policy === 'DANE' && e.code !== 'EDANE') lastTemp = `DANE of ${host.name}: ${lastTemp}`;
           deps.log.debug({ message, domain, host: host.name, address, err: lastTemp }, 'mx attempt failed; trying the next');
         }
       }

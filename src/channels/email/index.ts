@@ -3,19 +3,24 @@
 // token signer the transport and the tracking routes share, and the read-only connection the
 // config describes. Forwarding hands its ready-made bytes to the same transport (`source`).
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { rootCertificates } from 'node:tls';
 import type { ChannelTransport } from '../../channel.js';
 import type { Config } from '../../config.js';
 import type { Deps } from '../../deps.js';
 import { ConfigError } from '../../config.js';
+import { createWireDns } from '../../lib/dns-wire.js';
 import type { Logger } from '../../lib/logger.js';
 import type { SuppressionStore } from '../../suppressions/store.js';
 import type { ComposeRequest } from './compose.js';
 import { createDirectTransport } from './direct.js';
+import { createMtaSts } from './mta-sts.js';
 import type { RawSource } from './prepare.js';
 import { createDomainRateLimiter } from './rates.js';
 import { createRelayTransport } from './relay.js';
 import { createSmtpPool, type PoolOptions, type SmtpPool } from './smtp-pool.js';
 import { createTokenSigner, loadSecret, type TokenSigner } from './tracking/tokens.js';
+import { createTransportSecurity, type TransportSecurity } from './transport-security.js';
 
 /** Where CPU and connection work can run off the event loop (the delivery threads). */
 export interface EmailOffload {
@@ -87,13 +92,37 @@ export function createTokenSource(deps: Pick<Deps, 'config' | 'db' | 'clock'>): 
   };
 }
 
+/** The PEM of `delivery.tlsCaFile`, or undefined; a file that cannot be read stops the start. */
+function extraCa(config: Config): string | undefined {
+  if (!config.delivery.tlsCaFile) return undefined;
+  try {
+    return readFileSync(config.delivery.tlsCaFile, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`invalid setting delivery.tlsCaFile (POSTERN_DELIVERY_TLS_CA_FILE): ${(err as Error).message}`);
+  }
+}
+
+/** What recipient domains demand of TLS: MTA-STS and DANE as `delivery.*` and `dns.dnssec` allow. */
+function transportSecurity(deps: EmailChannelDeps, ca: string | undefined): TransportSecurity {
+  const { config } = deps;
+  const sts = config.delivery.mtaSts;
+  return createTransportSecurity({
+    now: () => deps.clock.now().getTime(),
+    mtaSts: sts.enabled
+      ? createMtaSts({ ...deps, port: sts.port, timeoutMs: sts.timeout, ca: ca ? [...rootCertificates, ca] : undefined })
+      : undefined,
+    wire: config.delivery.dane && config.dns.dnssec ? createWireDns(config.dns.servers, config.dns.timeout, true) : undefined,
+  });
+}
+
 /** The settings of the direct-delivery connection pool (`delivery.*`). */
-function deliveryPoolOptions(config: Config, log: Logger): PoolOptions {
+function deliveryPoolOptions(config: Config, log: Logger, ca: string | undefined): PoolOptions {
   const d = config.delivery;
   return {
     name: config.hostname,
     port: d.port,
     tls: d.tls,
+    ...(ca ? { ca } : {}),
     maxConnections: d.maxConnections,
     maxConnectionsPerHost: d.maxConnectionsPerHost,
     messagesPerConnection: d.messagesPerConnection,
@@ -111,7 +140,13 @@ export function createEmailTransport(deps: EmailChannelDeps): ChannelTransport {
   const base = { ...deps, composer: deps.offload, connectionId: connectionIdOf(config) };
   if (config.delivery.mode === 'relay') return createRelayTransport(base);
   // On a delivery thread when there is one: SMTP then costs the event loop nothing.
-  const options = deliveryPoolOptions(config, deps.log);
+  const ca = extraCa(config);
+  const options = deliveryPoolOptions(config, deps.log, ca);
   const pool = deps.offload ? deps.offload.smtpPool(options) : createSmtpPool(options);
-  return createDirectTransport({ ...base, pool, rates: createDomainRateLimiter(config.delivery.domainRates, deps.clock) });
+  return createDirectTransport({
+    ...base,
+    pool,
+    rates: createDomainRateLimiter(config.delivery.domainRates, deps.clock),
+    security: transportSecurity(deps, ca),
+  });
 }

@@ -10,8 +10,15 @@
 //   opportunistic: certificate not verified, plain text if the upgrade fails (RFC 7435);
 //   verify: certificate verified when STARTTLS is offered, plain text when it is not;
 //   require: STARTTLS with a verified certificate or no delivery; none: never STARTTLS.
+// A destination's own policy can raise that floor for its hosts, never lower it (a target's
+// `security`, decided by transport-security.ts): MTA-STS enforce needs STARTTLS and a certificate
+// valid for the MX name; DANE needs STARTTLS and a chain matching the host's TLSA records, which is
+// checked here, where the socket is, before any mail is sent. A connection is keyed by its demand
+// too, so one opened under a weaker demand never carries mail that needs a stronger one.
+import { rootCertificates, type TLSSocket } from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
 import type { Logger } from '../../lib/logger.js';
+import { checkDane, peerChain, type Tlsa } from './dane.js';
 
 export type TlsPolicy = 'opportunistic' | 'verify' | 'require' | 'none';
 
@@ -25,13 +32,39 @@ export interface PoolOptions {
   messagesPerConnection: number;
   idleTimeoutMs: number;
   timeoutMs: number;
+  /** Extra certificate authorities (PEM, `delivery.tlsCaFile`) beside the system's. */
+  ca?: string;
   log: Logger;
 }
+
+/**
+ * What a destination demands of TLS beyond `delivery.tls`:
+ *   pkix: STARTTLS and a certificate that verifies for the host name (MTA-STS enforce);
+ *   dane: STARTTLS and a chain matching `tlsa` (usable records of the host; names for DANE-TA);
+ *   encrypt: STARTTLS, no authentication (DANE with only unusable TLSA records, RFC 7672 §2.2).
+ * `floor` alone is delivery.tls; `observe` is the floor, never ignoring an offered STARTTLS, with
+ * the certificate's verification reported (MTA-STS testing).
+ */
+export type TlsDemand =
+  { kind: 'floor' } | { kind: 'observe' } | { kind: 'pkix' } | { kind: 'dane'; tlsa: Tlsa[]; names: string[] } | { kind: 'encrypt' };
 
 export interface Target {
   /** The exchange name (TLS servername). */
   host: string;
   address: string;
+  security?: TlsDemand;
+}
+
+/** How a connection's TLS went: the protocol, the cipher, and whether the certificate verified. */
+export interface TlsOutcome {
+  protocol: string;
+  cipher: string;
+  /** The certificate chain verified for the host name against the trusted CAs. */
+  verified: boolean;
+  /** Why it did not (an OpenSSL code or a name mismatch). */
+  verifyError?: string;
+  /** The TLSA record that authenticated the peer (DANE). */
+  dane?: string;
 }
 
 export interface SendResult {
@@ -39,6 +72,7 @@ export interface SendResult {
   rejected: { address: string; error: SmtpError }[];
   response: string;
   secure: boolean;
+  tls: TlsOutcome | null;
 }
 
 export type SmtpError = Error & { responseCode?: number; response?: string; code?: string; command?: string; rejectedErrors?: SmtpError[] };
@@ -50,6 +84,7 @@ interface Conn {
   busy: boolean;
   dead: boolean;
   idleTimer: NodeJS.Timeout | null;
+  tls: TlsOutcome | null;
 }
 
 export interface SmtpPool {
@@ -96,21 +131,31 @@ export function createSmtpPool(opts: PoolOptions): SmtpPool {
     }
   };
 
+  const ca = opts.ca ? [...rootCertificates, opts.ca] : undefined;
   const connect = (target: Target, key: string): Promise<Conn> => {
+    const demand = target.security ?? { kind: 'floor' };
+    const floorVerifies = opts.tls === 'verify' || opts.tls === 'require';
+    const mustEncrypt = opts.tls === 'require' || (demand.kind !== 'floor' && demand.kind !== 'observe');
     const smtp = new SMTPConnection({
       host: target.address,
       port: opts.port,
       name: opts.name,
       servername: target.host,
-      ignoreTLS: opts.tls === 'none',
-      requireTLS: opts.tls === 'require',
-      opportunisticTLS: opts.tls === 'opportunistic',
-      tls: { rejectUnauthorized: opts.tls === 'verify' || opts.tls === 'require', servername: target.host },
+      ignoreTLS: opts.tls === 'none' && demand.kind === 'floor',
+      requireTLS: mustEncrypt,
+      opportunisticTLS: !mustEncrypt,
+      // DANE authenticates the peer itself (below), in place of PKIX, which would refuse a DANE-EE
+      // certificate no CA signed; every other demand verifies when it or the floor says so.
+      tls: {
+        rejectUnauthorized: demand.kind === 'pkix' || (floorVerifies && demand.kind !== 'dane'),
+        servername: target.host,
+        ...(ca ? { ca } : {}),
+      },
       connectionTimeout: opts.timeoutMs,
       greetingTimeout: opts.timeoutMs,
       socketTimeout: opts.timeoutMs,
     } as SMTPConnection.Options);
-    const c: Conn = { key, smtp, sent: 0, busy: true, dead: false, idleTimer: null };
+    const c: Conn = { key, smtp, sent: 0, busy: true, dead: false, idleTimer: null, tls: null };
     if (!byKey.has(key)) byKey.set(key, new Set());
     byKey.get(key)!.add(c);
     open++;
@@ -136,6 +181,23 @@ export function createSmtpPool(opts: PoolOptions): SmtpPool {
       smtp.connect(() => {
         if (settled) return;
         settled = true;
+        const socket = (smtp as unknown as { _socket?: TLSSocket })._socket;
+        if (smtp.secure && socket?.getProtocol) {
+          c.tls = {
+            protocol: socket.getProtocol() ?? 'TLS',
+            cipher: socket.getCipher()?.standardName ?? socket.getCipher()?.name ?? '',
+            verified: socket.authorized,
+            ...(socket.authorized ? {} : { verifyError: String(socket.authorizationError ?? 'unverified') }),
+          };
+          if (demand.kind === 'dane') {
+            const verdict = checkDane(peerChain(socket.getPeerCertificate(true)), demand.tlsa, demand.names, new Date());
+            if (!verdict.ok) {
+              discard(c);
+              return reject(Object.assign(new Error(verdict.reason), { code: 'EDANE', response: verdict.reason }));
+            }
+            c.tls.dane = verdict.matched;
+          }
+        }
         // nodemailer leaves Nagle's algorithm on. A message goes out as several writes (the data
         // stream's chunks, then the final dot) and the peer answers only after the last, so the
         // tail waited for the peer's delayed ACK: ~40 ms per message per connection, which made
@@ -147,7 +209,13 @@ export function createSmtpPool(opts: PoolOptions): SmtpPool {
   };
 
   const verifies = opts.tls === 'verify' || opts.tls === 'require';
-  const keyOf = (target: Target) => `${target.address}:${opts.port}${verifies ? ` ${target.host.toLowerCase()}` : ''}`;
+  const demandKey = (d: TlsDemand | undefined): string => {
+    if (!d || d.kind === 'floor') return '';
+    if (d.kind !== 'dane') return ` ${d.kind}`;
+    return ` dane:${d.names.join(',')}:${d.tlsa.map((r) => `${r.usage}.${r.selector}.${r.matchingType}.${Buffer.from(r.data).toString('hex')}`).join('/')}`;
+  };
+  const keyOf = (target: Target) =>
+    `${target.address}:${opts.port}${verifies || (target.security && target.security.kind !== 'floor') ? ` ${target.host.toLowerCase()}` : ''}${demandKey(target.security)}`;
 
   const acquire = async (target: Target): Promise<Conn> => {
     const key = keyOf(target);
@@ -198,6 +266,7 @@ export function createSmtpPool(opts: PoolOptions): SmtpPool {
           rejected: rejectedErrors.map((e) => ({ address: e.recipient ?? '', error: e })),
           response: info.response,
           secure: c.smtp.secure,
+          tls: c.tls,
         };
       } catch (err) {
         const e = err as SmtpError;
