@@ -166,6 +166,7 @@ function counted(db: TestDb): void {
 
     t.equal(delta('postern_delivery_attempt_duration_seconds_count', { channel: 'email', result: 'deferred' }), 1, 'one deferred attempt');
     t.equal(delta('postern_email_tls_total'), 2, 'TLS outcome of each recipient the MX accepted');
+    t.equal(delta('postern_email_tls_total', { result: 'plaintext', policy: 'none' }), 2, 'the sink offers no STARTTLS');
     t.equal(delta('postern_http_requests_total', { method: 'POST', route: '/v1/send-raw', status: '202' }), 9);
     t.equal(delta('postern_http_request_duration_seconds_count', { method: 'POST', route: '/v1/send-raw' }), 9);
     t.equal(delta('postern_http_requests_total', { route: 'unmatched', status: '404' }), 1, 'an unknown path is `unmatched`, not its text');

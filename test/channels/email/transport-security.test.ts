@@ -11,6 +11,7 @@ import t, { type Test } from 'tap';
 import { bootDaemon, type BootOptions } from '../../helpers/daemon.js';
 import { testDatabases } from '../../helpers/databases.js';
 import { startDnsServer, type DnsServer } from '../../helpers/dns-server.js';
+import { scrape, total } from '../../helpers/metrics.js';
 import { policy, startMtaStsServer, type MtaStsServer } from '../../helpers/mta-sts-server.js';
 import { makeTestCa } from '../../helpers/self-signed.js';
 import { startSink, type Sink } from '../../helpers/smtp-sink.js';
@@ -284,7 +285,7 @@ for (const db of testDatabases()) {
 
   t.test(`DANE on ${db}`, async (t) => {
     const w = await world(t);
-    const { deliver } = await daemon(t, w, db);
+    const { d, deliver } = await daemon(t, w, db);
     const dane = (
       domain: string,
       records: ReturnType<typeof tlsa>[],
@@ -353,6 +354,13 @@ for (const db of testDatabases()) {
       const m = await deliver('a@dane-sts.test');
       t.equal(m.status, 'delivered', 'a certificate MTA-STS would refuse, authenticated by DANE');
       t.match(notes(m).join('\n'), /DANE-EE 3 1 1/);
+    });
+
+    t.test('the policy of each TLS session is counted', async (t) => {
+      const { samples } = await scrape(d.metricsPort!);
+      // dane-ee, dane-ta, dane-sts; dane-unsigned and dane-insecure-mx went opportunistic.
+      t.equal(total(samples, 'postern_email_tls_total', { result: 'tls', policy: 'dane' }), 3);
+      t.equal(total(samples, 'postern_email_tls_total', { result: 'tls', policy: 'opportunistic' }), 2);
     });
   });
 
