@@ -9,6 +9,7 @@ import type { App } from './app.js';
 import { checkDataDir, createApp, publicUrlWarning } from './app.js';
 import { databaseFailure } from './cli/database.js';
 import { databaseTarget, type Config } from './config.js';
+import { AppError } from './lib/errors.js';
 import { writeLine, type Logger } from './lib/logger.js';
 
 /** Where the first start writes its keys when stderr is not a terminal. */
@@ -85,10 +86,17 @@ export function announceBootstrapKeys(
 async function bootstrapFirstStart(app: App): Promise<void> {
   let keys: BootstrapKeys | undefined;
   if ((await app.workspaces.count()) === 0) {
-    const ws = await app.workspaces.create({ slug: 'default', name: 'Default workspace', plan: 'custom' });
-    const live = await app.keys.create(ws, { env: 'live', name: 'bootstrap live key' });
-    const test = await app.keys.create(ws, { env: 'test', name: 'bootstrap test key' });
-    keys = { live: live.secret, test: test.secret };
+    // Nodes of a cluster started together all see no workspace; the unique slug lets one make it
+    // (and its keys), and the others go on without keys to show.
+    const ws = await app.workspaces.create({ slug: 'default', name: 'Default workspace', plan: 'custom' }).catch((err: unknown) => {
+      if (err instanceof AppError && err.code === 'already_exists') return null;
+      throw err;
+    });
+    if (ws) {
+      const live = await app.keys.create(ws, { env: 'live', name: 'bootstrap live key' });
+      const test = await app.keys.create(ws, { env: 'test', name: 'bootstrap test key' });
+      keys = { live: live.secret, test: test.secret };
+    }
   }
   const token = await app.operators.issueSetupToken();
   const setupLink = token
