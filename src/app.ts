@@ -403,6 +403,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     stop() {
       // Stop accepting → let long-lived responses end → drain workers → close the database.
       stopping ??= (async () => {
+        // No new work is claimed from the moment the stop begins; what is under way drains below,
+        // within shutdown.drainSeconds of this moment (closing the listeners counts against it).
+        outbound.stopClaiming();
+        const drainUntil = Date.now() + config.shutdown.drainSeconds * 1000;
         bus.publish('app.stopping', null);
         purgeTask?.stop();
         const httpClosed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
@@ -414,7 +418,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         await analyzer.close();
         clearTimeout(grace);
         for (const w of workers) await w.stop();
-        await outbound.stop();
+        await outbound.stop(Math.max(0, drainUntil - Date.now()));
         await threads.close();
         await channelTransports.close();
         await webhooks.close();

@@ -240,6 +240,11 @@ const schema = z.strictObject({
   senderCaps: z.strictObject({
     enabled: z.boolean(),
   }),
+  // A graceful stop (SIGTERM): how long deliveries in flight may take to finish before the node
+  // exits anyway. Below Docker's default stop timeout (10 s); the systemd unit allows 30 s.
+  shutdown: z.strictObject({
+    drainSeconds: z.number().int().min(0).max(3600),
+  }),
   // `postern doctor` (docs/doctor.md): the public addresses mail leaves from, which SPF must
   // authorise and whose reverse DNS must name `hostname`. Empty: those checks only warn.
   doctor: z.strictObject({

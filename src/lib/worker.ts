@@ -24,6 +24,7 @@ export function createWorker(spec: WorkerSpec, log: Logger): Worker {
   let timer: NodeJS.Timeout | null = null;
   let running: Promise<void> | null = null;
   let started = false;
+  let stopped = false;
   let again = false;
 
   const pass = async (): Promise<void> => {
@@ -36,7 +37,8 @@ export function createWorker(spec: WorkerSpec, log: Logger): Worker {
         log.error({ err, worker: spec.name }, 'worker pass failed');
         return;
       }
-      if (!more && !again) return;
+      // A stop ends the pass after the call in flight, however much work is left.
+      if (stopped || (!more && !again)) return;
     }
   };
 
@@ -77,6 +79,7 @@ export function createWorker(spec: WorkerSpec, log: Logger): Worker {
     },
     async stop() {
       started = false;
+      stopped = true;
       if (timer) clearTimeout(timer);
       timer = null;
       while (running) await running;

@@ -61,8 +61,13 @@ interface Claimed {
 export interface Dispatcher {
   /** One worker pass: claims free slots' worth of due messages; see the header for its waiting rule. */
   run(): Promise<boolean>;
-  /** Waits for deliveries in flight, then releases this node's leases. */
-  drain(): Promise<void>;
+  /** Stops claiming at once (a stop has begun); what is claimed still runs. */
+  stopClaiming(): void;
+  /**
+   * Stops claiming, gives back the leases of messages claimed but never handed over, and waits up
+   * to `timeoutMs` for deliveries in flight; true when they all finished.
+   */
+  drain(timeoutMs: number): Promise<boolean>;
 }
 
 export function createDispatcher(deps: DispatcherDeps): Dispatcher {
@@ -260,6 +265,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   return {
     async run() {
+      if (draining) return false;
       if (held() > 0 && maxHeld - held() < chunk) {
         // Each wait ends with a slot freed (and a waiting message started in it), so this loop
         // ends after at most a chunk of turns.
@@ -290,11 +296,28 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       await slotFreed;
       return true;
     },
-    async drain() {
+    stopClaiming() {
       draining = true;
-      await Promise.all(inFlight);
-      // Releases the waiting messages' leases too: they were never handed over.
+    },
+    async drain(timeoutMs) {
+      draining = true;
+      // The waiting messages were never handed over: another node may take them right away.
+      const waiting = ready.splice(0).map((c) => c.row.id);
+      await deps.writes.run((trx) => releaseLeases(trx, token, waiting));
+      let timer: NodeJS.Timeout | undefined;
+      const finished = await Promise.race([
+        Promise.all(inFlight).then(() => true),
+        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
+      ]);
+      clearTimeout(timer);
+      if (!finished) {
+        // Their SMTP transactions may be past the final dot: the leases stay, and the messages are
+        // retried when they run out (at least once, as after a crash).
+        log.warn({ inFlight: inFlight.size, drainMs: timeoutMs }, 'stop: deliveries still in flight after the drain time; their leases will expire');
+        return false;
+      }
       await deps.writes.run((trx) => releaseLeases(trx, token));
+      return true;
     },
   };
 }

@@ -34,8 +34,10 @@ export interface Outbound {
   workerSpec: WorkerSpec;
   /** Lets accept wake the dispatcher as soon as a message is committed. */
   attachWorker(worker: Worker | undefined): void;
-  /** Waits for deliveries in flight and releases leases (graceful stop). */
-  stop(): Promise<void>;
+  /** Stops claiming due messages at once: the first thing a stop does. */
+  stopClaiming(): void;
+  /** Gives back unstarted work, waits up to `drainMs` for deliveries in flight (graceful stop). */
+  stop(drainMs?: number): Promise<void>;
 }
 
 export interface OutboundDeps extends Deps {
@@ -79,8 +81,9 @@ export function createOutbound(deps: OutboundDeps): Outbound {
     addSuppressHook: (h) => void suppressHooks.push(h),
     workerSpec: { name: DISPATCHER_WORKER, intervalMs: deps.config.dispatcher.interval, run: () => dispatcher.run() },
     attachWorker: (w) => void (worker = w),
-    async stop() {
-      await dispatcher.drain();
+    stopClaiming: () => dispatcher.stopClaiming(),
+    async stop(drainMs = deps.config.shutdown.drainSeconds * 1000) {
+      await dispatcher.drain(drainMs);
       await transports.closeAll();
     },
   };

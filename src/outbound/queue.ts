@@ -31,7 +31,13 @@ export async function claimDue(
     .execute();
 }
 
-/** Releases leases held by `token` (graceful stop), so another worker need not wait for expiry. */
-export async function releaseLeases(db: Db | Transaction<Database>, token: string): Promise<void> {
-  await db.updateTable('messages').set({ locked_until: null, locked_by: null }).where('locked_by', '=', token).execute();
+/**
+ * Releases leases held by `token` (graceful stop), so another worker need not wait for expiry:
+ * all of them, or only those of `ids` (claimed, never handed over).
+ */
+export async function releaseLeases(db: Db | Transaction<Database>, token: string, ids?: string[]): Promise<void> {
+  if (ids?.length === 0) return;
+  let q = db.updateTable('messages').set({ locked_until: null, locked_by: null }).where('locked_by', '=', token);
+  if (ids) q = q.where('id', 'in', ids);
+  await q.execute();
 }

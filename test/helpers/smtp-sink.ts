@@ -57,6 +57,8 @@ export interface SinkOptions {
   wire?: boolean;
   /** The SIZE limit to advertise (and enforce, 552 5.3.4). */
   size?: number;
+  /** Milliseconds to wait after the final dot before answering (a slow receiver). */
+  delayMs?: number;
 }
 
 export async function startSink(t: { teardown(fn: () => unknown): void }, opts: SinkOptions = {}): Promise<Sink> {
@@ -92,7 +94,8 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, opts: 
     onData(stream, session, cb) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => {
+      stream.on('end', () => void (opts.delayMs ? setTimeout(answer, opts.delayMs) : answer()));
+      const answer = () => {
         const r = opts.data?.(++dataCount);
         if (r) return cb(Object.assign(new Error(r.message), { responseCode: r.code }));
         received.push({
@@ -112,7 +115,7 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, opts: 
             w.resolve();
           }
         cb();
-      });
+      };
     },
   };
   const server = new SMTPServer(options);
