@@ -26,7 +26,7 @@ import type { Trigger } from '../messages/transitions.js';
 import { BLOCKED_NOTICE, rowToOutbound, type MessageRow } from '../messages/message.js';
 import type { RenderRequest } from '../templates/render.js';
 import type { DeliveryThreads } from './delivery-threads.js';
-import { claimDue, releaseLeases } from './queue.js';
+import { claimDue, releaseLeases, renewLeases } from './queue.js';
 import { nextAttempt } from './retry.js';
 import { createScanner } from './scanner.js';
 import type { TransportRegistry } from './transports.js';
@@ -88,9 +88,31 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const held = () => inFlight.size + ready.length;
   const maxHeld = cfg.concurrency + 2 * chunk;
 
-  // Every write of the dispatcher holds this node's lease: a cancel or a retaken lease makes it
-  // match nothing, and the message is let go.
-  const commit = (change: Change) => ledger.commit(change, { lease: token });
+  // Every write of the dispatcher holds the lease of the claim that took the message (this node's
+  // token and a claim number, so a lease this same node lost and took again is a different one):
+  // a cancel or a retaken lease makes it match nothing, and the message is let go.
+  const commit = (run: Run, change: Change) => ledger.commit(change, { lease: run.row.locked_by! });
+  let claims = 0;
+  // Every message this node holds a lease on (claimed and not yet settled), by id, with its lease.
+  const holding = new Map<string, string>();
+  // The leases of held messages are renewed every third of the lease, so a delivery that takes
+  // longer than the lease (a slow receiver, a long queue for a connection) keeps its message, and
+  // the lease only bounds how long a crashed node's messages wait.
+  const heartbeat = setInterval(() => void renew(), Math.max(1000, Math.floor(cfg.lease / 3)));
+  heartbeat.unref();
+  async function renew(): Promise<void> {
+    if (holding.size === 0) return;
+    const now = clock.now();
+    const byLease = new Map<string, string[]>();
+    for (const [id, lease] of holding) byLease.set(lease, [...(byLease.get(lease) ?? []), id]);
+    try {
+      await deps.writes.run(async (trx) => {
+        for (const [lease, ids] of byLease) await renewLeases(trx, lease, ids, now, new Date(now.getTime() + cfg.lease));
+      });
+    } catch (err) {
+      log.warn({ err }, 'renewing the leases of messages in flight failed; retrying at the next beat');
+    }
+  }
 
   const finished = (error: string | null) => ({ error, due_at: null, locked_until: null, locked_by: null });
 
@@ -110,7 +132,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   // A step that ends the message's attempt here: the change with the message's last columns.
   const stop = async (run: Run, to: MessageStatus, trigger: Trigger, error: string | null, entry?: string): Promise<false> => {
     run.change.step(to, trigger, entry);
-    await commit(run.change.set(finished(error)));
+    await commit(run, run.change.set(finished(error)));
     return false;
   };
 
@@ -168,7 +190,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     if (run.firstAttempt) run.change.step('dispatched', 'dispatch');
     else run.change.step('dispatched', 'retry', null);
     const leaseUntil = new Date(clock.now().getTime() + cfg.lease).toISOString();
-    return (await commit(run.change.set({ attempts, locked_until: leaseUntil }))) ? attempts : null;
+    return (await commit(run, run.change.set({ attempts, locked_until: leaseUntil }))) ? attempts : null;
   }
 
   /** The transport's answer; one that throws is a temporary failure. */
@@ -208,7 +230,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         locked_by: null,
         updated_at: now.toISOString(),
       };
-      await commit(run.change.set(retry));
+      await commit(run, run.change.set(retry));
       return;
     }
     const error = outcome.kind === 'failed' || outcome.kind === 'suppressed' ? outcome.error : null;
@@ -249,6 +271,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     const p: Promise<void> = process(claimed)
       .catch((err) => log.error({ err, message: claimed.row.public_id }, 'dispatch failed; the lease will expire and it is retried'))
       .finally(() => {
+        holding.delete(claimed.row.id);
         inFlight.delete(p);
         fill();
         const wake = freed;
@@ -277,11 +300,12 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         claimDue(trx, deps.dialect, {
           now: now.toISOString(),
           leaseUntil: new Date(now.getTime() + cfg.lease).toISOString(),
-          token,
+          token: `${token}.${++claims}`,
           limit: Math.min(maxHeld - held(), cfg.batchSize),
         }),
       );
       for (const row of rows) {
+        holding.set(row.id, row.locked_by!);
         const output = render(row);
         output.catch(() => {}); // handled when the message is processed
         ready.push({ row, output });
@@ -301,8 +325,11 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     },
     async drain(timeoutMs) {
       draining = true;
+      // The drain is far shorter than a lease: what is in flight keeps its lease without beats.
+      clearInterval(heartbeat);
       // The waiting messages were never handed over: another node may take them right away.
       const waiting = ready.splice(0).map((c) => c.row.id);
+      for (const id of waiting) holding.delete(id);
       await deps.writes.run((trx) => releaseLeases(trx, token, waiting));
       let timer: NodeJS.Timeout | undefined;
       const finished = await Promise.race([
@@ -313,7 +340,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       if (!finished) {
         // Their SMTP transactions may be past the final dot: the leases stay, and the messages are
         // retried when they run out (at least once, as after a crash).
-        log.warn({ inFlight: inFlight.size, drainMs: timeoutMs }, 'stop: deliveries still in flight after the drain time; their leases will expire');
+        log.warn(
+          { inFlight: inFlight.size, drainMs: timeoutMs },
+          'stop: deliveries still in flight after the drain time; their leases will expire',
+        );
         return false;
       }
       await deps.writes.run((trx) => releaseLeases(trx, token));

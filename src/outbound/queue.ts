@@ -32,12 +32,27 @@ export async function claimDue(
 }
 
 /**
- * Releases leases held by `token` (graceful stop), so another worker need not wait for expiry:
- * all of them, or only those of `ids` (claimed, never handed over).
+ * Releases leases of this node's claims (`token` is the node's; each claim's lease is
+ * `<token>.<n>`) at a graceful stop, so another worker need not wait for expiry: all of them, or
+ * only those of `ids` (claimed, never handed over).
  */
 export async function releaseLeases(db: Db | Transaction<Database>, token: string, ids?: string[]): Promise<void> {
   if (ids?.length === 0) return;
-  let q = db.updateTable('messages').set({ locked_until: null, locked_by: null }).where('locked_by', '=', token);
+  let q = db.updateTable('messages').set({ locked_until: null, locked_by: null }).where('locked_by', 'like', `${token}.%`);
   if (ids) q = q.where('id', 'in', ids);
   await q.execute();
+}
+
+/**
+ * Extends the leases `lease` still holds on `ids` (the heartbeat of work in flight). A lease that
+ * ran out is not revived: another node may already have taken the message.
+ */
+export async function renewLeases(db: Db | Transaction<Database>, lease: string, ids: string[], now: Date, until: Date): Promise<void> {
+  await db
+    .updateTable('messages')
+    .set({ locked_until: until.toISOString() })
+    .where('id', 'in', ids)
+    .where('locked_by', '=', lease)
+    .where('locked_until', '>', now.toISOString())
+    .execute();
 }

@@ -83,8 +83,8 @@ t.test(
 
     // The other node delivers the rest, what the stopped node gave back included.
     let timer: NodeJS.Timeout | undefined;
-  await Promise.race([sink.waitFor(N), new Promise((r) => (timer = setTimeout(r, 60_000)))]);
-  clearTimeout(timer);
+    await Promise.race([sink.waitFor(N), new Promise((r) => (timer = setTimeout(r, 60_000)))]);
+    clearTimeout(timer);
     const counts = new Map<string, number>();
     for (const m of sink.received) for (const to of m.to) counts.set(to, (counts.get(to) ?? 0) + 1);
     t.equal(counts.size, N, 'every message arrived');
