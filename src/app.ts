@@ -54,6 +54,8 @@ import { createRouter as createInboundRouter } from './inbound/routing.js';
 import { storeMessages } from './inbound/store.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createResolver, type DnsResolver } from './lib/dns.js';
+import { createNodeRegistry, type NodeRegistry } from './cluster/nodes.js';
+import { releaseNodeLeases } from './outbound/queue.js';
 import { createIds, type Ids } from './lib/ids.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { createSecretBox, loadSecretsKey } from './lib/secret-box.js';
@@ -109,6 +111,8 @@ export interface App extends Deps {
   inbound: { addresses: AddressStore; messages: ReceivedReader; receiver: Receiver };
   webhooks: Webhooks;
   forwarding: Forwarding;
+  /** This process among the nodes sharing the database. */
+  nodes: NodeRegistry;
   workers: Worker[];
   /** The URL clients and recipients reach the HTTP listener on (config, or derived after listen). */
   publicUrl(): string;
@@ -160,7 +164,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     observe: metrics ? (outcome, s) => metrics.webhook(outcome, s) : undefined,
   });
   const threads = createDeliveryThreads({ threads: config.dispatcher.renderThreads, log });
-  const outbound = createOutbound({ ...deps, ledger, threads, templates: () => templates });
+  // This process in the cluster: its id prefixes the dispatcher's leases (cluster/nodes.ts).
+  const nodes = createNodeRegistry({ ...deps, id: ids.uuid(), releaseClaims: (node) => releaseNodeLeases(handle.db, node) });
+  const outbound = createOutbound({ ...deps, ledger, threads, templates: () => templates, nodeId: nodes.id });
   const forwarding = createForwarding(deps, outbound);
 
   // Channels: email as the config says; sms, push and web-push through provider connections.
@@ -366,6 +372,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     inbound: { addresses, messages: receivedMessages, receiver },
     webhooks,
     forwarding,
+    nodes,
     workers,
     routes: () => listRoutes(httpApp),
     publicUrl: () => derivePublicUrl(config, httpPort),
@@ -394,6 +401,7 @@ export async function createApp(options: AppOptions): Promise<App> {
           'shared domains created under another form keep receiving; new workspaces receive on the form shown (see CHANGELOG 0.2.0)',
         );
       }
+      await nodes.start();
       for (const w of workers) w.start();
       purgeTask = cron.schedule(config.inbound.purgeCron, () => {
         for (const job of dailyJobs) job().catch((err: unknown) => log.error({ err }, 'daily job failed'));
@@ -407,6 +415,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         // within shutdown.drainSeconds of this moment (closing the listeners counts against it).
         outbound.stopClaiming();
         const drainUntil = Date.now() + config.shutdown.drainSeconds * 1000;
+        await nodes.stopping();
         bus.publish('app.stopping', null);
         purgeTask?.stop();
         const httpClosed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
@@ -422,6 +431,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         await threads.close();
         await channelTransports.close();
         await webhooks.close();
+        await nodes.stop().catch((err: unknown) => log.warn({ err }, 'could not remove this node from the node list'));
         if (!options.database) await handle.close();
       })();
       return stopping;

@@ -21,6 +21,7 @@ import { connectionCommands } from './cli/connections.js';
 import { doctorCommands } from './cli/doctor.js';
 import { domainCommands } from './cli/domains.js';
 import { forwardingCommands } from './cli/forwarding.js';
+import { nodeCommands } from './cli/nodes.js';
 import { operatorCommands } from './cli/operators.js';
 import { suppressionCommands } from './cli/suppressions.js';
 import { templateCommands } from './cli/templates.js';
@@ -72,6 +73,7 @@ const setupCommands: SetupCommand[] = [
 // The management commands, an explicit registry: one file per command group in cli/.
 const appCommands: Command[] = [
   ...workspaceCommands,
+  ...nodeCommands,
   ...suppressionCommands,
   ...templateCommands,
   ...connectionCommands,

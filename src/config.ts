@@ -240,6 +240,14 @@ const schema = z.strictObject({
   senderCaps: z.strictObject({
     enabled: z.boolean(),
   }),
+  // Several nodes on one database (docs/cluster.md): how often each says it is alive, and how long
+  // a silence means it is dead (its claimed messages are then released to the others).
+  cluster: z
+    .strictObject({
+      heartbeat: duration({ min: '100ms', max: '1m' }),
+      nodeTimeout: duration({ min: '300ms', max: '10m' }),
+    })
+    .refine((c) => c.nodeTimeout >= 3 * c.heartbeat, { message: 'nodeTimeout must be at least three heartbeats', path: ['nodeTimeout'] }),
   // A graceful stop (SIGTERM): how long deliveries in flight may take to finish before the node
   // exits anyway. Below Docker's default stop timeout (10 s); the systemd unit allows 30 s.
   shutdown: z.strictObject({

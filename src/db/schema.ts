@@ -517,6 +517,18 @@ export interface ReportsTable {
   received_at: string;
 }
 
+// --- the nodes of a cluster on one database (cluster/nodes.ts) ---------------------------------
+
+export interface NodesTable {
+  id: string;
+  host: string;
+  pid: number;
+  version: string;
+  started_at: string;
+  heartbeat_at: string;
+  stopping: Flag;
+}
+
 // --- MTA-STS policies of recipient domains, cached for their max_age (channels/email/mta-sts.ts) --
 
 export interface MtaStsPoliciesTable {
@@ -599,4 +611,5 @@ export interface Database {
   tls_reports: ReportsTable;
   tls_report_rows: TlsReportRowsTable;
   mta_sts_policies: MtaStsPoliciesTable;
+  nodes: NodesTable;
 }

@@ -44,6 +44,8 @@ export interface DispatcherDeps extends Pick<Deps, 'config' | 'dialect' | 'clock
   suppressHooks: SuppressHook[];
   /** Where rendering runs (delivery threads, or the event loop). */
   threads: Pick<DeliveryThreads, 'render'>;
+  /** This node's id in the cluster: the prefix of its leases (a fresh one when absent). */
+  nodeId?: string;
 }
 
 /** What rendering a stored message asks for (also the dashboard's preview): template sends always render; raw sends only when `interpolate` was asked for. */
@@ -74,7 +76,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   const { clock, log, ledger } = deps;
   const cfg = deps.config.dispatcher;
   const scan = createScanner(deps.config.scanner);
-  const token = deps.ids.uuid(); // this node's lease owner id
+  const token = deps.nodeId ?? deps.ids.uuid(); // this node's lease owner id
   const inFlight = new Set<Promise<void>>();
   // Claimed, leased, waiting for a slot (oldest first), each already being rendered: rendering
   // is pure and off the event loop, so it may as well happen while the message waits.

@@ -45,6 +45,8 @@ export interface OutboundDeps extends Deps {
   templates: () => TemplateResolver | null;
   /** Where messages are rendered (delivery threads, or the event loop). */
   threads: Pick<DeliveryThreads, 'render'>;
+  /** This node's id in the cluster (the prefix of its leases). */
+  nodeId?: string;
 }
 
 export function createOutbound(deps: OutboundDeps): Outbound {

@@ -56,3 +56,17 @@ export async function renewLeases(db: Db | Transaction<Database>, lease: string,
     .where('locked_until', '>', now.toISOString())
     .execute();
 }
+
+/**
+ * Releases every lease a node held (its id is the prefix of its leases), when it stopped beating:
+ * leased queue rows only (the partial index on due_at). Returns how many were released.
+ */
+export async function releaseNodeLeases(db: Db | Transaction<Database>, nodeId: string): Promise<number> {
+  const res = await db
+    .updateTable('messages')
+    .set({ locked_until: null, locked_by: null })
+    .where('due_at', 'is not', null)
+    .where('locked_by', 'like', `${nodeId}.%`)
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
+}

@@ -4,9 +4,9 @@
 // (swagger-ui-dist, pinned), never from a CDN. The page's policy allows scripts, styles and
 // fetches from this origin only; Swagger UI's call to an online validator is switched off.
 import { createRequire } from 'node:module';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { packageVersion } from '../../lib/version.js';
 import { Router, type Response } from 'express';
 import { buildOpenApiDocument } from '../openapi/document.js';
 
@@ -48,13 +48,6 @@ const ASSETS: Record<string, string> = {
 function page(res: Response, type: string, body: string | Buffer): void {
   res.set({ 'content-type': type, 'content-security-policy': CSP, 'x-content-type-options': 'nosniff', 'cache-control': 'no-cache' });
   res.send(body);
-}
-
-/** The version of the package this file belongs to (the document's info.version). */
-function packageVersion(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
-  return (JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
 export function openApiRoutes(): Router {

@@ -1,0 +1,144 @@
+// The nodes of a cluster: Postern processes sharing one database. Each registers itself at start
+// (id, host, pid, version), beats every `cluster.heartbeat`, marks itself `stopping` when a
+// graceful stop begins and removes itself at the end. On each beat a node also looks for nodes
+// whose beat is older than `cluster.nodeTimeout`: such a node crashed or lost the database, so
+// the leases it held on messages are released at once (its work is taken over now, not when the
+// leases run out) and it is removed. Liveness is wall-clock time, not the application clock
+// (tests move that one by hours). The node id is also the prefix of every lease the node's
+// dispatcher takes (`<id>.<claim>`), which is what lets another node release them.
+import { hostname } from 'node:os';
+import type { Deps } from '../deps.js';
+import { flag, isSet } from '../db/schema.js';
+import { packageVersion } from '../lib/version.js';
+
+export interface NodeView {
+  id: string;
+  host: string;
+  pid: number;
+  version: string;
+  startedAt: string;
+  heartbeatAt: string;
+  stopping: boolean;
+  /** This process. */
+  self: boolean;
+}
+
+export interface NodeRegistry {
+  readonly id: string;
+  /** Registers this node and starts beating. */
+  start(): Promise<void>;
+  /** Says this node is stopping (no new work). */
+  stopping(): Promise<void>;
+  /** Stops beating and removes this node. */
+  stop(): Promise<void>;
+  list(): Promise<NodeView[]>;
+  /** One beat: this node's heartbeat, then the release of dead nodes' work. Returns the ids released. */
+  beat(): Promise<string[]>;
+}
+
+export interface NodeRegistryDeps extends Pick<Deps, 'db' | 'log' | 'config'> {
+  id: string;
+  /** Releases the leases a dead node held (outbound/queue.ts); returns how many. */
+  releaseClaims(nodeId: string): Promise<number>;
+  /** Wall-clock now, in ms (tests inject one). */
+  now?: () => number;
+}
+
+export function createNodeRegistry(deps: NodeRegistryDeps): NodeRegistry {
+  const { db, log } = deps;
+  const now = deps.now ?? Date.now;
+  const { heartbeat, nodeTimeout } = deps.config.cluster;
+  let timer: NodeJS.Timeout | null = null;
+  const iso = (ms: number) => new Date(ms).toISOString();
+
+  async function releaseDead(): Promise<string[]> {
+    const dead = await db
+      .selectFrom('nodes')
+      .select(['id', 'host', 'pid', 'heartbeat_at'])
+      .where('heartbeat_at', '<', iso(now() - nodeTimeout))
+      .where('id', '!=', deps.id)
+      .execute();
+    for (const node of dead) {
+      const released = await deps.releaseClaims(node.id);
+      await db.deleteFrom('nodes').where('id', '=', node.id).where('heartbeat_at', '=', node.heartbeat_at).execute();
+      log.warn(
+        { node: node.id, host: node.host, pid: node.pid, lastBeat: node.heartbeat_at, released },
+        'a node stopped beating; its claimed messages are released to the others',
+      );
+    }
+    return dead.map((n) => n.id);
+  }
+
+  const registry: NodeRegistry = {
+    id: deps.id,
+    async start() {
+      const at = iso(now());
+      await db
+        .insertInto('nodes')
+        .values({
+          id: deps.id,
+          host: hostname(),
+          pid: process.pid,
+          version: packageVersion(),
+          started_at: at,
+          heartbeat_at: at,
+          stopping: 0,
+        })
+        .execute();
+      timer = setInterval(() => {
+        registry.beat().catch((err: unknown) => log.warn({ err }, 'node heartbeat failed; trying again at the next beat'));
+      }, heartbeat);
+      timer.unref();
+    },
+    async beat() {
+      const at = iso(now());
+      const mine = await db.updateTable('nodes').set({ heartbeat_at: at }).where('id', '=', deps.id).executeTakeFirst();
+      if (Number(mine.numUpdatedRows) === 0) {
+        // Presumed dead by another node (a long pause, the database out of reach): back in the list.
+        // Its claims were released; the fencing of every write keeps it from recording over them.
+        log.warn({ node: deps.id }, 'this node was presumed dead by another and registers again');
+        await db
+          .insertInto('nodes')
+          .values({
+            id: deps.id,
+            host: hostname(),
+            pid: process.pid,
+            version: packageVersion(),
+            started_at: at,
+            heartbeat_at: at,
+            stopping: 0,
+          })
+          .onConflict((oc) => oc.column('id').doNothing())
+          .execute();
+      }
+      return releaseDead();
+    },
+    async stopping() {
+      await db
+        .updateTable('nodes')
+        .set({ stopping: flag(true) })
+        .where('id', '=', deps.id)
+        .execute()
+        .catch(() => {});
+    },
+    async stop() {
+      if (timer) clearInterval(timer);
+      timer = null;
+      await db.deleteFrom('nodes').where('id', '=', deps.id).execute();
+    },
+    async list() {
+      const rows = await db.selectFrom('nodes').selectAll().orderBy('started_at').execute();
+      return rows.map((r) => ({
+        id: r.id,
+        host: r.host,
+        pid: Number(r.pid),
+        version: r.version,
+        startedAt: r.started_at,
+        heartbeatAt: r.heartbeat_at,
+        stopping: isSet(r.stopping),
+        self: r.id === deps.id,
+      }));
+    },
+  };
+  return registry;
+}
