@@ -54,6 +54,7 @@ import { createRouter as createInboundRouter } from './inbound/routing.js';
 import { storeMessages } from './inbound/store.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createResolver, type DnsResolver } from './lib/dns.js';
+import { createChangeFeed, type ChangeFeed } from './cluster/change-feed.js';
 import { createNodeRegistry, type NodeRegistry } from './cluster/nodes.js';
 import { releaseNodeLeases } from './outbound/queue.js';
 import { createIds, type Ids } from './lib/ids.js';
@@ -148,7 +149,14 @@ export async function createApp(options: AppOptions): Promise<App> {
   const workspaces = createWorkspaceStore(deps);
   const keys = createKeyStore({ ...deps, cacheTtlMs: config.auth.cacheTtl });
   const templates = createTemplateStore(deps);
-  const ledger = createLedger({ ...deps, observe: metrics ? (o) => metrics.message(o) : undefined });
+  // On PostgreSQL, what this node changes reaches the other nodes' tails (cluster/change-feed.ts),
+  // once the daemon started it.
+  let feed: ChangeFeed | null = null;
+  const ledger = createLedger({
+    ...deps,
+    observe: metrics ? (o) => metrics.message(o) : undefined,
+    share: handle.dialect === 'postgres' ? (ref) => feed?.changed(ref) : undefined,
+  });
   const suppressions = createSuppressionStore(deps);
   const domains = createDomainStore(deps);
   const doctor = createDoctor({
@@ -402,6 +410,30 @@ export async function createApp(options: AppOptions): Promise<App> {
         );
       }
       await nodes.start();
+      const target = databaseTarget(config);
+      if (handle.dialect === 'postgres' && target.dialect === 'postgres') {
+        // A routing change from another node is published here as if it were local; `echo` keeps
+        // it from being sent back out.
+        let echo = false;
+        feed = await createChangeFeed({
+          url: target.url,
+          nodeId: nodes.id,
+          log,
+          onChanges: (refs) =>
+            void ledger.remote(refs).catch((err: unknown) => log.warn({ err }, 'change feed: reading changes back failed')),
+          onRouting: () => {
+            echo = true;
+            try {
+              bus.publish('inbound.routing.changed', null);
+            } finally {
+              echo = false;
+            }
+          },
+        });
+        bus.subscribe('inbound.routing.changed', () => {
+          if (!echo) feed?.routingChanged();
+        });
+      }
       for (const w of workers) w.start();
       purgeTask = cron.schedule(config.inbound.purgeCron, () => {
         for (const job of dailyJobs) job().catch((err: unknown) => log.error({ err }, 'daily job failed'));
@@ -432,6 +464,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         await channelTransports.close();
         await webhooks.close();
         await nodes.stop().catch((err: unknown) => log.warn({ err }, 'could not remove this node from the node list'));
+        await feed?.close();
         if (!options.database) await handle.close();
       })();
       return stopping;

@@ -114,6 +114,8 @@ export interface Ledger {
   change(row: MessageRow): Change;
   /** Calls `listener` with each message created, moved to a new status or engaged with, after its commit. Returns the function that stops it. */
   watch(listener: (message: Message) => void): () => void;
+  /** Tells the watchers of changes another node made (read back by id, each as of its change). */
+  remote(refs: { id: string; status: string; entries: number }[]): Promise<void>;
   /**
    * Writes a change with a compare-and-swap on the status read (and the lease `lease` when given).
    * Returns the row as written, or null when the row moved on or the change was refused. The
@@ -164,6 +166,8 @@ export interface LedgerObservation {
 type LedgerDeps = Pick<Deps, 'db' | 'writes' | 'clock' | 'ids' | 'bus' | 'log'> & {
   /** Called after each commit (metrics); must not throw or block. */
   observe?: (o: LedgerObservation) => void;
+  /** Told of each change a tail would see, after its commit, for the other nodes (cluster/change-feed.ts). */
+  share?: (ref: { id: string; status: string; entries: number }) => void;
 };
 
 const MAX_RACES = 5;
@@ -232,6 +236,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
     const events = eventsOf(c);
     for (const { type } of events) bus.publish('events.recorded', { type });
     if (view && (changed(c) || events.length > 0)) tell(view);
+    if (deps.share && (changed(c) || events.length > 0)) deps.share({ id: next.id, status: c.status, entries: c.timeline.length });
     if (deps.observe) {
       deps.observe({ row: next, from: c.row.status, to: c.status, entries: c.timeline.slice(c.told).map((e) => e.e) });
       c.told = c.timeline.length;
@@ -265,6 +270,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
 
     inserted(row) {
       if (watchers.size > 0) tell(rowToMessage(row));
+      deps.share?.({ id: row.id, status: row.status, entries: (JSON.parse(row.timeline) as unknown[]).length });
       deps.observe?.({ row, from: null, to: row.status, entries: [] });
     },
 
@@ -273,6 +279,19 @@ export function createLedger(deps: LedgerDeps): Ledger {
     watch(listener) {
       watchers.add(listener);
       return () => void watchers.delete(listener);
+    },
+
+    async remote(refs) {
+      if (watchers.size === 0) return;
+      const ids = [...new Set(refs.map((r) => r.id))];
+      const rows = new Map((await db.selectFrom('messages').selectAll().where('id', 'in', ids).execute()).map((r) => [r.id, r]));
+      for (const ref of refs) {
+        const row = rows.get(ref.id);
+        if (!row) continue;
+        // The message as of that change: its status then, its timeline up to that entry.
+        const timeline = JSON.stringify((JSON.parse(row.timeline) as TimelineEntry[]).slice(0, ref.entries));
+        tell(rowToMessage({ ...row, status: ref.status as MessageStatus, timeline }));
+      }
     },
 
     async commit(c, opts = {}) {
