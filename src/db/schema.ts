@@ -134,7 +134,9 @@ export interface DomainsTable {
   dkim_verified_at: string | null;
   /** Receiving: when the MX was found pointing at Postern (mail for it is accepted). */
   mx_verified_at: string | null;
-  /** Comma-separated checks (`inboundMx`, `dkim`) whose confirmed record is no longer published; null: none. */
+  /** Return path: when `bounces.<domain>` was found with its MX at Postern and SPF authorising the box. */
+  return_path_verified_at: string | null;
+  /** Comma-separated checks (`inboundMx`, `dkim`, `returnPath`) whose confirmed record is no longer published; null: none. */
   records_drift: string | null;
   /** When records_drift last changed. */
   records_drift_since: string | null;

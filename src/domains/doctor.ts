@@ -15,7 +15,7 @@ import { notFound } from '../lib/errors.js';
 import { dkimRecordMatches } from './dkim-keys.js';
 import { publishedRecordsOf } from './domains.js';
 import { REPORT_LOCAL_PART } from '../reports/inbox.js';
-import { bounceDomainOf, normalizeDomain } from './names.js';
+import { bounceDomainOf, boxSpfRecord, normalizeDomain, returnPathOf } from './names.js';
 import { countSpfLookups, SPF_LOOKUP_LIMIT, spfRecordsAt, spfVerdict, withAddresses } from './spf-check.js';
 
 export type CheckStatus = 'pass' | 'warn' | 'fail';
@@ -102,7 +102,16 @@ function tagsOf(record: string): Map<string, string> {
 
 type Row = Pick<
   DomainsTable,
-  'id' | 'domain' | 'kind' | 'workspace_id' | 'dkim_selector' | 'dkim_public_key' | 'mx_verified_at' | 'dkim_verified_at'
+  | 'id'
+  | 'domain'
+  | 'kind'
+  | 'workspace_id'
+  | 'dkim_selector'
+  | 'dkim_public_key'
+  | 'mx_verified_at'
+  | 'dkim_verified_at'
+  | 'return_path_verified_at'
+  | 'records_drift'
 >;
 
 export function createDoctor({ config, db, dns, clock, certificate }: DoctorDeps): Doctor {
@@ -110,10 +119,7 @@ export function createDoctor({ config, db, dns, clock, certificate }: DoctorDeps
   const publicIps = config.doctor.publicIps;
   const bounceDomain = bounceDomainOf(config);
   const reportAddress = `${REPORT_LOCAL_PART}@${bounceDomain}`;
-  const defaultSpf = () =>
-    publicIps.length
-      ? `v=spf1 ${publicIps.map((ip) => (ip.includes(':') ? `ip6:${ip}` : `ip4:${ip}`)).join(' ')} -all`
-      : `v=spf1 a:${hostname} -all`;
+  const defaultSpf = () => boxSpfRecord(hostname, publicIps);
 
   // MX: `receives` says whether Postern is meant to receive for the name (a confirmed MX, the
   // bounce domain, the shared domain); a send-only domain may keep its MX elsewhere.
@@ -203,7 +209,7 @@ export function createDoctor({ config, db, dns, clock, certificate }: DoctorDeps
   // DMARC at the domain, else at each parent (the organizational domain's policy applies, as sp=).
   // Postern signs with d= the From domain, so DKIM is aligned in relaxed and strict mode alike;
   // SPF is aligned only when the bounce domain sits under the domain (relaxed) or is it (strict).
-  async function dmarcCheck(domain: string, dkimPasses: boolean): Promise<Check> {
+  async function dmarcCheck(domain: string, dkimPasses: boolean, envelopeDomain: string): Promise<Check> {
     const name = 'dmarc';
     // Aggregate reports come back to Postern's report address (docs/reports.md).
     const fix = { type: 'TXT', name: `_dmarc.${domain}`, value: `v=DMARC1; p=none; rua=mailto:${reportAddress}` };
@@ -221,9 +227,13 @@ export function createDoctor({ config, db, dns, clock, certificate }: DoctorDeps
       if (!policy || !['none', 'quarantine', 'reject'].includes(policy.toLowerCase()))
         return { name, status: 'fail', detail: `"${records[0]}" at _dmarc.${at} has no valid p= policy`, fix };
       const spfAligned =
-        tags.get('aspf')?.toLowerCase() === 's' ? bounceDomain === domain : bounceDomain === domain || bounceDomain.endsWith('.' + at);
+        tags.get('aspf')?.toLowerCase() === 's'
+          ? envelopeDomain === domain
+          : envelopeDomain === domain || envelopeDomain.endsWith('.' + at);
       const where = i > 0 ? ` (inherited from _dmarc.${at})` : '';
-      const spfNote = spfAligned ? `SPF aligned too (bounce domain ${bounceDomain})` : `SPF not aligned (bounce domain ${bounceDomain})`;
+      const spfNote = spfAligned
+        ? `SPF aligned too (envelope sender on ${envelopeDomain})`
+        : `SPF not aligned (envelope sender on ${envelopeDomain}; publish the return path ${returnPathOf(domain)} to align it)`;
       if (!dkimPasses)
         return {
           name,
@@ -284,15 +294,25 @@ export function createDoctor({ config, db, dns, clock, certificate }: DoctorDeps
     if (row.kind === 'shared') return [await mxCheck('mx', row.domain, true, false)];
     const receives = row.mx_verified_at !== null;
     const sendsOnly = !receives && row.dkim_verified_at !== null;
-    const [mx, spf, dkim, sts, rpt] = await Promise.all([
+    const returnPath = returnPathOf(row.domain);
+    const [mx, spf, dkim, sts, rpt, rpMx, rpSpf] = await Promise.all([
       mxCheck('mx', row.domain, receives, sendsOnly),
       spfCheck('spf', row.domain),
       dkimCheck(row),
       mtaSts(row.domain),
       tlsRpt(row.domain),
+      mxCheck('return-path-mx', returnPath, true, false),
+      spfCheck('return-path-spf', returnPath),
     ]);
-    const dmarc = await dmarcCheck(row.domain, dkim.status === 'pass');
-    return [mx, spf, dkim, dmarc, sts, rpt];
+    // The return path is optional: not published is a warning that says what it would give.
+    const optional = (c: Check): Check =>
+      c.status === 'fail' && row.return_path_verified_at === null
+        ? { ...c, status: 'warn', detail: `${c.detail} (optional: with it, SPF aligns with ${row.domain} for DMARC)` }
+        : c;
+    // What DNS says now: with the return path published, Postern moves the envelope sender there.
+    const published = rpMx.status === 'pass' && rpSpf.status === 'pass';
+    const dmarc = await dmarcCheck(row.domain, dkim.status === 'pass', published ? returnPath : bounceDomain);
+    return [mx, spf, dkim, dmarc, sts, rpt, optional(rpMx), optional(rpSpf)];
   }
 
   // Forward-confirmed reverse DNS: the PTR of the address names `hostname`, and `hostname`
@@ -385,6 +405,8 @@ export function createDoctor({ config, db, dns, clock, certificate }: DoctorDeps
         'domains.dkim_public_key',
         'domains.mx_verified_at',
         'domains.dkim_verified_at',
+        'domains.return_path_verified_at',
+        'domains.records_drift',
         'workspaces.slug',
       ])
       .where('domains.deleted_at', 'is', null)

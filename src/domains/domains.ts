@@ -4,6 +4,10 @@
 //   - the DKIM record confirms sending: the domain signs and may be `from` (domains/sending.ts);
 //   - the MX record pointing at `hostname` confirms receiving: mail for it is accepted
 //     (inbound/routing.ts) and addresses may be created on it.
+// A custom domain that sends may also publish its own return path, `bounces.<domain>` (an MX to
+// `hostname` and an SPF record for the box): once confirmed, the envelope sender moves there from
+// the shared bounce domain and SPF aligns with the From domain for DMARC. It is confirmed apart
+// from the rest and never holds the domain's status up (docs/dns.md, "Return path").
 // A domain that only sends never needs Postern as its MX. `status` is the interface's: pending
 // until both are confirmed, then verified (with `verifiedAt`). A claim with neither confirmed 7
 // days after creation becomes failed and no longer blocks other claims.
@@ -15,7 +19,17 @@ import type { EventBus } from '../events/bus.js';
 import { isNoData } from '../lib/dns.js';
 import { AppError, notFound } from '../lib/errors.js';
 import { dkimRecordMatches, dkimRecordValue, generateDkimKey } from './dkim-keys.js';
-import { bounceDomainOf, isDomainName, normalizeDomain, sharedDomainOf, sharedParentOf, slugOfSharedDomain } from './names.js';
+import {
+  bounceDomainOf,
+  boxSpfRecord,
+  isDomainName,
+  normalizeDomain,
+  returnPathOf,
+  sharedDomainOf,
+  sharedParentOf,
+  slugOfSharedDomain,
+} from './names.js';
+import { spfRecordsAt, spfVerdict } from './spf-check.js';
 
 const CLAIM_EXPIRY_MS = 7 * 24 * 3600 * 1000;
 
@@ -41,12 +55,26 @@ export interface Capability {
   verifiedAt: string | null;
 }
 
+/** A custom domain's own return path and the records that make it one. */
+export interface ReturnPath {
+  /** `bounces.<domain>`: the envelope sender's domain once confirmed. */
+  host: string;
+  /** Both records found: VERP addresses use the host, and SPF aligns. */
+  verified: boolean;
+  verifiedAt: string | null;
+  /** For a confirmed return path, whether the last re-check still found it (false: mail falls back to the shared bounce domain). */
+  stillPublished: boolean | null;
+  records: { type: 'MX' | 'TXT'; name: string; value: string; priority?: number; purpose: string }[];
+}
+
 export interface InboundDomain {
   id: string;
   domain: string;
   kind: DomainKind;
   status: DomainStatus;
   records: DnsRecord[];
+  /** Custom domains only (null for the shared one). */
+  returnPath: ReturnPath | null;
   /** DKIM record confirmed: the domain signs and may be a send's `from`. */
   sending: Capability;
   /** MX confirmed (always, for the shared domain): Postern receives mail for it. */
@@ -84,14 +112,22 @@ export interface DomainDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'ids'
 
 const sameHost = (a: string, b: string) => normalizeDomain(a) === normalizeDomain(b);
 
-type Check = DnsRecord['check'];
+type Check = DnsRecord['check'] | 'returnPath';
 
 function driftOf(row: Pick<Row, 'records_drift'>): Check[] {
   return (row.records_drift ?? '').split(',').filter(Boolean) as Check[];
 }
 
+const confirmedAt = (row: Row, check: Check): string | null =>
+  check === 'inboundMx' ? row.mx_verified_at : check === 'dkim' ? row.dkim_verified_at : row.return_path_verified_at;
+
+/** The return path of a row in use: confirmed, and found again at the last re-check. */
+export function returnPathInUse(row: Pick<Row, 'domain' | 'return_path_verified_at' | 'records_drift'>): string | null {
+  return row.return_path_verified_at !== null && !driftOf(row).includes('returnPath') ? returnPathOf(row.domain) : null;
+}
+
 function stillPublished(row: Row, check: Check): boolean | null {
-  const confirmed = check === 'inboundMx' ? row.mx_verified_at : row.dkim_verified_at;
+  const confirmed = confirmedAt(row, check);
   if (row.kind !== 'custom' || confirmed === null) return null;
   return !driftOf(row).includes(check);
 }
@@ -135,6 +171,32 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
     ];
   };
 
+  const returnPathView = (row: Row): ReturnPath | null => {
+    if (row.kind !== 'custom') return null;
+    const host = returnPathOf(row.domain);
+    return {
+      host,
+      verified: returnPathInUse(row) !== null,
+      verifiedAt: row.return_path_verified_at,
+      stillPublished: stillPublished(row, 'returnPath'),
+      records: [
+        {
+          type: 'MX',
+          name: host,
+          value: config.hostname,
+          priority: 10,
+          purpose: `Brings bounces (DSNs) of mail from ${row.domain} back to Postern; optional, with the SPF record it aligns SPF for DMARC`,
+        },
+        {
+          type: 'TXT',
+          name: host,
+          value: boxSpfRecord(config.hostname, config.doctor.publicIps),
+          purpose: `Authorises this server to send with ${host} as the envelope sender (SPF)`,
+        },
+      ],
+    };
+  };
+
   const capability = (at: string | null): Capability => ({ verified: at !== null, verifiedAt: at });
   const view = (row: Row): InboundDomain => ({
     id: row.id,
@@ -142,6 +204,7 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
     kind: row.kind,
     status: row.status,
     records: records(row),
+    returnPath: returnPathView(row),
     sending: capability(row.dkim_verified_at),
     receiving: capability(row.mx_verified_at),
     verifiedAt: row.verified_at,
@@ -161,6 +224,39 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
     } catch (err) {
       return isNoData(err) ? false : null;
     }
+  };
+  // The return path: its MX at `hostname`, and one SPF record that authorises the box (each of
+  // `doctor.publicIps` passes it; without them, the record names `a:<hostname>` or `mx`, as the one
+  // we ask for does).
+  const returnPathMatches = async (row: Row): Promise<boolean> => {
+    const host = returnPathOf(row.domain);
+    if (!(await mxMatches(host))) return false;
+    const spf = await spfRecordsAt(dns, host);
+    if (spf.length !== 1) return false;
+    const publicIps = config.doctor.publicIps;
+    if (publicIps.length === 0) {
+      const name = normalizeDomain(config.hostname).replace(/\./g, '\\.');
+      return new RegExp(`(^|\\s)\\+?(a:${name}|mx)(\\s|$)`, 'i').test(spf[0]);
+    }
+    const verdicts = await Promise.all(publicIps.map((ip) => spfVerdict(dns, host, ip, config.hostname)));
+    return verdicts.every((v) => v === 'pass');
+  };
+  // A sending domain's return path, while not confirmed, is looked up on each read like a pending
+  // record; found, it is confirmed and routing learns the new bounce host.
+  const refreshReturnPath = async (row: Row): Promise<Row> => {
+    if (row.kind !== 'custom' || row.status === 'failed' || row.dkim_verified_at === null || row.return_path_verified_at !== null)
+      return row;
+    if ((await lookup(() => returnPathMatches(row))) !== true) return row;
+    const at = clock.now().toISOString();
+    await db
+      .updateTable('domains')
+      .set({ return_path_verified_at: at })
+      .where('id', '=', row.id)
+      .where('return_path_verified_at', 'is', null)
+      .execute();
+    log.info({ domain: row.domain, returnPath: returnPathOf(row.domain) }, 'return path confirmed: the envelope sender moves to it');
+    changed();
+    return { ...row, return_path_verified_at: at };
   };
   const mxPointsHere = async (domain: string): Promise<boolean> => (await lookup(() => mxMatches(domain))) === true;
   const dkimPublished = async (row: Row): Promise<boolean> => (await lookup(() => dkimMatches(row))) === true;
@@ -221,19 +317,23 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
   // nothing and changes nothing.
   const recheck = async (row: Row): Promise<Row> => {
     if (row.kind !== 'custom' || row.status === 'failed' || (row.mx_verified_at === null && row.dkim_verified_at === null)) return row;
-    const [mx, dkim] = await Promise.all([
+    const [mx, dkim, returnPath] = await Promise.all([
       row.mx_verified_at === null ? null : lookup(() => mxMatches(row.domain)),
       row.dkim_verified_at === null ? null : lookup(() => dkimMatches(row)),
+      row.return_path_verified_at === null ? null : lookup(() => returnPathMatches(row)),
     ]);
     const before = driftOf(row);
-    const drift = (['inboundMx', 'dkim'] as const).filter((check) => {
-      const found = check === 'inboundMx' ? mx : dkim;
-      return found === null ? before.includes(check) : !found;
+    const found = { inboundMx: mx, dkim, returnPath };
+    const drift = (['inboundMx', 'dkim', 'returnPath'] as const).filter((check) => {
+      if (confirmedAt(row, check) === null) return false;
+      return found[check] === null ? before.includes(check) : !found[check];
     });
     const next = drift.length ? drift.join(',') : null;
     if (next === row.records_drift) return row;
     const since = clock.now().toISOString();
     await db.updateTable('domains').set({ records_drift: next, records_drift_since: since }).where('id', '=', row.id).execute();
+    // A return path that left (or came back) moves the envelope sender, and routing with it.
+    if (before.includes('returnPath') !== drift.includes('returnPath')) changed();
     if (next) log.warn({ domain: row.domain, records: drift }, 'a confirmed DNS record of a domain is no longer published');
     else log.info({ domain: row.domain }, "the domain's DNS records are published again");
     return { ...row, records_drift: next, records_drift_since: since };
@@ -273,6 +373,7 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
         verified_at: now,
         dkim_verified_at: null,
         mx_verified_at: now,
+        return_path_verified_at: null,
         records_drift: null,
         records_drift_since: null,
         created_at: now,
@@ -305,7 +406,7 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
         .orderBy('created_at')
         .orderBy('id')
         .execute();
-      const refreshed = await Promise.all(rows.map(refresh));
+      const refreshed = await Promise.all(rows.map(async (r) => refreshReturnPath(await refresh(r))));
       // The shared domain first, then custom domains oldest first.
       return [...refreshed.filter((r) => r.kind === 'shared'), ...refreshed.filter((r) => r.kind !== 'shared')].map(view);
     },
@@ -313,7 +414,7 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
     async get(workspaceId, id) {
       const row = await liveRow(workspaceId, id);
       if (!row) throw notFound('domain');
-      return view(await recheck(await refresh(row)));
+      return view(await recheck(await refreshReturnPath(await refresh(row))));
     },
 
     async claim(workspaceId, input) {
@@ -363,6 +464,7 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
         verified_at: null,
         dkim_verified_at: null,
         mx_verified_at: null,
+        return_path_verified_at: null,
         records_drift: null,
         records_drift_since: null,
         created_at: clock.now().toISOString(),
@@ -475,6 +577,23 @@ export const inboundDomainSchema = z
         stillPublished: z.boolean().nullable(),
       }),
     ),
+    returnPath: z
+      .object({
+        host: z.string(),
+        verified: z.boolean(),
+        verifiedAt: z.string().nullable(),
+        stillPublished: z.boolean().nullable(),
+        records: z.array(
+          z.object({
+            type: z.enum(['MX', 'TXT']),
+            name: z.string(),
+            value: z.string(),
+            priority: z.number().int().optional(),
+            purpose: z.string(),
+          }),
+        ),
+      })
+      .nullable(),
     sending: z.object({ verified: z.boolean(), verifiedAt: z.string().nullable() }),
     receiving: z.object({ verified: z.boolean(), verifiedAt: z.string().nullable() }),
     verifiedAt: z.string().nullable(),

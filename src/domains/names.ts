@@ -39,3 +39,17 @@ export function slugOfSharedDomain(domain: string, sharedInboundDomain: string):
 export function bounceDomainOf(config: { bounceDomain: string; hostname: string }): string {
   return normalizeDomain(config.bounceDomain || `bounces.${config.hostname}`);
 }
+
+/**
+ * A custom sending domain's own return path: the envelope sender's domain once its records are
+ * confirmed (domains.ts). The label is fixed, as the shared bounce domain's default is, so every
+ * domain's records read the same and nothing else can claim the name.
+ */
+export const returnPathOf = (domain: string): string => `bounces.${normalizeDomain(domain)}`;
+
+/** The SPF record that authorises the box: its public addresses when configured, else `a:<hostname>`. */
+export function boxSpfRecord(hostname: string, publicIps: readonly string[]): string {
+  return publicIps.length
+    ? `v=spf1 ${publicIps.map((ip) => (ip.includes(':') ? `ip6:${ip}` : `ip4:${ip}`)).join(' ')} -all`
+    : `v=spf1 a:${normalizeDomain(hostname)} -all`;
+}

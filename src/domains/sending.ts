@@ -1,15 +1,19 @@
 // Sending identities: which domains a workspace may send from, and the DKIM key that signs them.
 // A domain signs and counts as the workspace's own sending domain once its DKIM record has been
 // confirmed (its sending side is verified, whatever its MX: domains.ts), while it is not failed or
-// deleted. The key lookup runs for every message sent, so it is compiled once.
+// deleted. The key lookup runs for every message sent, so it is compiled once; it also says
+// whether the domain's own return path is in use (the envelope sender then moves there).
 import { queriesFor } from '../db/compiled-queries.js';
 import type { Db } from '../db/database.js';
+import { returnPathInUse } from './domains.js';
 import { normalizeDomain } from './names.js';
 
 export interface SigningKey {
   domain: string;
   selector: string;
   privateKey: string;
+  /** The domain's own return path when confirmed and still published (domains.ts), else null. */
+  returnPath?: string | null;
 }
 
 /** The DKIM key of the workspace's verified sending domain `domain`; null when there is none. */
@@ -18,7 +22,7 @@ export async function findSigningKey(db: Db, workspaceId: string, domain: string
   const query = queriesFor(db).compiled('domains.signingKey', [workspaceId, name, 'failed'], () =>
     db
       .selectFrom('domains')
-      .select(['domain', 'dkim_selector', 'dkim_private_key'])
+      .select(['domain', 'dkim_selector', 'dkim_private_key', 'return_path_verified_at', 'records_drift'])
       .where('workspace_id', '=', workspaceId)
       .where('domain', '=', name)
       .where('status', '!=', 'failed')
@@ -27,7 +31,12 @@ export async function findSigningKey(db: Db, workspaceId: string, domain: string
   );
   const row = (await db.executeQuery(query)).rows[0];
   if (!row || !row.dkim_private_key) return null;
-  return { domain: row.domain, selector: row.dkim_selector ?? defaultSelector, privateKey: row.dkim_private_key };
+  return {
+    domain: row.domain,
+    selector: row.dkim_selector ?? defaultSelector,
+    privateKey: row.dkim_private_key,
+    returnPath: returnPathInUse(row),
+  };
 }
 
 /** True when the workspace has `domain` as a verified sending domain (its DKIM record confirmed). */

@@ -6,6 +6,8 @@
 import { flag } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { bounceDomainOf, normalizeDomain, slugOfSharedDomain } from '../domains/names.js';
+
+const VERP_LOCAL = /^bounces\+msg_[0-9a-z]+$/;
 import { REPORT_LOCAL_PART } from '../reports/inbox.js';
 import { RESERVED_LOCAL_PARTS, type AddressRow } from './addresses.js';
 
@@ -85,6 +87,30 @@ export function createRouter({ config, db, bus }: Pick<Deps, 'config' | 'db'> & 
     return t;
   };
 
+  // `bounces.<domain>` of a custom domain whose return path is in use (domains/domains.ts).
+  const returnPaths = new Map<string, { at: number; yes: boolean }>();
+  bus?.subscribe('inbound.routing.changed', () => returnPaths.clear());
+  const isReturnPath = async (host: string): Promise<boolean> => {
+    const now = performance.now();
+    const hit = returnPaths.get(host);
+    if (hit && now - hit.at < DOMAIN_CACHE_MS) return hit.yes;
+    const row = await db
+      .selectFrom('domains')
+      .select('id')
+      .where('domain', '=', host.slice('bounces.'.length))
+      .where('kind', '=', 'custom')
+      .where('status', '!=', 'failed')
+      .where('deleted_at', 'is', null)
+      .where('return_path_verified_at', 'is not', null)
+      .executeTakeFirst();
+    // Confirmed once is enough to take DSNs: a return path that drifted still gets the bounces of
+    // mail sent while it was in use (new mail goes out on the shared bounce domain meanwhile).
+    const yes = !!row;
+    if (returnPaths.size > 10_000) returnPaths.clear();
+    returnPaths.set(host, { at: now, yes });
+    return yes;
+  };
+
   const findAddress = async (domainId: string, local: string): Promise<{ row: AddressRow | null; exact: boolean }> => {
     const rows = await db
       .selectFrom('inbound_addresses')
@@ -106,6 +132,9 @@ export function createRouter({ config, db, bus }: Pick<Deps, 'config' | 'db'> & 
       const domain = normalizeDomain(rcpt.slice(at + 1));
       const fullLocal = rcpt.slice(0, at).toLowerCase();
       if (domain === bounceDomain) return { kind: fullLocal === REPORT_LOCAL_PART ? 'report' : 'bounce', rcpt };
+      // A custom domain's own return path takes the VERP addresses of its messages, nothing else.
+      if (domain.startsWith('bounces.') && (await isReturnPath(domain)))
+        return VERP_LOCAL.test(fullLocal) ? { kind: 'bounce', rcpt } : null;
       const plus = fullLocal.indexOf('+');
       const local = plus >= 0 ? fullLocal.slice(0, plus) : fullLocal;
       const plusTag = plus >= 0 ? fullLocal.slice(plus + 1) : '';

@@ -39,10 +39,14 @@ t.test('postern doctor', async (t) => {
     { type: 'MX', data: { preference: 10, exchange: HOST } },
     { type: 'TXT', data: `v=spf1 a:${HOST} -all` },
   ]);
+  dns.set('bounces.acme.example', [
+    { type: 'MX', data: { preference: 10, exchange: HOST } },
+    { type: 'TXT', data: `v=spf1 a:${HOST} -all` },
+  ]);
   const good = await doctor();
   t.equal(good.code, 0, good.stdout + good.stderr);
   t.match(good.stdout, /WARN {2}certificate +the SMTP certificate is self-signed/);
-  t.match(good.stdout, /\n0 failed, 1 warned, 10 passed\n$/);
+  t.match(good.stdout, /\n0 failed, 1 warned, 12 passed\n$/);
   t.notMatch(good.stdout, /publish:/);
 
   // --json for machines, and --domain for one.
@@ -50,7 +54,7 @@ t.test('postern doctor', async (t) => {
   t.equal(json.code, 0);
   const report = JSON.parse(json.stdout);
   t.match(report, { status: 'warn', domains: [{ domain: 'acme.example', workspace: 'acme', status: 'pass' }] });
-  t.equal(report.domains[0].checks.length, 6);
+  t.equal(report.domains[0].checks.length, 8);
 
   // One record wrong: exit 1, and the JSON says which.
   dns.set('_dmarc.acme.example', [{ type: 'TXT', data: 'v=DMARC1; p=maybe' }]);

@@ -65,6 +65,11 @@ function publishRight(e: InboundEnv, dkimValue: string) {
     { type: 'MX', data: { preference: 10, exchange: HOST } },
     { type: 'TXT', data: `v=spf1 a:${HOST} -all` },
   ]);
+  // The domain's own return path: SPF aligns with acme.example.
+  dns.set('bounces.acme.example', [
+    { type: 'MX', data: { preference: 10, exchange: HOST } },
+    { type: 'TXT', data: `v=spf1 ip4:${IP4} ip6:${IP6} -all` },
+  ]);
 }
 
 t.test('reverse names', async (t) => {
@@ -91,10 +96,22 @@ t.test('records right: every check passes', async (t) => {
   t.equal(report.domains.length, 1);
   const domain = report.domains[0];
   t.match(domain, { id: e.claim.id, domain: 'acme.example', workspace: 'acme', status: 'pass' });
-  t.same(statuses(domain.checks), { mx: 'pass', spf: 'pass', dkim: 'pass', dmarc: 'pass', 'mta-sts': 'pass', 'tls-rpt': 'pass' });
+  t.same(statuses(domain.checks), {
+    mx: 'pass',
+    spf: 'pass',
+    dkim: 'pass',
+    dmarc: 'pass',
+    'mta-sts': 'pass',
+    'tls-rpt': 'pass',
+    'return-path-mx': 'pass',
+    'return-path-spf': 'pass',
+  });
   const checks = byName(domain.checks);
   t.match(checks.spf.detail, /authorises 203\.0\.113\.10, 2001:db8::10 \(0 of 10 lookups\)/);
-  t.match(checks.dmarc.detail, /p=reject; aligned through DKIM/);
+  t.match(
+    checks.dmarc.detail,
+    /p=reject; aligned through DKIM \(d=acme\.example\); SPF aligned too \(envelope sender on bounces\.acme\.example\)/,
+  );
   t.match(checks['mta-sts'].detail, /id=20260101/);
   t.equal(report.status, 'pass');
   t.notOk(
@@ -128,6 +145,16 @@ t.test('records missing: fail (or warn) with the record to publish', async (t) =
   t.equal(checks.dkim.status, 'fail');
   t.match(checks.dmarc, { status: 'fail', fix: { type: 'TXT', name: '_dmarc.acme.example', value: /^v=DMARC1; p=none/ } });
   t.match(checks['mta-sts'], { status: 'pass', detail: /not published/ });
+  // The return path is optional: a warning with the records that would align SPF.
+  t.match(checks['return-path-mx'], {
+    status: 'warn',
+    detail: /optional: with it, SPF aligns with acme\.example/,
+    fix: { type: 'MX', name: 'bounces.acme.example', value: `10 ${HOST}` },
+  });
+  t.match(checks['return-path-spf'], {
+    status: 'warn',
+    fix: { type: 'TXT', name: 'bounces.acme.example', value: `v=spf1 ip4:${IP4} ip6:${IP6} -all` },
+  });
   t.match(checks['tls-rpt'], { status: 'pass', detail: /not published/ });
   t.equal(report.status, 'fail');
 
@@ -275,7 +302,7 @@ t.test('GET /v1/inbound/domains/{id}/checks', async (t) => {
   t.match(res.body, { id: e.claim.id, domain: 'acme.example', workspace: 'acme', status: 'pass' });
   t.same(
     res.body.checks.map((c) => c.name),
-    ['mx', 'spf', 'dkim', 'dmarc', 'mta-sts', 'tls-rpt'],
+    ['mx', 'spf', 'dkim', 'dmarc', 'mta-sts', 'tls-rpt', 'return-path-mx', 'return-path-spf'],
   );
   t.same(
     res.body.host.map((c) => c.name),

@@ -97,7 +97,8 @@ export function createBounceHandler(
   deps: Pick<Deps, 'log'> & { ledger: Ledger; suppressions: SuppressionStore; bounceDomain: string; forwards?: ForwardedBounces },
 ): BounceHandler {
   const { ledger } = deps;
-  const verp = new RegExp(`^bounces\\+(msg_[0-9A-Za-z]+)@${deps.bounceDomain.replace(/\./g, '\\.')}$`, 'i');
+  // The shared bounce domain, or a custom domain's own return path (routing lets only confirmed ones through).
+  const verp = new RegExp(`^bounces\\+(msg_[0-9A-Za-z]+)@(?:${deps.bounceDomain.replace(/\./g, '\\.')}|bounces\\.[a-z0-9.-]+)$`, 'i');
 
   // A note on the message's timeline, and when the report fails its `to` recipient, the message
   // fails (the ledger decides whether its status still allows that). Returns who it was sent to.

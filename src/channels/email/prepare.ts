@@ -153,7 +153,9 @@ async function compose(deps: EmailDeps, delivery: Delivery): Promise<WireMessage
     unsubscribeUrl,
   };
   const raw = await (deps.composer ?? { compose: composeSigned }).compose({ input, key });
-  return { raw, messageId, envelopeFrom: verpAddress(m.publicId, bounceDomainOf(config)), notes };
+  // The envelope sender: the From domain's own return path when confirmed (SPF then aligns with
+  // From for DMARC), else the shared bounce domain.
+  return { raw, messageId, envelopeFrom: verpAddress(m.publicId, key?.returnPath ?? bounceDomainOf(config)), notes };
 }
 
 /** What an attempt sends: the bytes (ready-made or composed) and the recipients still to try. */

@@ -89,6 +89,22 @@ t.test('an operator claims a domain, manages addresses and reads hostile mail sa
   await records.getByText('verified').waitFor();
   t.equal(await records.getByText('pending').count(), 1, 'the MX check still pending');
 
+  // The return path: its two records, copyable; published, it is verified on the next re-check.
+  const returnPath = page.getByRole('table', { name: 'Return path records' });
+  await returnPath.getByText('bounces.corp.example').first().waitFor();
+  t.equal(await page.getByRole('button', { name: /^Copy return path (MX|TXT) record (name|value)$/ }).count(), 4);
+  dns.set('bounces.corp.example', [
+    { type: 'MX', data: { preference: 10, exchange: 'mx.postern.test' } },
+    { type: 'TXT', data: 'v=spf1 a:mx.postern.test -all' },
+  ]);
+  d.clock.advance(60_000);
+  await page.getByRole('button', { name: 'Re-check now' }).click();
+  await page
+    .getByRole('heading', { name: 'Return path (optional)' })
+    .locator('xpath=following-sibling::p[1]')
+    .getByText('verified')
+    .waitFor();
+
   await page.getByRole('link', { name: 'Domains' }).click();
   await page.getByRole('link', { name: 'corp.example' }).waitFor();
 

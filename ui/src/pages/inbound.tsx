@@ -96,6 +96,14 @@ interface Domain {
   kind: 'shared' | 'custom';
   status: string;
   records: DnsRecord[];
+  /** Custom domains: the optional return path bounces.<domain> that aligns SPF. */
+  returnPath: {
+    host: string;
+    verified: boolean;
+    verifiedAt: string | null;
+    stillPublished: boolean | null;
+    records: { type: string; name: string; value: string; priority?: number; purpose: string }[];
+  } | null;
   sending: { verified: boolean; verifiedAt: string | null };
   receiving: { verified: boolean; verifiedAt: string | null };
   verifiedAt: string | null;
@@ -524,6 +532,49 @@ function DomainDetail(props: { id: string }) {
                 },
               ]}
             />
+          )}
+          {dom.returnPath && (
+            <>
+              <h2>Return path (optional)</h2>
+              <p class="muted">
+                Publish these two records and mail from {dom.domain} goes out with <code>{dom.returnPath.host}</code> as its envelope
+                sender: SPF then aligns with {dom.domain} for DMARC, and bounces still come back here.{' '}
+                {dom.returnPath.stillPublished === false ? (
+                  <Badge tone="bad" title="Confirmed once, but the last re-check did not find it: mail uses the shared bounce domain">
+                    no longer published
+                  </Badge>
+                ) : (
+                  <StatusBadge status={dom.returnPath.verified ? 'verified' : 'pending'} />
+                )}
+              </p>
+              <Table
+                caption="Return path records"
+                rows={dom.returnPath.records}
+                rowKey={(r) => `${r.type}:${r.name}`}
+                columns={[
+                  { label: 'Type', cell: (r) => r.type },
+                  {
+                    label: 'Name',
+                    cell: (r) => (
+                      <span class="record">
+                        <code>{r.name}</code> <CopyButton text={r.name} label={`Copy return path ${r.type} record name`} />
+                      </span>
+                    ),
+                  },
+                  {
+                    label: 'Value',
+                    cell: (r) => (
+                      <span class="record">
+                        <code class="record-value">{r.value}</code>{' '}
+                        <CopyButton text={r.value} label={`Copy return path ${r.type} record value`} />
+                      </span>
+                    ),
+                  },
+                  { label: 'Priority', cell: (r) => (r.priority === undefined ? '—' : String(r.priority)) },
+                  { label: 'Purpose', cell: (r) => r.purpose },
+                ]}
+              />
+            </>
           )}
           {dom.kind === 'custom' && (
             <>
