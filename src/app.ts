@@ -55,6 +55,8 @@ import { storeMessages } from './inbound/store.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createResolver, type DnsResolver } from './lib/dns.js';
 import { createChangeFeed, type ChangeFeed } from './cluster/change-feed.js';
+import { loadBounceRules, type BounceRules } from './channels/email/bounce-rules.js';
+import { createDestinations, type Destinations } from './channels/email/destinations.js';
 import { createNodeRegistry, type NodeRegistry } from './cluster/nodes.js';
 import { releaseNodeLeases } from './outbound/queue.js';
 import { createIds, type Ids } from './lib/ids.js';
@@ -114,6 +116,10 @@ export interface App extends Deps {
   forwarding: Forwarding;
   /** This process among the nodes sharing the database. */
   nodes: NodeRegistry;
+  /** How SMTP replies and DSNs are judged (bounce rules). */
+  bounceRules: BounceRules;
+  /** Holds, back-offs and counts per destination domain of email. */
+  destinations: Destinations;
   workers: Worker[];
   /** The URL clients and recipients reach the HTTP listener on (config, or derived after listen). */
   publicUrl(): string;
@@ -179,9 +185,24 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   // Channels: email as the config says; sms, push and web-push through provider connections.
   const emailTokens = createTokenSource(deps);
+  // How SMTP replies and DSNs are judged, and what each destination domain came to.
+  const bounceRules = loadBounceRules(config.delivery.bounceRules, log);
+  const destinations = createDestinations({
+    ...deps,
+    backoff: { minMs: config.delivery.backoff.min, maxMs: config.delivery.backoff.max },
+  });
   outbound.registerTransport(
     'email',
-    createEmailTransport({ ...deps, suppressions, publicUrl, tokens: emailTokens, offload: threads, source: forwarding.source }),
+    createEmailTransport({
+      ...deps,
+      suppressions,
+      publicUrl,
+      tokens: emailTokens,
+      offload: threads,
+      source: forwarding.source,
+      rules: bounceRules,
+      destinations,
+    }),
   );
   // Provider URLs and web-push endpoints pass the SSRF guard with the channels' own policy.
   const channelSsrf = channelSsrfPolicy(config.channels);
@@ -205,6 +226,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     suppressions,
     bounceDomain: bounceDomainOf(config),
     forwards: forwarding.bounces,
+    rules: bounceRules,
   });
   // DMARC and TLS reports mailed to the report address; "own" sources are the box's public addresses.
   const reports = createReports({ ...deps, ownAddresses: () => config.doctor.publicIps });
@@ -381,6 +403,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     webhooks,
     forwarding,
     nodes,
+    bounceRules,
+    destinations,
     workers,
     routes: () => listRoutes(httpApp),
     publicUrl: () => derivePublicUrl(config, httpPort),
@@ -463,6 +487,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         await threads.close();
         await channelTransports.close();
         await webhooks.close();
+        await destinations.close();
         await nodes.stop().catch((err: unknown) => log.warn({ err }, 'could not remove this node from the node list'));
         await feed?.close();
         if (!options.database) await handle.close();

@@ -224,6 +224,12 @@ const schema = z.strictObject({
       timeout: duration({ min: '100ms', max: '60s' }),
     }),
     dane: z.boolean(),
+    // The bounce rules file (config/bounces.json when empty; docs/email-delivery.md, "Bounce rules").
+    bounceRules: z.string(),
+    // A destination that rate-limits or blocks is left alone this long, doubling per refusal.
+    backoff: z
+      .strictObject({ min: duration({ min: '1s', max: '1d' }), max: duration({ min: '1s', max: '7d' }) })
+      .refine((b) => b.max >= b.min, { message: 'max must be at least min', path: ['max'] }),
     maxConnections: z.number().int().min(1).max(10000),
     maxConnectionsPerHost: z.number().int().min(1).max(1000),
     messagesPerConnection: z.number().int().min(1).max(100000),

@@ -16,6 +16,7 @@ import * as m0011 from './migrations/0011-message-stats.js';
 import * as m0012 from './migrations/0012-domain-drift.js';
 import * as m0013 from './migrations/0013-reports.js';
 import * as m0014 from './migrations/0014-mta-sts.js';
+import * as m0015 from './migrations/0015-destinations.js';
 import * as m0016 from './migrations/0016-return-path.js';
 import * as m0017 from './migrations/0017-nodes.js';
 
@@ -34,6 +35,7 @@ const migrations: Record<string, Migration> = {
   '0012-domain-drift': m0012,
   '0013-reports': m0013,
   '0014-mta-sts': m0014,
+  '0015-destinations': m0015,
   '0016-return-path': m0016,
   '0017-nodes': m0017,
 };

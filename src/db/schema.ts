@@ -519,6 +519,36 @@ export interface ReportsTable {
   received_at: string;
 }
 
+// --- per destination domain of email (channels/email/destinations.ts) -------------------------
+
+export interface DestinationStatsTable {
+  workspace_id: string;
+  domain: string;
+  delivered: number;
+  deferred: number;
+  bounced: number;
+  last_error: string | null;
+  last_category: string | null;
+  last_error_at: string | null;
+  updated_at: string;
+}
+
+export interface DestinationHoldsTable {
+  domain: string;
+  /** '' holds the domain for every workspace. */
+  workspace_id: string;
+  reason: string;
+  created_at: string;
+}
+
+export interface DestinationBackoffTable {
+  domain: string;
+  until: string;
+  step_ms: number;
+  reason: string;
+  updated_at: string;
+}
+
 // --- the nodes of a cluster on one database (cluster/nodes.ts) ---------------------------------
 
 export interface NodesTable {
@@ -614,4 +644,7 @@ export interface Database {
   tls_report_rows: TlsReportRowsTable;
   mta_sts_policies: MtaStsPoliciesTable;
   nodes: NodesTable;
+  destination_stats: DestinationStatsTable;
+  destination_holds: DestinationHoldsTable;
+  destination_backoff: DestinationBackoffTable;
 }

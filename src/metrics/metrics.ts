@@ -121,6 +121,12 @@ export function createMetrics(deps: { db: Db; config: Pick<Config, 'metrics'>; n
     labelNames: ['result', 'policy'] as const,
     registers: [registry],
   });
+  const failures = new client.Counter({
+    name: 'postern_delivery_failures_total',
+    help: 'Email recipients a remote server refused, by the bounce rules category and whether the refusal failed or deferred them',
+    labelNames: ['category', 'outcome'] as const,
+    registers: [registry],
+  });
   const httpRequests = new client.Counter({
     name: 'postern_http_requests_total',
     help: 'HTTP requests answered, by method, route pattern and status',
@@ -259,7 +265,11 @@ export function createMetrics(deps: { db: Db; config: Pick<Config, 'metrics'>; n
         if (e === 'deferred') deferred = true;
         else if (e.startsWith('bounced: ')) messages.inc({ ...labels, event: 'bounced' });
         else if (e.startsWith('complaint: ')) messages.inc({ ...labels, event: 'complained' });
-        else if (row.channel === 'email' && /^(to|cc|bcc) \S+: delivered \(/.test(e)) {
+        else if (row.channel === 'email' && / \[[a-z_]+\]$/.test(e)) {
+          // A refusal's note ends with its category (channels/email/attempt.ts recipientNote).
+          const refused = /^(?:to|cc|bcc) \S+: (failed|deferred) \(.*\) \[([a-z_]+)\]$/.exec(e);
+          if (refused) failures.inc({ category: refused[2], outcome: refused[1] });
+        } else if (row.channel === 'email' && /^(to|cc|bcc) \S+: delivered \(/.test(e)) {
           const how = / \((TLS [^()]*|no TLS)\)\)$/.exec(e)?.[1] ?? 'no TLS';
           tls.inc({ result: how === 'no TLS' ? 'plaintext' : 'tls', policy: policyOf(how) });
         }

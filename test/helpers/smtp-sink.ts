@@ -302,6 +302,8 @@ export function emailTransport(
     suppressions: over.suppressions ?? createSuppressionStore(app),
     publicUrl: app.publicUrl,
     tokens: createTokenSource(app),
+    rules: app.bounceRules,
+    destinations: app.destinations,
   });
   t.teardown(() => transport.close?.());
   return transport;

@@ -167,6 +167,12 @@ function counted(db: TestDb): void {
     t.equal(delta('postern_delivery_attempt_duration_seconds_count', { channel: 'email', result: 'deferred' }), 1, 'one deferred attempt');
     t.equal(delta('postern_email_tls_total'), 2, 'TLS outcome of each recipient the MX accepted');
     t.equal(delta('postern_email_tls_total', { result: 'plaintext', policy: 'none' }), 2, 'the sink offers no STARTTLS');
+    t.equal(
+      delta('postern_delivery_failures_total', { category: 'greylisted', outcome: 'deferred' }),
+      1,
+      'the greylisting, by its category',
+    );
+    t.equal(delta('postern_delivery_failures_total'), 1, 'and no other refusal');
     t.equal(delta('postern_http_requests_total', { method: 'POST', route: '/v1/send-raw', status: '202' }), 9);
     t.equal(delta('postern_http_request_duration_seconds_count', { method: 'POST', route: '/v1/send-raw' }), 9);
     t.equal(delta('postern_http_requests_total', { route: 'unmatched', status: '404' }), 1, 'an unknown path is `unmatched`, not its text');

@@ -5,7 +5,8 @@
 // final state are not retried (the dispatcher retries messages, not recipients); their last answer
 // stays on the timeline.
 import type { Delivery, DeliveryOutcome } from '../../channel.js';
-import { classifySmtpError, describeSmtpError, isHardBounce } from './classify.js';
+import type { BounceCategory } from './bounce-rules.js';
+import { describeSmtpError, judge, type Verdict } from './classify.js';
 import { prepareEmail, type EmailDeps, type Prepared } from './prepare.js';
 import { saveRecipients, type RecipientState } from './recipients.js';
 import type { SmtpError } from './smtp-pool.js';
@@ -20,6 +21,14 @@ export interface AttemptSummary {
   hardBounces: Set<string>;
   /** Earliest time a deferred recipient may be retried (rate limit). */
   retryAt?: Date;
+  /** Judges a failure with the bounce rules (classify.ts judge). */
+  judge(err: SmtpError): Verdict;
+}
+
+/** The timeline note of a recipient's answer; a failure names its category (metrics read it). */
+export function recipientNote(r: RecipientState, category?: BounceCategory): string {
+  const what = r.status === 'accepted' ? 'delivered' : r.status;
+  return `${r.kind} ${r.address}: ${what} (${r.response})${category ? ` [${category}]` : ''}`;
 }
 
 function outcomeOf(s: AttemptSummary, final: 'delivered' | 'sent'): DeliveryOutcome {
@@ -61,6 +70,7 @@ export async function attempt(
     recipients: prepared.recipients,
     notes: [...prepared.notes],
     hardBounces: new Set(),
+    judge: (err) => judge(err, deps.rules ?? null),
   };
   const todo = prepared.recipients.filter((r) => r.status === 'pending' || r.status === 'deferred');
   await send(prepared, summary, todo);
@@ -68,13 +78,14 @@ export async function attempt(
   return outcomeOf(summary, final);
 }
 
-/** Records a recipient's rejection by `host` (permanent or temporary, from the reply's fields). */
-export function recordRejection(r: RecipientState, err: SmtpError, host: string, summary: AttemptSummary): void {
-  const permanent = classifySmtpError(err) === 'permanent';
-  r.status = permanent ? 'failed' : 'deferred';
+/** Records a recipient's rejection by `host`, as the bounce rules judge it; returns the verdict. */
+export function recordRejection(r: RecipientState, err: SmtpError, host: string, summary: AttemptSummary): Verdict {
+  const verdict = summary.judge({ ...err, command: err.command ?? 'RCPT TO' } as SmtpError);
+  r.status = verdict.permanent ? 'failed' : 'deferred';
   r.response = describeSmtpError(err, host);
-  if (permanent && isHardBounce({ ...err, command: err.command ?? 'RCPT TO' })) summary.hardBounces.add(r.address);
-  summary.notes.push(`${r.kind} ${r.address}: ${r.status} (${r.response})`);
+  if (verdict.suppress) summary.hardBounces.add(r.address);
+  summary.notes.push(recipientNote(r, verdict.category));
+  return verdict;
 }
 
 /** The end of every attempt: saves the attempted recipients and suppresses hard-bounced addresses. */

@@ -11,6 +11,7 @@
 // (`forwards`) names the message it is about, and it is handled the same way, with a note.
 // A report that names no known message is logged and dropped; handle() never throws on content.
 import { simpleParser } from 'mailparser';
+import type { BounceRules } from './bounce-rules.js';
 import type { Deps } from '../../deps.js';
 import type { Ledger } from '../../messages/ledger.js';
 import type { SuppressionStore } from '../../suppressions/store.js';
@@ -94,9 +95,23 @@ export function isHardDsnStatus(status: string): boolean {
 }
 
 export function createBounceHandler(
-  deps: Pick<Deps, 'log'> & { ledger: Ledger; suppressions: SuppressionStore; bounceDomain: string; forwards?: ForwardedBounces },
+  deps: Pick<Deps, 'log'> & {
+    ledger: Ledger;
+    suppressions: SuppressionStore;
+    bounceDomain: string;
+    forwards?: ForwardedBounces;
+    /** The bounce rules (bounce-rules.ts): they decide whether a failed DSN suppresses its address. */
+    rules?: BounceRules;
+  },
 ): BounceHandler {
   const { ledger } = deps;
+  // A failed DSN suppresses its address when the bounce rules say hard (the diagnostic's reply code
+  // and text, the DSN's status), and on its status alone when no rule names it.
+  const suppresses = (r: DsnRecipient): boolean => {
+    const code = /^([245]\d\d)\b/.exec(r.diagnostic)?.[1];
+    const rule = deps.rules?.match({ code: code ? Number(code) : undefined, status: r.status || undefined, text: r.diagnostic });
+    return rule ? rule.action === 'hard' : isHardDsnStatus(r.status);
+  };
   // The shared bounce domain, or a custom domain's own return path (routing lets only confirmed ones through).
   const verp = new RegExp(`^bounces\\+(msg_[0-9A-Za-z]+)@(?:${deps.bounceDomain.replace(/\./g, '\\.')}|bounces\\.[a-z0-9.-]+)$`, 'i');
 
@@ -162,7 +177,7 @@ export function createBounceHandler(
         if (r.action === 'failed') {
           const error = `bounced: ${r.recipient} ${r.status}${r.diagnostic ? ` ${r.diagnostic}` : ''}`.trim();
           const m = await applyToMessage(publicId, { fail: error, note: error, recipient: r.recipient });
-          if (m && isHardDsnStatus(r.status))
+          if (m && suppresses(r))
             await deps.suppressions.add(m.workspaceId, { address: r.recipient, reason: 'bounce', detail: error, messageId: publicId });
         } else if (r.action === 'delayed') {
           await applyToMessage(publicId, { note: `delayed: ${r.recipient} ${r.status} ${r.diagnostic}`.trim() });

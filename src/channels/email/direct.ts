@@ -8,8 +8,10 @@
 import type { ChannelTransport, Delivery, DeliveryOutcome } from '../../channel.js';
 import type { DnsResolver } from '../../lib/dns.js';
 import type { Logger } from '../../lib/logger.js';
-import { attempt, recordRejection, type AttemptSummary } from './attempt.js';
-import { classifySmtpError, describeSmtpError } from './classify.js';
+import { attempt, recipientNote, recordRejection, type AttemptSummary } from './attempt.js';
+import type { BounceCategory } from './bounce-rules.js';
+import { describeSmtpError, type Verdict } from './classify.js';
+import type { Destinations } from './destinations.js';
 import { createRouteCache } from './mx.js';
 import type { EmailDeps, WireMessage } from './prepare.js';
 import type { DomainRateLimiter } from './rates.js';
@@ -23,28 +25,67 @@ export interface DirectDeps extends EmailDeps {
   pool: SmtpPool;
   rates: DomainRateLimiter;
   security: TransportSecurity;
+  /** Holds, back-offs and counts per destination domain. */
+  destinations: Destinations;
   connectionId: string;
 }
+
+// Refusals that earn a destination a back-off instead of a retry at full speed.
+const THROTTLING: ReadonlySet<BounceCategory> = new Set(['rate_limited', 'policy']);
 
 const PROVIDER = 'smtp-direct';
 
 export function createDirectTransport(deps: DirectDeps): ChannelTransport {
   const routeOf = createRouteCache(deps.dns, () => deps.clock.now().getTime());
+  // One domain's delivery, then what it came to for the destination's counts and back-off.
   async function deliverDomain(
-    message: string,
+    message: { publicId: string; workspaceId: string },
     domain: string,
     group: RecipientState[],
     prepared: WireMessage,
     summary: AttemptSummary,
   ): Promise<void> {
-    const setAll = (status: RecipientState['status'], response: string, attempted: boolean) => {
+    const before = new Map(group.map((r) => [r, r.attempts]));
+    const verdicts = new Map<RecipientState, Verdict>();
+    await tryDomain(message.publicId, message.workspaceId, domain, group, prepared, summary, verdicts);
+    let throttle: string | null = null;
+    for (const r of group) {
+      if (r.attempts === before.get(r)) continue; // held, rate-limited here: not an answer of the domain
+      const v = verdicts.get(r);
+      const error = r.response && v ? { text: r.response, category: v.category } : undefined;
+      if (r.status === 'accepted') deps.destinations.record(message.workspaceId, domain, 'delivered');
+      else if (r.status === 'failed') deps.destinations.record(message.workspaceId, domain, 'bounced', error);
+      else if (r.status === 'deferred') deps.destinations.record(message.workspaceId, domain, 'deferred', error);
+      if (r.status === 'deferred' && v && THROTTLING.has(v.category)) throttle = `${v.category}: ${r.response}`;
+    }
+    if (throttle) await deps.destinations.throttled(domain, throttle);
+    else if (group.some((r) => r.status === 'accepted')) await deps.destinations.recovered(domain);
+  }
+
+  async function tryDomain(
+    message: string,
+    workspaceId: string,
+    domain: string,
+    group: RecipientState[],
+    prepared: WireMessage,
+    summary: AttemptSummary,
+    verdicts: Map<RecipientState, Verdict>,
+  ): Promise<void> {
+    const setAll = (status: RecipientState['status'], response: string, attempted: boolean, verdict?: Verdict) => {
       for (const r of group) {
         r.status = status;
         r.response = response;
         if (attempted) r.attempts++;
-        summary.notes.push(`${r.kind} ${r.address}: ${status === 'accepted' ? 'delivered' : status} (${response})`);
+        if (verdict) verdicts.set(r, verdict);
+        summary.notes.push(recipientNote(r, verdict?.category));
       }
     };
+
+    const held = deps.destinations.gate(workspaceId, domain);
+    if (held) {
+      if (!summary.retryAt || held.retryAt < summary.retryAt) summary.retryAt = held.retryAt;
+      return setAll('deferred', held.reason, false);
+    }
 
     const wait = deps.rates.take(domain);
     if (wait > 0) {
@@ -55,12 +96,14 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
 
     const route = await routeOf(domain);
     if (route.kind === 'no-mail') return setAll('suppressed', route.reason, false);
-    if (route.kind === 'dns-error') return setAll('deferred', route.reason, true);
+    if (route.kind === 'dns-error')
+      return setAll('deferred', route.reason, true, { permanent: false, suppress: false, category: 'dns', rule: null });
     const security = await deps.security.forDomain(domain);
     summary.notes.push(...security.notes);
     if (security.defer) return setAll('deferred', security.defer, true);
 
     let lastTemp: string | null = null;
+    let lastVerdict: Verdict | undefined;
     for (const host of route.hosts) {
       const plan = await deps.security.forHost(security, domain, host.name);
       if ('skip' in plan) {
@@ -84,9 +127,9 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
             if (!err) {
               r.status = 'accepted';
               r.response = `${host.name}: ${res.response} (${describeTls(res.tls, plan)})`;
-              summary.notes.push(`${r.kind} ${r.address}: delivered (${r.response})`);
+              summary.notes.push(recipientNote(r));
             } else {
-              recordRejection(r, err, host.name, summary);
+              verdicts.set(r, recordRejection(r, err, host.name, summary));
             }
           }
           return;
@@ -97,17 +140,19 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
             const byAddr = new Map(e.rejectedErrors.map((x) => [String((x as { recipient?: string }).recipient ?? '').toLowerCase(), x]));
             for (const r of group) {
               r.attempts++;
-              recordRejection(r, byAddr.get(r.address) ?? e, host.name, summary);
+              verdicts.set(r, recordRejection(r, byAddr.get(r.address) ?? e, host.name, summary));
             }
             return;
           }
-          if (classifySmtpError(e) === 'permanent') {
+          const verdict = summary.judge(e);
+          if (verdict.permanent) {
             for (const r of group) {
               r.attempts++;
-              recordRejection(r, e, host.name, summary);
+              verdicts.set(r, recordRejection(r, e, host.name, summary));
             }
             return;
           }
+          lastVerdict = verdict;
           lastTemp = describeSmtpError(e, host.name);
           if (plan.demand.kind === 'pkix') lastTemp = `MTA-STS (enforce) of ${domain}: ${lastTemp}`;
           else if (plan.policy === 'DANE' && e.code !== 'EDANE') lastTemp = `DANE of ${host.name}: ${lastTemp}`;
@@ -115,7 +160,7 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
         }
       }
     }
-    setAll('deferred', lastTemp ?? `${domain}: no MX host reachable`, true);
+    setAll('deferred', lastTemp ?? `${domain}: no MX host reachable`, true, lastVerdict);
   }
 
   return {
@@ -124,7 +169,7 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
       attempt(deps, delivery, PROVIDER, 'delivered', async (prepared, summary, todo) => {
         const groups = new Map<string, RecipientState[]>();
         for (const r of todo) groups.set(r.domain, [...(groups.get(r.domain) ?? []), r]);
-        await Promise.all([...groups].map(([domain, group]) => deliverDomain(delivery.message.publicId, domain, group, prepared, summary)));
+        await Promise.all([...groups].map(([domain, group]) => deliverDomain(delivery.message, domain, group, prepared, summary)));
       }),
     close: () => deps.pool.close(),
   };

@@ -12,7 +12,9 @@ import { ConfigError } from '../../config.js';
 import { createWireDns } from '../../lib/dns-wire.js';
 import type { Logger } from '../../lib/logger.js';
 import type { SuppressionStore } from '../../suppressions/store.js';
+import type { BounceRules } from './bounce-rules.js';
 import type { ComposeRequest } from './compose.js';
+import type { Destinations } from './destinations.js';
 import { createDirectTransport } from './direct.js';
 import { createMtaSts } from './mta-sts.js';
 import type { RawSource } from './prepare.js';
@@ -36,6 +38,10 @@ export interface EmailChannelDeps extends Pick<Deps, 'config' | 'db' | 'clock' |
   offload?: EmailOffload;
   /** Ready-made bytes for some messages (forwarding). */
   source?: RawSource;
+  /** How failures are judged (config/bounces.json or delivery.bounceRules). */
+  rules: BounceRules;
+  /** Holds, back-offs and counts per destination domain. */
+  destinations: Destinations;
 }
 
 /** A stable UUID-shaped id of the configured connection (providerConnectionId). */

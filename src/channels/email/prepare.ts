@@ -11,6 +11,7 @@ import type { Db } from '../../db/database.js';
 import type { RecipientKind } from '../../db/schema.js';
 import { bounceDomainOf } from '../../domains/names.js';
 import { domainOf, findSigningKey } from '../../domains/sending.js';
+import type { BounceRules } from './bounce-rules.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SuppressionStore } from '../../suppressions/store.js';
 import { composeSigned, messageIdFor, verpAddress, type ComposeRequest } from './compose.js';
@@ -45,6 +46,8 @@ export interface EmailDeps {
   composer?: { compose(req: ComposeRequest): Promise<Buffer> };
   /** Bytes handed over ready-made (forwarding). */
   source?: RawSource;
+  /** How failures are judged (bounce-rules.ts); absent: on their codes alone. */
+  rules?: BounceRules | null;
 }
 
 export interface Prepared extends WireMessage {

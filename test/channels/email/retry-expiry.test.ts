@@ -42,7 +42,7 @@ for (const db of testDatabases()) {
 
     const id = await send('grey@example.net');
     await at(0);
-    const deferredError = 'to grey@example.net: deferred (mx.example.net: 451 4.7.1 greylisted, try later)';
+    const deferredError = 'to grey@example.net: deferred (mx.example.net: 451 4.7.1 greylisted, try later) [greylisted]';
     t.match(await get(id), { status: 'dispatched', error: /451 4\.7\.1 greylisted, try later/ });
     t.equal(rcpts.length, 1, 'first attempt reached the MX');
 
