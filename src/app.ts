@@ -55,6 +55,7 @@ import { storeMessages } from './inbound/store.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { createResolver, type DnsResolver } from './lib/dns.js';
 import { createChangeFeed, type ChangeFeed } from './cluster/change-feed.js';
+import { destinationRoutes } from './http/routes/destinations.js';
 import { loadBounceRules, type BounceRules } from './channels/email/bounce-rules.js';
 import { createDestinations, type Destinations } from './channels/email/destinations.js';
 import { createNodeRegistry, type NodeRegistry } from './cluster/nodes.js';
@@ -277,6 +278,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     forwardingRoutes(forwarding),
     webhookRoutes(webhooks.endpoints),
     reportRoutes(reports, () => clock.now()),
+    destinationRoutes({
+      destinations,
+      db: handle.db,
+      ledger,
+      clock,
+      wake: () => workers.find((w) => w.name === DISPATCHER_WORKER)?.wake(),
+    }),
   ];
   const open = [
     openApiRoutes(),

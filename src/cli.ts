@@ -22,6 +22,7 @@ import { doctorCommands } from './cli/doctor.js';
 import { domainCommands } from './cli/domains.js';
 import { forwardingCommands } from './cli/forwarding.js';
 import { nodeCommands } from './cli/nodes.js';
+import { queueCommands } from './cli/queue.js';
 import { operatorCommands } from './cli/operators.js';
 import { suppressionCommands } from './cli/suppressions.js';
 import { templateCommands } from './cli/templates.js';
@@ -74,6 +75,7 @@ const setupCommands: SetupCommand[] = [
 const appCommands: Command[] = [
   ...workspaceCommands,
   ...nodeCommands,
+  ...queueCommands,
   ...suppressionCommands,
   ...templateCommands,
   ...connectionCommands,

@@ -46,7 +46,9 @@ export type Trigger =
   /** A delivery status notification (bounce) came back to the VERP return path. */
   | 'dsn'
   /** The provider reported on the message later (a status callback). */
-  | 'provider-callback';
+  | 'provider-callback'
+  /** An operator or the workspace purged the queue of a destination (a deferred message fails). */
+  | 'purge';
 
 /** `null` as `from` is a message that does not exist yet. */
 export type From = MessageStatus | null;
@@ -79,6 +81,7 @@ export const TRANSITIONS: readonly Transition[] = [
   { from: 'dispatched', to: 'failed', trigger: 'outcome' },
   { from: 'dispatched', to: 'suppressed', trigger: 'outcome' },
   { from: 'dispatched', to: 'failed', trigger: 'retries-expired' },
+  { from: 'dispatched', to: 'failed', trigger: 'purge' },
   { from: 'dispatched', to: 'failed', trigger: 'dsn' },
   { from: 'sent', to: 'failed', trigger: 'dsn' },
   { from: 'delivered', to: 'failed', trigger: 'dsn' },

@@ -70,3 +70,20 @@ export async function releaseNodeLeases(db: Db | Transaction<Database>, nodeId: 
     .executeTakeFirst();
   return Number(res.numUpdatedRows);
 }
+
+/**
+ * Makes the deferred email of a destination domain due now (a hold on it was lifted): messages
+ * waiting for a retry, not leased, of one workspace or of all (null). Returns how many.
+ */
+export async function releaseDeferredTo(db: Db, domain: string, workspaceId: string | null, now: string): Promise<number> {
+  let q = db
+    .updateTable('messages')
+    .set({ due_at: now })
+    .where('due_at', '>', now)
+    .where('status', '=', 'dispatched')
+    .where('channel', '=', 'email')
+    .where('recipient', 'like', `%@${domain}`)
+    .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]));
+  if (workspaceId !== null) q = q.where('workspace_id', '=', workspaceId);
+  return Number((await q.executeTakeFirst()).numUpdatedRows);
+}

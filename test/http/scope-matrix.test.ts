@@ -29,6 +29,11 @@ const TABLE: Row[] = [
   { scope: 'read', method: 'GET', path: '/v1/connections' },
   { scope: 'read', method: 'GET', path: '/v1/reports/dmarc' },
   { scope: 'read', method: 'GET', path: '/v1/reports/tls' },
+  { scope: 'read', method: 'GET', path: '/v1/destinations' },
+  { scope: 'read', method: 'GET', path: '/v1/destinations/:domain' },
+  { scope: 'send', method: 'POST', path: '/v1/destinations/:domain/suspend' },
+  { scope: 'send', method: 'POST', path: '/v1/destinations/:domain/resume' },
+  { scope: 'cancel', method: 'POST', path: '/v1/destinations/:domain/purge' },
   { scope: 'send', method: 'POST', path: '/v1/send' },
   { scope: 'send', method: 'POST', path: '/v1/send-raw' },
   // Template draft operations: create, save or discard a draft, publish, list versions, PATCH.

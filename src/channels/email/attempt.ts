@@ -80,7 +80,7 @@ export async function attempt(
 
 /** Records a recipient's rejection by `host`, as the bounce rules judge it; returns the verdict. */
 export function recordRejection(r: RecipientState, err: SmtpError, host: string, summary: AttemptSummary): Verdict {
-  const verdict = summary.judge({ ...err, command: err.command ?? 'RCPT TO' } as SmtpError);
+  const verdict = summary.judge({ ...err, command: err.command ?? 'RCPT TO' });
   r.status = verdict.permanent ? 'failed' : 'deferred';
   r.response = describeSmtpError(err, host);
   if (verdict.suppress) summary.hardBounces.add(r.address);

@@ -11,6 +11,7 @@
 //     `delivery.backoff.max`, and forgotten at the first delivery that goes through.
 // Holds and back-offs are read from the database every two seconds, so every node of a cluster
 // honours them within that time; this node's own changes apply at once.
+import { z } from 'zod';
 import type { Deps } from '../../deps.js';
 import type { BounceCategory } from './bounce-rules.js';
 
@@ -67,7 +68,6 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
   const { db, clock, log } = deps;
   let holds = new Map<string, string>(); // `${domain} ${workspaceId}` → reason
   let backoffs = new Map<string, { until: number; step: number; reason: string }>();
-  let loadedAt = -Infinity;
   let loading: Promise<void> | null = null;
   const pending = new Map<string, Counts>(); // `${workspaceId} ${domain}`
 
@@ -78,22 +78,21 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
     ]);
     holds = new Map(h.map((r) => [`${r.domain} ${r.workspace_id}`, r.reason]));
     backoffs = new Map(b.map((r) => [r.domain, { until: Date.parse(r.until), step: Number(r.step_ms), reason: r.reason }]));
-    loadedAt = performance.now();
   }
-  // The snapshot is refreshed in the background; a check never waits for the database.
+  // The snapshot is refreshed in the background every two seconds; a check never waits for the database.
   const refresh = () => {
-    if (loading || performance.now() - loadedAt < REFRESH_MS) return;
+    if (loading) return;
     loading = load()
       .catch((err: unknown) => log.warn({ err }, 'destinations: reading holds and back-offs failed'))
       .finally(() => (loading = null));
   };
   const ready = load().catch((err: unknown) => log.warn({ err }, 'destinations: reading holds and back-offs failed'));
 
-  const flushTimer = setInterval(
-    () => void flush().catch((err: unknown) => log.warn({ err }, 'destinations: counts not saved')),
-    REFRESH_MS,
-  );
-  flushTimer.unref();
+  const timer = setInterval(() => {
+    refresh();
+    void flush().catch((err: unknown) => log.warn({ err }, 'destinations: counts not saved'));
+  }, REFRESH_MS);
+  timer.unref();
 
   async function flush(): Promise<void> {
     if (pending.size === 0) return;
@@ -160,7 +159,6 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
 
   return {
     gate(workspaceId, domain) {
-      refresh();
       const now = clock.now().getTime();
       const held = holds.get(`${domain} `) ?? holds.get(`${domain} ${workspaceId}`);
       // Held mail is looked at again every five minutes, and at once when the hold is lifted.
@@ -247,8 +245,36 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
     flush,
 
     async close() {
-      clearInterval(flushTimer);
+      clearInterval(timer);
       await flush().catch((err: unknown) => log.warn({ err }, 'destinations: counts not saved'));
     },
   };
 }
+
+/** A destination as the API shows it. */
+export const destinationSchema = z
+  .object({
+    domain: z.string(),
+    delivered: z.number().int(),
+    deferred: z.number().int(),
+    bounced: z.number().int(),
+    lastError: z.string().nullable(),
+    lastCategory: z.string().nullable(),
+    lastErrorAt: z.string().nullable(),
+    suspended: z.enum(['workspace', 'operator']).nullable(),
+    backoffUntil: z.string().nullable(),
+    backoffReason: z.string().nullable(),
+  })
+  .meta({ id: 'Destination' });
+
+/** GET /v1/destinations: pages of 1 to 200, ordered by domain; `after` is the last domain seen. */
+export const destinationsQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(200).optional(),
+  after: z.string().max(253).optional(),
+});
+
+/** POST /v1/destinations/{domain}/suspend. */
+export const suspendBody = z.strictObject({ reason: z.string().min(1).max(200).optional() });
+
+/** POST /v1/destinations/{domain}/purge: what to drop (both when absent). */
+export const purgeBody = z.strictObject({ status: z.enum(['queued', 'deferred']).optional() });

@@ -185,9 +185,11 @@ export function buildOpenApiDocument(opts: { version: string }): Json {
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: '/' }],
-    tags: ['meta', 'sending', 'messages', 'templates', 'suppressions', 'connections', 'inbound', 'reports', 'webhooks'].map((name) => ({
-      name,
-    })),
+    tags: ['meta', 'sending', 'messages', 'templates', 'suppressions', 'connections', 'inbound', 'reports', 'destinations', 'webhooks'].map(
+      (name) => ({
+        name,
+      }),
+    ),
     paths,
     components: {
       securitySchemes: {

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { CHANNELS } from '../../channel.js';
 import { connectionViewSchema } from '../../channels/connections.js';
+import { destinationSchema, destinationsQuery, purgeBody, suspendBody } from '../../channels/email/destinations.js';
 import { domainChecksSchema } from '../../domains/doctor.js';
 import { claimDomainBody, inboundDomainSchema } from '../../domains/domains.js';
 import { forwardViewSchema } from '../../forwarding/forwarding.js';
@@ -105,6 +106,7 @@ const SSE = [
 
 const messageId = { id: 'the public id of the message (`msg_…`)' };
 const slug = { slug: 'the template slug' };
+const destinationDomain = { domain: 'a destination domain, such as gmail.com' };
 const webhookId = { id: 'the endpoint id (`we_…`)' };
 const receivedId = { id: 'the public id of the received message (`rcv_…`)' };
 
@@ -545,6 +547,76 @@ export const OPERATIONS: Operation[] = [
     ],
     errors: ['not_found'],
   })),
+  // Destinations.
+  {
+    method: 'GET',
+    path: '/v1/destinations',
+    id: 'listDestinations',
+    tag: 'destinations',
+    summary: "What the workspace's email to each destination domain came to, its hold and back-off",
+    scope: 'read',
+    query: destinationsQuery,
+    success: [
+      {
+        status: 200,
+        description: 'a page of destinations, by domain; `next` is the `after` of the next page',
+        json: z.object({ data: z.array(destinationSchema), next: z.string().nullable() }),
+      },
+    ],
+    errors: [],
+  },
+  {
+    method: 'GET',
+    path: '/v1/destinations/:domain',
+    id: 'getDestination',
+    tag: 'destinations',
+    summary: 'One destination domain (zero counts when nothing was sent there)',
+    scope: 'read',
+    params: destinationDomain,
+    success: [{ status: 200, description: 'the destination', json: destinationSchema }],
+    errors: [],
+  },
+  {
+    method: 'POST',
+    path: '/v1/destinations/:domain/suspend',
+    id: 'suspendDestination',
+    tag: 'destinations',
+    summary: "Hold the workspace's email to the domain (deferred without a connection until resumed)",
+    scope: 'send',
+    params: destinationDomain,
+    body: suspendBody,
+    success: [{ status: 200, description: 'the destination, suspended', json: destinationSchema }],
+    errors: ['invalid_body'],
+  },
+  {
+    method: 'POST',
+    path: '/v1/destinations/:domain/resume',
+    id: 'resumeDestination',
+    tag: 'destinations',
+    summary: 'Lift the hold: the mail it deferred is due at once',
+    scope: 'send',
+    params: destinationDomain,
+    success: [{ status: 200, description: 'the destination', json: destinationSchema }],
+    errors: [],
+  },
+  {
+    method: 'POST',
+    path: '/v1/destinations/:domain/purge',
+    id: 'purgeDestination',
+    tag: 'destinations',
+    summary: 'Drop the email still waiting for the domain: queued is canceled, deferred fails',
+    scope: 'cancel',
+    params: destinationDomain,
+    body: purgeBody,
+    success: [
+      {
+        status: 200,
+        description: 'how many messages were canceled and failed',
+        json: z.object({ canceled: z.number().int(), failed: z.number().int() }),
+      },
+    ],
+    errors: ['invalid_body'],
+  },
   // Webhooks.
   {
     method: 'POST',

@@ -1,0 +1,97 @@
+// The bounce rules file (docs/email-delivery.md, "Bounce rules"): the shipped rules judge the replies
+// big receivers really send; an operator's file is read again when it changes, a broken one keeps
+// the rules in force, and one broken at start stops `postern serve` with exit code 2.
+import { mkdtempSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import t from 'tap';
+import { loadBounceRules } from '../../../src/channels/email/bounce-rules.js';
+import { judge } from '../../../src/channels/email/classify.js';
+import { ConfigError } from '../../../src/config.js';
+import { runBin } from '../../helpers/run-bin.js';
+
+const reply = (responseCode: number, response: string) => ({ responseCode, response: `${responseCode} ${response}`, command: 'RCPT TO' });
+
+t.test('the shipped rules on real-world replies', async (t) => {
+  const rules = loadBounceRules('');
+  const cases: [number, string, { permanent: boolean; suppress: boolean; category: string }][] = [
+    [
+      550,
+      "5.1.1 The email account that you tried to reach does not exist. Please try double-checking the recipient's email address",
+      { permanent: true, suppress: true, category: 'unknown_user' },
+    ],
+    [552, '5.2.2 The email account that you tried to reach is over quota', { permanent: true, suppress: false, category: 'mailbox_full' }],
+    [452, '4.2.2 The email account that you tried to reach is over quota', { permanent: false, suppress: false, category: 'mailbox_full' }],
+    [
+      421,
+      '4.7.28 Gmail has detected an unusual rate of unsolicited mail originating from your IP address',
+      { permanent: false, suppress: false, category: 'rate_limited' },
+    ],
+    [
+      421,
+      '4.7.0 [TSS04] Messages from 192.0.2.1 temporarily deferred due to unexpected volume or user complaints',
+      { permanent: false, suppress: false, category: 'rate_limited' },
+    ],
+    [550, '5.7.606 Access denied, banned sending IP [192.0.2.1]', { permanent: true, suppress: false, category: 'policy' }],
+    [550, "5.7.1 Unfortunately, messages from [192.0.2.1] weren't sent. (S3150)", { permanent: true, suppress: false, category: 'policy' }],
+    [
+      554,
+      '5.7.1 Service unavailable; Client host [192.0.2.1] blocked using zen.spamhaus.org',
+      { permanent: true, suppress: false, category: 'policy' },
+    ],
+    [
+      550,
+      "5.7.26 Unauthenticated email from example.com is not accepted due to domain's DMARC policy",
+      { permanent: true, suppress: false, category: 'policy' },
+    ],
+    [554, '5.7.1 Message rejected as spam', { permanent: true, suppress: false, category: 'spam' }],
+    [451, '4.7.1 Greylisted, please try again in 300 seconds', { permanent: false, suppress: false, category: 'greylisted' }],
+    [530, '5.7.0 Must issue a STARTTLS command first', { permanent: false, suppress: false, category: 'tls' }],
+    [550, 'Requested action not taken: mailbox unavailable (no such user)', { permanent: true, suppress: true, category: 'unknown_user' }],
+    [451, '4.4.3 Temporary DNS failure', { permanent: false, suppress: false, category: 'dns' }],
+    [503, 'bad sequence of commands', { permanent: true, suppress: false, category: 'other' }],
+  ];
+  for (const [code, text, expected] of cases) t.match(judge(reply(code, text), rules), expected, `${code} ${text}`);
+  t.match(judge({ code: 'ECONNECTION', message: 'connect ECONNREFUSED' }, rules), { permanent: false, category: 'connection', rule: null });
+  t.match(judge({ code: 'EDANE', message: 'DANE: no TLSA record matches' }, rules), { permanent: false, category: 'tls' });
+});
+
+t.test("an operator's file: read again when it changes; a broken one keeps the rules in force", async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'postern-rules-'));
+  const file = path.join(dir, 'bounces.json');
+  const write = (rules: unknown[], at: number) => {
+    writeFileSync(file, JSON.stringify({ rules }));
+    utimesSync(file, at, at);
+  };
+  write([{ name: 'x', status: '5.1.1', action: 'hard', category: 'unknown_user' }], 1_000_000);
+  const errors: string[] = [];
+  const log = { info: () => {}, error: (o: object, msg: string) => void errors.push(msg) } as never;
+  const rules = loadBounceRules(file, log);
+  t.match(judge(reply(550, '5.1.1 nope'), rules), { suppress: true, rule: 'x' });
+  // Softer now: an operator decides 5.1.1 from this receiver is not worth suppressing.
+  write([{ name: 'y', status: '5.1.1', action: 'soft', category: 'unknown_user' }], 2_000_000);
+  await new Promise((r) => setTimeout(r, 1100));
+  t.match(judge(reply(550, '5.1.1 nope'), rules), { permanent: true, suppress: false, rule: 'y' }, 'the new file applies');
+  writeFileSync(file, '{"rules": [{"name": "z", "action": "sideways"}]');
+  utimesSync(file, 3_000_000, 3_000_000);
+  await new Promise((r) => setTimeout(r, 1100));
+  t.match(judge(reply(550, '5.1.1 nope'), rules), { rule: 'y' }, 'a broken file keeps the rules in force');
+  t.match(errors, [/bounce rules not reloaded/]);
+  t.throws(() => loadBounceRules(path.join(dir, 'missing.json')), ConfigError);
+  writeFileSync(file, JSON.stringify({ rules: [{ name: 'bad', text: '(', action: 'hard', category: 'spam' }] }));
+  t.throws(() => loadBounceRules(file), { message: /rules\.0\.text: must be a valid regular expression/ });
+  writeFileSync(file, JSON.stringify({ rules: [{ name: 'empty', action: 'hard', category: 'spam' }] }));
+  t.throws(() => loadBounceRules(file), { message: /must match on code, status or text/ });
+
+  const serve = await runBin(['serve'], {
+    env: {
+      POSTERN_DATA_DIR: dir,
+      POSTERN_HTTP_PORT: '0',
+      POSTERN_SMTP_PORT: '0',
+      POSTERN_METRICS_PORT: '0',
+      POSTERN_DELIVERY_BOUNCE_RULES: file,
+    },
+  });
+  t.equal(serve.code, 2, 'a broken file at start is a setting to fix');
+  t.match(serve.stderr, /delivery\.bounceRules/);
+});
