@@ -6,6 +6,7 @@ import { ApiError, get, post, put, SESSION_ENDED, setCsrfToken } from './api';
 import { ErrorLine, Loading, Page } from './components';
 import { routes as adminRoutes } from './pages/admin';
 import { routes as connectionRoutes } from './pages/connections';
+import { routes as destinationRoutes } from './pages/destinations';
 import { routes as inboundRoutes } from './pages/inbound';
 import { routes as keyRoutes } from './pages/keys';
 import { Login, Setup } from './pages/login';
@@ -27,6 +28,7 @@ const ROUTES: Route[] = [
   ...inboundRoutes,
   ...webhookRoutes,
   ...suppressionRoutes,
+  ...destinationRoutes,
   ...connectionRoutes,
   ...adminRoutes,
 ];
@@ -38,6 +40,7 @@ const NAV: { href: string; label: string; ownerOnly?: boolean }[] = [
   { href: '/inbound', label: 'Inbound' },
   { href: '/webhooks', label: 'Webhooks' },
   { href: '/suppressions', label: 'Suppressions' },
+  { href: '/destinations', label: 'Destinations' },
   { href: '/connections', label: 'Connections' },
   { href: '/keys', label: 'API keys' },
   { href: '/workspaces', label: 'Workspaces & operators', ownerOnly: true },

@@ -204,6 +204,7 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
 
     async list(workspaceId, opts) {
       await ready;
+      await load();
       let q = db.selectFrom('destination_stats').selectAll().where('workspace_id', '=', workspaceId).orderBy('domain').limit(opts.limit);
       if (opts.after) q = q.where('domain', '>', opts.after);
       const rows = await q.execute();

@@ -1,0 +1,180 @@
+// The workspace's email destinations (docs/email-delivery.md, "Destinations"): per domain what its
+// mail there came to — delivered, deferred, bounced, the last error and its category — and whether
+// delivery there is held (by the workspace, or by the operator for everyone) or backed off. The
+// workspace's own levers: suspend and resume its mail to a domain, purge what still waits.
+import { useState } from 'preact/hooks';
+import { get, post, query } from '../api';
+import { Badge, ConfirmButton, ErrorLine, Field, Loading, Page, Pager, Table, Time, useAction, useAsync } from '../components';
+import type { Route } from '../routes';
+import { useSelectionKey } from '../session';
+
+interface Destination {
+  domain: string;
+  delivered: number;
+  deferred: number;
+  bounced: number;
+  lastError: string | null;
+  lastCategory: string | null;
+  lastErrorAt: string | null;
+  suspended: 'workspace' | 'operator' | null;
+  backoffUntil: string | null;
+  backoffReason: string | null;
+}
+
+function Standing(props: { d: Destination }) {
+  const { d } = props;
+  if (d.suspended === 'operator')
+    return (
+      <Badge tone="bad" title="Held for every workspace by the operator (postern queue suspend)">
+        suspended by the operator
+      </Badge>
+    );
+  if (d.suspended === 'workspace') return <Badge tone="warn">suspended</Badge>;
+  if (d.backoffUntil)
+    return (
+      <Badge tone="warn" title={d.backoffReason ?? ''}>
+        backing off
+      </Badge>
+    );
+  return <Badge tone="muted">open</Badge>;
+}
+
+function SuspendForm(props: { onDone(): void }) {
+  const [domain, setDomain] = useState('');
+  const [reason, setReason] = useState('');
+  const action = useAction(async () => {
+    await post(`/v1/destinations/${encodeURIComponent(domain.trim())}/suspend`, reason ? { reason } : {});
+    setDomain('');
+    setReason('');
+    props.onDone();
+  });
+  return (
+    <form
+      class="card"
+      aria-labelledby="suspend-destination"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void action.run();
+      }}
+    >
+      <h2 id="suspend-destination">Suspend a destination</h2>
+      <p class="muted">Mail to it waits in the queue, without a connection, until you resume it.</p>
+      <div class="row">
+        <Field label="Domain">
+          {(id) => <input id={id} required placeholder="gmail.com" value={domain} onInput={(e) => setDomain(e.currentTarget.value)} />}
+        </Field>
+        <Field label="Reason (optional)">
+          {(id) => <input id={id} maxLength={200} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />}
+        </Field>
+      </div>
+      <ErrorLine error={action.error} />
+      <button type="submit" disabled={action.busy}>
+        Suspend
+      </button>
+    </form>
+  );
+}
+
+function DestinationsPage() {
+  const selection = useSelectionKey();
+  const [afters, setAfters] = useState<(string | undefined)[]>([undefined]);
+  const after = afters[afters.length - 1];
+  const list = useAsync(() => get<{ data: Destination[]; next: string | null }>(`/v1/destinations${query({ after })}`), [selection, after]);
+  const act = useAction(async (path: string) => {
+    await post(path, {});
+    list.reload();
+  });
+  return (
+    <Page title="Destinations">
+      <p class="muted">
+        What this workspace&apos;s email to each domain came to. A destination that rate-limits or blocks is backed off for a while, for
+        every workspace; you can hold your own mail to a domain, or drop what still waits for it.
+      </p>
+      <SuspendForm onDone={() => list.reload()} />
+      <h2>Destination domains</h2>
+      <ErrorLine error={list.error ?? act.error} />
+      {!list.data ? (
+        <Loading what="destinations" />
+      ) : (
+        <>
+          <Table
+            caption="Destination domains"
+            rows={list.data.data}
+            rowKey={(d) => d.domain}
+            empty="No email was sent yet."
+            columns={[
+              { label: 'Domain', cell: (d) => <code>{d.domain}</code> },
+              { label: 'Delivered', cell: (d) => String(d.delivered) },
+              { label: 'Deferred', cell: (d) => String(d.deferred) },
+              { label: 'Bounced', cell: (d) => String(d.bounced) },
+              {
+                label: 'Last error',
+                cell: (d) =>
+                  d.lastError ? (
+                    <span>
+                      {d.lastCategory && <Badge tone="warn">{d.lastCategory}</Badge>} {d.lastError}{' '}
+                      {d.lastErrorAt && <Time iso={d.lastErrorAt} />}
+                    </span>
+                  ) : (
+                    <span class="muted">—</span>
+                  ),
+              },
+              { label: 'Standing', cell: (d) => <Standing d={d} /> },
+              {
+                label: 'Actions',
+                cell: (d) => (
+                  <span class="row">
+                    {d.suspended === 'workspace' ? (
+                      <button
+                        type="button"
+                        class="secondary small"
+                        aria-label={`Resume ${d.domain}`}
+                        disabled={act.busy}
+                        onClick={() => void act.run(`/v1/destinations/${encodeURIComponent(d.domain)}/resume`)}
+                      >
+                        Resume
+                      </button>
+                    ) : (
+                      <button
+                        type="button"
+                        class="secondary small"
+                        aria-label={`Suspend ${d.domain}`}
+                        disabled={act.busy}
+                        onClick={() => void act.run(`/v1/destinations/${encodeURIComponent(d.domain)}/suspend`)}
+                      >
+                        Suspend
+                      </button>
+                    )}
+                    <ConfirmButton
+                      small
+                      danger
+                      label={`Purge ${d.domain}`}
+                      question={
+                        <>
+                          Drop the mail still waiting for <code>{d.domain}</code>? Queued messages are canceled, deferred ones fail.
+                        </>
+                      }
+                      confirmLabel="Purge"
+                      onConfirm={async () => {
+                        await post(`/v1/destinations/${encodeURIComponent(d.domain)}/purge`, {});
+                        list.reload();
+                      }}
+                    />
+                  </span>
+                ),
+              },
+            ]}
+          />
+          <Pager
+            hasPrevious={afters.length > 1}
+            hasNext={Boolean(list.data.next)}
+            onPrevious={() => setAfters(afters.slice(0, -1))}
+            onNext={() => setAfters([...afters, list.data!.next ?? undefined])}
+          />
+        </>
+      )}
+    </Page>
+  );
+}
+
+export const routes: Route[] = [{ pattern: '/destinations', render: () => <DestinationsPage /> }];
