@@ -58,6 +58,7 @@ import { createChangeFeed, type ChangeFeed } from './cluster/change-feed.js';
 import { destinationRoutes } from './http/routes/destinations.js';
 import { loadBounceRules, type BounceRules } from './channels/email/bounce-rules.js';
 import { createDestinations, type Destinations } from './channels/email/destinations.js';
+import { createClusterJobs } from './cluster/jobs.js';
 import { createNodeRegistry, type NodeRegistry } from './cluster/nodes.js';
 import { releaseNodeLeases } from './outbound/queue.js';
 import { createIds, type Ids } from './lib/ids.js';
@@ -117,6 +118,8 @@ export interface App extends Deps {
   forwarding: Forwarding;
   /** This process among the nodes sharing the database. */
   nodes: NodeRegistry;
+  /** The daily jobs scheduled for `at`, each unless another node ran it; returns those this node ran. */
+  runDailyJobs(at: Date): Promise<string[]>;
   /** How SMTP replies and DSNs are judged (bounce rules). */
   bounceRules: BounceRules;
   /** Holds, back-offs and counts per destination domain of email. */
@@ -344,12 +347,25 @@ export async function createApp(options: AppOptions): Promise<App> {
   const metricsServer = metrics
     ? createMetricsServer(metrics.registry, { token: config.metrics.token }, (err) => log.error({ err }, 'collecting metrics failed'))
     : null;
-  // Daily scheduled jobs (node-cron); tests call the job functions directly with a ManualClock.
-  const dailyJobs: (() => Promise<unknown>)[] = [
-    () => receivedMessages.purge(),
-    () => domains.expireClaims(),
-    () => domains.recheckConfirmed(),
+  // Daily scheduled jobs (node-cron), each run by one node of a cluster (cluster/jobs.ts); tests
+  // call the job functions directly with a ManualClock, or runDailyJobs().
+  const dailyJobs: [string, () => Promise<unknown>][] = [
+    ['purge-received', () => receivedMessages.purge()],
+    ['expire-domain-claims', () => domains.expireClaims()],
+    ['recheck-domains', () => domains.recheckConfirmed()],
   ];
+  const jobs = createClusterJobs({ ...deps, nodeId: nodes.id });
+  const runDailyJobs = async (at: Date): Promise<string[]> => {
+    const ran: string[] = [];
+    for (const [name, job] of dailyJobs) {
+      try {
+        if (await jobs.once(name, at, job)) ran.push(name);
+      } catch (err) {
+        log.error({ err, job: name }, 'daily job failed');
+      }
+    }
+    return ran;
+  };
   let purgeTask: { stop(): unknown } | null = null;
 
   let httpPort = config.http.port;
@@ -411,6 +427,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     webhooks,
     forwarding,
     nodes,
+    runDailyJobs,
     bounceRules,
     destinations,
     workers,
@@ -467,9 +484,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         });
       }
       for (const w of workers) w.start();
-      purgeTask = cron.schedule(config.inbound.purgeCron, () => {
-        for (const job of dailyJobs) job().catch((err: unknown) => log.error({ err }, 'daily job failed'));
-      });
+      purgeTask = cron.schedule(config.inbound.purgeCron, () => void runDailyJobs(new Date()));
       return { http: httpPort, smtp: smtpPort, metrics: metricsPort };
     },
     stop() {

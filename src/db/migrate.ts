@@ -19,6 +19,7 @@ import * as m0014 from './migrations/0014-mta-sts.js';
 import * as m0015 from './migrations/0015-destinations.js';
 import * as m0016 from './migrations/0016-return-path.js';
 import * as m0017 from './migrations/0017-nodes.js';
+import * as m0018 from './migrations/0018-job-runs.js';
 
 const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -38,6 +39,7 @@ const migrations: Record<string, Migration> = {
   '0015-destinations': m0015,
   '0016-return-path': m0016,
   '0017-nodes': m0017,
+  '0018-job-runs': m0018,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

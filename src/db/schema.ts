@@ -549,6 +549,15 @@ export interface DestinationBackoffTable {
   updated_at: string;
 }
 
+// --- scheduled jobs run once per cluster (cluster/jobs.ts) -------------------------------------
+
+export interface JobRunsTable {
+  job: string;
+  period: string;
+  node: string;
+  started_at: string;
+}
+
 // --- the nodes of a cluster on one database (cluster/nodes.ts) ---------------------------------
 
 export interface NodesTable {
@@ -644,6 +653,7 @@ export interface Database {
   tls_report_rows: TlsReportRowsTable;
   mta_sts_policies: MtaStsPoliciesTable;
   nodes: NodesTable;
+  job_runs: JobRunsTable;
   destination_stats: DestinationStatsTable;
   destination_holds: DestinationHoldsTable;
   destination_backoff: DestinationBackoffTable;
