@@ -294,8 +294,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       if (held() > 0 && maxHeld - held() < chunk) {
         // Each wait ends with a slot freed (and a waiting message started in it), so this loop
         // ends after at most a chunk of turns.
-        while (held() > 0 && maxHeld - held() < chunk) await slotFreed;
-        return true;
+        while (!draining && held() > 0 && maxHeld - held() < chunk) await slotFreed;
+        return !draining;
       }
       const now = clock.now();
       const rows = await deps.writes.run((trx) =>
@@ -319,14 +319,20 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         while (inFlight.size > 0) await Promise.all(inFlight);
         return false;
       }
+      // A stop that began meanwhile launches nothing more: waiting for a slot could wait forever.
+      if (draining) return false;
       await slotFreed;
-      return true;
+      return !draining;
     },
     stopClaiming() {
       draining = true;
+      // A pass waiting for a slot wakes and ends: nothing more is launched.
+      const wake = freed;
+      slotFreed = new Promise<void>((r) => (freed = r));
+      wake();
     },
     async drain(timeoutMs) {
-      draining = true;
+      this.stopClaiming();
       // The drain is far shorter than a lease: what is in flight keeps its lease without beats.
       clearInterval(heartbeat);
       // The waiting messages were never handed over: another node may take them right away.

@@ -26,6 +26,7 @@ const EXPECTED = [
   'dispatched>delivered>outcome',
   'dispatched>sent>outcome',
   'dispatched>failed>outcome',
+  'dispatched>failed>purge',
   'dispatched>suppressed>outcome',
   'dispatched>failed>retries-expired',
   'dispatched>failed>dsn',
@@ -52,6 +53,7 @@ const TRIGGERS: Trigger[] = [
   'retries-expired',
   'dsn',
   'provider-callback',
+  'purge',
 ];
 
 t.test('the table holds exactly the allowed changes', async (t) => {
