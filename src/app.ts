@@ -59,6 +59,7 @@ import { destinationRoutes } from './http/routes/destinations.js';
 import { loadBounceRules, type BounceRules } from './channels/email/bounce-rules.js';
 import { createDestinations, type Destinations } from './channels/email/destinations.js';
 import { createClusterJobs } from './cluster/jobs.js';
+import { createBudgets, type Budgets } from './cluster/budgets.js';
 import { createNodeRegistry, type NodeRegistry } from './cluster/nodes.js';
 import { releaseNodeLeases } from './outbound/queue.js';
 import { createIds, type Ids } from './lib/ids.js';
@@ -124,6 +125,8 @@ export interface App extends Deps {
   bounceRules: BounceRules;
   /** Holds, back-offs and counts per destination domain of email. */
   destinations: Destinations;
+  /** Rate budgets per key (cluster/budgets.ts). */
+  budgets: Budgets;
   workers: Worker[];
   /** The URL clients and recipients reach the HTTP listener on (config, or derived after listen). */
   publicUrl(): string;
@@ -151,7 +154,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     windowMs: config.dispatcher.commitWindow,
     observe: metrics ? (s) => metrics.commit('writes', s) : undefined,
   });
-  const deps: Deps = { config, db: handle.db, dialect: handle.dialect, writes, clock, ids, log, dns, bus };
+  const budgets = createBudgets({ databaseUrl: handle.url, redisUrl: config.redisUrl || undefined, clock, log });
+  const deps: Deps = { config, db: handle.db, dialect: handle.dialect, writes, clock, ids, log, dns, bus, budgets };
   // Late-bound: the derived public URL needs the port known only after listen().
   const publicUrl = () => app.publicUrl();
 
@@ -322,6 +326,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     clock,
     log,
     keys,
+    budgets,
     v1,
     open,
     dashboard,
@@ -430,6 +435,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     runDailyJobs,
     bounceRules,
     destinations,
+    budgets,
     workers,
     routes: () => listRoutes(httpApp),
     publicUrl: () => derivePublicUrl(config, httpPort),
@@ -513,6 +519,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         await destinations.close();
         await nodes.stop().catch((err: unknown) => log.warn({ err }, 'could not remove this node from the node list'));
         await feed?.close();
+        await budgets.close();
         if (!options.database) await handle.close();
       })();
       return stopping;

@@ -51,6 +51,8 @@ const schema = z.strictObject({
   }),
   hostname: z.string().regex(/^[a-zA-Z0-9.-]+$/, 'must be a host name'),
   publicUrl: z.union([z.literal(''), z.url({ protocol: /^https?$/ })]),
+  // Where a cluster keeps its shared budgets when not in PostgreSQL (cluster/budgets.ts).
+  redisUrl: z.union([z.literal(''), z.url({ protocol: /^rediss?$/ })]),
   sharedInboundDomain: z.string().regex(/^[a-z0-9.-]+\.[a-z0-9-]+$|^[a-z0-9-]+$/, 'must be a lowercase domain name'),
   bounceDomain: z.union([z.literal(''), z.string().regex(/^[a-z0-9.-]+\.[a-z0-9-]+$/, 'must be a lowercase domain name')]),
   http: z.strictObject({

@@ -1,6 +1,7 @@
 // What every domain module may depend on: the infrastructure the composition root (app.ts) builds
 // once and hands down. A module declares the slice it uses (`Pick<Deps, 'db' | 'clock'>`), so its
 // tests build only that. Nothing here is a domain service; those are passed by name.
+import type { Budgets } from './cluster/budgets.js';
 import type { Config } from './config.js';
 import type { Db, Dialect } from './db/database.js';
 import type { WriteBatcher } from './db/group-commit.js';
@@ -21,4 +22,6 @@ export interface Deps {
   log: Logger;
   dns: DnsResolver;
   bus: EventBus;
+  /** Rate budgets per key: in process on SQLite, shared by every node on PostgreSQL or Redis. */
+  budgets: Budgets;
 }

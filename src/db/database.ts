@@ -13,6 +13,8 @@ export type Dialect = 'sqlite' | 'postgres';
 export interface DatabaseHandle {
   db: Db;
   dialect: Dialect;
+  /** The PostgreSQL URL (budgets keep their own small pool on it); absent on SQLite. */
+  url?: string;
   /** Checkpoints the WAL (SQLite) and closes every connection. */
   close(): Promise<void>;
 }
@@ -28,7 +30,7 @@ export function openDatabase(target: DatabaseTarget): DatabaseHandle {
     // pool; unhandled, that would crash the daemon. The pool replaces the client on next use.
     pool.on('error', () => {});
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
-    return { db, dialect: 'postgres', close: () => db.destroy() };
+    return { db, dialect: 'postgres', url: target.url, close: () => db.destroy() };
   }
   mkdirSync(path.dirname(target.file), { recursive: true });
   const sqlite = new SQLite(target.file);

@@ -10,12 +10,15 @@ import type { KeyStore } from '../workspaces/keys.js';
 import { authenticate, type OtherAuth } from './auth.js';
 import { errorHandler } from './errors.js';
 import { rateLimit } from './rate-limit.js';
+import type { Budgets } from '../cluster/budgets.js';
 
 export interface HttpDeps {
   config: Config;
   clock: Clock;
   log: Logger;
   keys: KeyStore;
+  /** Where the per-key request budgets are kept (cluster/budgets.ts). */
+  budgets: Budgets;
   /** Routers mounted under /v1, after authentication. */
   v1: Router[];
   /** Routers mounted at the root without API-key authentication (each checks its own tokens). */
@@ -131,7 +134,7 @@ export function createHttpApp(deps: HttpDeps): express.Express {
 
   const v1 = express.Router();
   v1.use(authenticate(deps.keys, deps.sessionAuth));
-  v1.use(rateLimit(deps.config.rateLimit, deps.clock));
+  v1.use(rateLimit(deps.config.rateLimit, deps.budgets));
   v1.use(express.json({ limit: deps.config.http.bodyLimit }));
   // A body in another format would otherwise read as empty and fail as a missing field. An empty
   // body (POST …/publish, Content-Length: 0) needs no type.

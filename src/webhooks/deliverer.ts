@@ -10,6 +10,8 @@
 import { performance } from 'node:perf_hooks';
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
+import { sql } from 'kysely';
+import type { Db } from '../db/database.js';
 import { createWriteBatcher } from '../db/group-commit.js';
 import { flag, type DeliveryStatus } from '../db/schema.js';
 import type { Deps } from '../deps.js';
@@ -38,6 +40,9 @@ export interface Deliverer {
   /** stop(), then waits for attempts in flight to wind down and closes connections. */
   close(): Promise<void>;
 }
+
+/** The advisory lock key webhook claims take on PostgreSQL (any constant of our own). */
+const WEBHOOK_CLAIM_LOCK = 0x706f7374_01;
 
 interface AttemptOutcome {
   statusCode: number | null;
@@ -233,7 +238,7 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
   }
 
   /** Attempts held per endpoint: leases in the database (all nodes) and our own in-flight ones. */
-  async function busyByEndpoint(nowIso: string): Promise<Map<string, number>> {
+  async function busyByEndpoint(db: Db, nowIso: string): Promise<Map<string, number>> {
     const leased = await db
       .selectFrom('webhook_deliveries')
       .select(['endpoint_id', (eb) => eb.fn.countAll<number>().as('n')])
@@ -249,7 +254,7 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
     return busy;
   }
 
-  const dueDeliveries = (nowIso: string) =>
+  const dueDeliveries = (db: Db, nowIso: string) =>
     db
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
@@ -263,29 +268,28 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
       .orderBy('d.id');
 
   /**
-   * Claims due deliveries within the caps and starts them; returns how many it started. A full
-   * scan looks at every endpoint not at its cap; after an attempt finishes, only its endpoint is
-   * looked at (an indexed query), so a long backlog behind one endpoint is not rescanned per attempt.
+   * Counts what every node holds per endpoint and leases due deliveries within the caps. Returns
+   * the deliveries won with their lease token, or null when nothing was due within the caps.
    */
-  async function claimAndLaunch(): Promise<number> {
-    const room = cfg.maxInFlight - inflight.size;
-    if (room <= 0 || (!scanAll && freed.size === 0)) return 0;
-    const full = scanAll;
-    const targets = [...freed];
-    freed.clear();
+  async function claim(
+    q: Db,
+    full: boolean,
+    targets: string[],
+    room: number,
+  ): Promise<{ id: string; endpoint_id: string; token: string }[] | null> {
     const now = clock.now();
     const nowIso = now.toISOString();
-    const busy = await busyByEndpoint(nowIso);
+    const busy = await busyByEndpoint(q, nowIso);
     const atCap = [...busy].filter(([, n]) => n >= cfg.concurrencyPerEndpoint).map(([id]) => id);
 
     let candidates: { id: string; endpoint_id: string }[] = [];
     if (full) {
-      const q = atCap.length ? dueDeliveries(nowIso).where('d.endpoint_id', 'not in', atCap) : dueDeliveries(nowIso);
-      candidates = await q.limit(room * 2).execute();
+      const due = atCap.length ? dueDeliveries(q, nowIso).where('d.endpoint_id', 'not in', atCap) : dueDeliveries(q, nowIso);
+      candidates = await due.limit(room * 2).execute();
     } else {
       for (const ep of targets) {
         const free = cfg.concurrencyPerEndpoint - (busy.get(ep) ?? 0);
-        if (free > 0) candidates.push(...(await dueDeliveries(nowIso).where('d.endpoint_id', '=', ep).limit(free).execute()));
+        if (free > 0) candidates.push(...(await dueDeliveries(q, nowIso).where('d.endpoint_id', '=', ep).limit(free).execute()));
       }
     }
     const chosen: { id: string; endpoint_id: string }[] = [];
@@ -295,14 +299,11 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
       busy.set(c.endpoint_id, (busy.get(c.endpoint_id) ?? 0) + 1);
       chosen.push(c);
     }
-    if (chosen.length === 0) {
-      if (full) scanAll = false;
-      return 0;
-    }
+    if (chosen.length === 0) return null;
 
     // One compare-and-swap for the batch; rows another node leased meanwhile are simply not ours.
     const token = deps.ids.uuid();
-    await db
+    await q
       .updateTable('webhook_deliveries')
       .set({ locked_until: new Date(now.getTime() + cfg.lease).toISOString(), lock_token: token })
       .where(
@@ -313,9 +314,41 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
       .where('status', '=', 'pending')
       .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', nowIso)]))
       .execute();
-    const won = await db.selectFrom('webhook_deliveries').select(['id', 'endpoint_id']).where('lock_token', '=', token).execute();
+    const won = await q.selectFrom('webhook_deliveries').select(['id', 'endpoint_id']).where('lock_token', '=', token).execute();
+    return won.map((w) => ({ ...w, token }));
+  }
+
+  /**
+   * Runs a claim so that no other node claims between its count and its lease: on PostgreSQL in a
+   * transaction holding an advisory lock (two nodes counting at once would each see room for the
+   * same slots); SQLite has one node.
+   */
+  function serialized<T>(fn: (q: Db) => Promise<T>): Promise<T> {
+    if (deps.dialect !== 'postgres') return fn(db);
+    return db.transaction().execute(async (trx) => {
+      await sql`SELECT pg_advisory_xact_lock(${WEBHOOK_CLAIM_LOCK})`.execute(trx);
+      return fn(trx);
+    });
+  }
+
+  /**
+   * Claims due deliveries within the caps and starts them; returns how many it started. A full
+   * scan looks at every endpoint not at its cap; after an attempt finishes, only its endpoint is
+   * looked at (an indexed query), so a long backlog behind one endpoint is not rescanned per attempt.
+   */
+  async function claimAndLaunch(): Promise<number> {
+    const room = cfg.maxInFlight - inflight.size;
+    if (room <= 0 || (!scanAll && freed.size === 0)) return 0;
+    const full = scanAll;
+    const targets = [...freed];
+    freed.clear();
+    const won = await serialized((q) => claim(q, full, targets, room));
+    if (won === null) {
+      if (full) scanAll = false;
+      return 0;
+    }
     for (const c of won) {
-      const done = deliver(c.id, token)
+      const done = deliver(c.id, c.token)
         .catch((err) => log.error({ err, delivery: c.id }, 'webhook delivery crashed; its lease will expire and it will be retried'))
         .finally(() => {
           inflight.delete(c.id);

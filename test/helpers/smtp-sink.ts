@@ -304,6 +304,7 @@ export function emailTransport(
     tokens: createTokenSource(app),
     rules: app.bounceRules,
     destinations: app.destinations,
+    budgets: app.budgets,
   });
   t.teardown(() => transport.close?.());
   return transport;

@@ -87,7 +87,7 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
       return setAll('deferred', held.reason, false);
     }
 
-    const wait = deps.rates.take(domain);
+    const wait = await deps.rates.take(domain);
     if (wait > 0) {
       const at = new Date(deps.clock.now().getTime() + wait);
       if (!summary.retryAt || at < summary.retryAt) summary.retryAt = at;

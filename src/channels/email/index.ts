@@ -30,7 +30,7 @@ export interface EmailOffload {
   smtpPool(opts: PoolOptions): SmtpPool;
 }
 
-export interface EmailChannelDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'dns' | 'log'> {
+export interface EmailChannelDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'dns' | 'log' | 'budgets'> {
   suppressions: SuppressionStore;
   publicUrl(): string;
   tokens(): Promise<TokenSigner>;
@@ -152,7 +152,7 @@ export function createEmailTransport(deps: EmailChannelDeps): ChannelTransport {
   return createDirectTransport({
     ...base,
     pool,
-    rates: createDomainRateLimiter(config.delivery.domainRates, deps.clock),
+    rates: createDomainRateLimiter(config.delivery.domainRates, deps.budgets),
     security: transportSecurity(deps, ca),
   });
 }

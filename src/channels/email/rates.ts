@@ -1,14 +1,10 @@
 // Per-destination-domain rate limits (`delivery.domainRates`, e.g. {"gmail.com": "60/min"}): one
-// token bucket per configured domain, in process. A delivery that finds the bucket empty is
-// deferred with a retryAt at the next token, so a slow domain never holds a dispatcher slot. Limits are per node: N nodes sharing a database send N times the rate.
-import type { Clock } from '../../lib/clock.js';
+// budget per configured domain. A delivery that finds the bucket empty is
+// deferred with a retryAt at the next token, so a slow domain never holds a dispatcher slot. With
+// several nodes on PostgreSQL or Redis the rate is the cluster's, not each node's.
+import type { Budget, Budgets, Rate } from '../../cluster/budgets.js';
 
 const UNIT_MS: Record<string, number> = { s: 1000, sec: 1000, min: 60_000, h: 3_600_000, hour: 3_600_000, d: 86_400_000, day: 86_400_000 };
-
-export interface Rate {
-  count: number;
-  perMs: number;
-}
 
 /** Parses "60/min" → {count: 60, perMs: 60000}. */
 export function parseRate(text: string): Rate {
@@ -19,29 +15,20 @@ export function parseRate(text: string): Rate {
 
 export interface DomainRateLimiter {
   /** Takes a token for the domain: 0 when taken now, else the ms until one is available (nothing taken). */
-  take(domain: string): number;
+  take(domain: string): Promise<number>;
 }
 
-export function createDomainRateLimiter(rates: Record<string, string>, clock: Clock): DomainRateLimiter {
-  const buckets = new Map<string, { rate: Rate; tokens: number; at: number }>();
+/** One budget per configured domain (cluster/budgets.ts: shared by every node on PostgreSQL or Redis). */
+export function createDomainRateLimiter(rates: Record<string, string>, budgets: Budgets): DomainRateLimiter {
+  const byDomain = new Map<string, Budget>();
   for (const [domain, text] of Object.entries(rates)) {
-    const rate = parseRate(text);
-    buckets.set(domain.toLowerCase(), { rate, tokens: rate.count, at: clock.now().getTime() });
+    const name = domain.toLowerCase();
+    byDomain.set(name, budgets.budget(`domain-rate:${name}`, parseRate(text)));
   }
   return {
     take(domain) {
-      const b = buckets.get(domain.toLowerCase());
-      if (!b) return 0;
-      if (b.rate.count === 0) return b.rate.perMs;
-      const now = clock.now().getTime();
-      const refill = ((now - b.at) * b.rate.count) / b.rate.perMs;
-      b.tokens = Math.min(b.rate.count, b.tokens + refill);
-      b.at = now;
-      if (b.tokens >= 1) {
-        b.tokens -= 1;
-        return 0;
-      }
-      return Math.ceil(((1 - b.tokens) * b.rate.perMs) / b.rate.count);
+      const name = domain.toLowerCase();
+      return byDomain.get(name)?.take(name) ?? Promise.resolve(0);
     },
   };
 }

@@ -5,6 +5,8 @@ import { ManualClock } from '../../../src/lib/clock.js';
 import { isHardDsnStatus, parseDeliveryStatus } from '../../../src/channels/email/bounces.js';
 import { classifySmtpError, isHardBounce } from '../../../src/channels/email/classify.js';
 import { createDomainRateLimiter, parseRate } from '../../../src/channels/email/rates.js';
+import { createBudgets } from '../../../src/cluster/budgets.js';
+import { createLogger } from '../../../src/lib/logger.js';
 import { addTracking } from '../../../src/channels/email/tracking/rewrite.js';
 import { createTokenSigner } from '../../../src/channels/email/tracking/tokens.js';
 
@@ -50,13 +52,13 @@ t.test('rates', async (t) => {
   t.same(parseRate('5/s'), { count: 5, perMs: 1000 });
   t.throws(() => parseRate('lots'));
   const clock = new ManualClock('2025-01-01T00:00:00Z');
-  const rl = createDomainRateLimiter({ 'gmail.com': '2/min' }, clock);
-  t.equal(rl.take('gmail.com'), 0);
-  t.equal(rl.take('GMAIL.com'), 0);
-  t.equal(rl.take('gmail.com'), 30_000, 'the third waits for the next token');
-  t.equal(rl.take('other.org'), 0, 'unlisted domains are not limited');
+  const rl = createDomainRateLimiter({ 'gmail.com': '2/min' }, createBudgets({ clock, log: createLogger('silent') }));
+  t.equal(await rl.take('gmail.com'), 0);
+  t.equal(await rl.take('GMAIL.com'), 0);
+  t.equal(await rl.take('gmail.com'), 30_000, 'the third waits for the next token');
+  t.equal(await rl.take('other.org'), 0, 'unlisted domains are not limited');
   clock.advance(30_000);
-  t.equal(rl.take('gmail.com'), 0);
+  t.equal(await rl.take('gmail.com'), 0);
 });
 
 t.test('DSN fields', async (t) => {

@@ -1,0 +1,82 @@
+// Limits that hold for the cluster, not per node (docs/cluster.md, "Limits in a cluster"). Before,
+// two nodes let a key through twice its rate limit, and an endpoint limited to 4 attempts at once
+// received 5–7 because each node counted the others' leases before either took its own.
+import t from 'tap';
+import { openDatabase } from '../../src/db/database.js';
+import { recordEvent } from '../../src/events/record.js';
+import { systemClock } from '../../src/lib/clock.js';
+import { createIds } from '../../src/lib/ids.js';
+import { startCluster } from '../helpers/cluster.js';
+import { startReceiver } from '../helpers/webhook-receiver.js';
+
+const pg = process.env.POSTERN_TEST_DATABASE_URL;
+const skip = !pg && 'needs POSTERN_TEST_DATABASE_URL';
+
+for (const store of ['postgres', 'redis'] as const) {
+  t.test(`a key's rate limit holds across two nodes (budgets in ${store})`, { skip }, async (t) => {
+    const c = await startCluster(t, {
+      nodes: 2,
+      env: { POSTERN_RATE_LIMIT_SEND: '10', ...(store === 'redis' ? { POSTERN_REDIS_URL: 'redis://127.0.0.1:6379' } : {}) },
+    });
+    // 40 sends within one window, half through each node: 10 pass in all, not 10 per node.
+    const answers = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        c.post(
+          c.nodes[i % 2],
+          '/v1/send-raw',
+          { to: `u${i}@example.net`, channel: 'email', content: { subject: 's', text: 'x' } },
+          c.keys.test,
+        ),
+      ),
+    );
+    const statuses = answers.map((r) => r.status);
+    t.equal(statuses.filter((s) => s === 202).length, 10, 'ten accepted across the cluster');
+    t.equal(statuses.filter((s) => s === 429).length, 30, 'the rest refused');
+    const refused = answers.find((r) => r.status === 429)!;
+    t.ok(Number(refused.headers.get('retry-after')) >= 1, 'Retry-After names when to come back');
+    const body = (await refused.json()) as { error: { code: string; limit: number } };
+    t.equal(body.error.code, 'rate_limited');
+    t.equal(body.error.limit, 10, 'the 429 names the cluster-wide limit');
+    await Promise.all(answers.filter((r) => r.status !== 429).map((r) => r.body?.cancel()));
+  });
+}
+
+t.test('an endpoint’s concurrency cap holds across two nodes', { skip }, async (t) => {
+  const CAP = 4;
+  const EVENTS = 60;
+  let open = 0;
+  let most = 0;
+  const rx = await startReceiver(async () => {
+    open++;
+    most = Math.max(most, open);
+    await new Promise((r) => setTimeout(r, 100));
+    open--;
+    return 200;
+  });
+  t.teardown(() => rx.close());
+  const c = await startCluster(t, {
+    nodes: 2,
+    env: {
+      POSTERN_WEBHOOKS_ALLOW_PRIVATE: 'true',
+      POSTERN_WEBHOOKS_POLL_INTERVAL: '20ms',
+      POSTERN_WEBHOOKS_CONCURRENCY_PER_ENDPOINT: String(CAP),
+    },
+  });
+  t.equal((await c.post(c.nodes[0], '/v1/webhooks', { url: rx.url })).status, 201);
+
+  // Events written by a third process, as the CLI or another node would: both nodes see them.
+  const handle = openDatabase({ dialect: 'postgres', url: c.url });
+  const ws = await handle.db.selectFrom('workspaces').select('id').executeTakeFirstOrThrow();
+  for (let i = 0; i < EVENTS; i++)
+    await recordEvent(
+      handle.db,
+      { clock: systemClock, ids: createIds() },
+      { workspaceId: ws.id, livemode: true, type: 'message.sent', data: { n: i } },
+    );
+  await handle.close();
+
+  await rx.until(() => rx.processed.size === EVENTS, 'every event delivered', 60_000);
+  t.equal(rx.processed.size, EVENTS, 'every event arrived');
+  t.ok(most <= CAP, `at most ${CAP} attempts at once (saw ${most})`);
+  t.ok(most >= 2, `the cap was used (saw ${most} at once)`);
+});
