@@ -86,8 +86,9 @@ export function createBudgets(opts: BudgetsOptions): Budgets {
       'redis',
       (name, rate, insuranceLimiter) =>
         new RateLimiterRedis({ storeClient: redis, keyPrefix: `postern:${name}`, ...windowOf(rate), insuranceLimiter }),
-      async () => {
+      () => {
         redis.disconnect();
+        return Promise.resolve();
       },
     );
   }
