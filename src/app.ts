@@ -210,6 +210,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       source: forwarding.source,
       rules: bounceRules,
       destinations,
+      hostShare: (cap) => nodes.shareOf(cap),
     }),
   );
   // Provider URLs and web-push endpoints pass the SSRF guard with the channels' own policy.

@@ -34,6 +34,11 @@ export interface NodeRegistry {
   list(): Promise<NodeView[]>;
   /** One beat: this node's heartbeat, then the release of dead nodes' work. Returns the ids released. */
   beat(): Promise<string[]>;
+  /**
+   * This node's share of a cap the cluster splits between its live nodes (connections per
+   * destination host): the shares of all nodes add up to the cap, each at least 1.
+   */
+  shareOf(cap: number): number;
 }
 
 export interface NodeRegistryDeps extends Pick<Deps, 'db' | 'log' | 'config'> {
@@ -50,6 +55,20 @@ export function createNodeRegistry(deps: NodeRegistryDeps): NodeRegistry {
   const { heartbeat, nodeTimeout } = deps.config.cluster;
   let timer: NodeJS.Timeout | null = null;
   const iso = (ms: number) => new Date(ms).toISOString();
+
+  // The live nodes' ids in a fixed order, as of the last beat: what a split cap is divided by.
+  let live: string[] = [deps.id];
+  async function readLive(): Promise<void> {
+    const rows = await db
+      .selectFrom('nodes')
+      .select('id')
+      .where('heartbeat_at', '>=', iso(now() - nodeTimeout))
+      .orderBy('id')
+      .execute();
+    const ids = rows.map((r) => r.id);
+    if (!ids.includes(deps.id)) ids.push(deps.id);
+    live = ids.sort();
+  }
 
   async function releaseDead(): Promise<string[]> {
     const dead = await db
@@ -85,6 +104,7 @@ export function createNodeRegistry(deps: NodeRegistryDeps): NodeRegistry {
           stopping: 0,
         })
         .execute();
+      await readLive();
       timer = setInterval(() => {
         registry.beat().catch((err: unknown) => log.warn({ err }, 'node heartbeat failed; trying again at the next beat'));
       }, heartbeat);
@@ -111,7 +131,14 @@ export function createNodeRegistry(deps: NodeRegistryDeps): NodeRegistry {
           .onConflict((oc) => oc.column('id').doNothing())
           .execute();
       }
-      return releaseDead();
+      const released = await releaseDead();
+      await readLive();
+      return released;
+    },
+    shareOf(cap) {
+      const rank = live.indexOf(deps.id);
+      const share = Math.floor(cap / live.length) + (rank < cap % live.length ? 1 : 0);
+      return Math.max(1, share);
     },
     async stopping() {
       await db

@@ -7,6 +7,8 @@ import { recordEvent } from '../../src/events/record.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createIds } from '../../src/lib/ids.js';
 import { startCluster } from '../helpers/cluster.js';
+import { startDnsServer } from '../helpers/dns-server.js';
+import { startSink } from '../helpers/smtp-sink.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 const pg = process.env.POSTERN_TEST_DATABASE_URL;
@@ -79,4 +81,41 @@ t.test('an endpoint’s concurrency cap holds across two nodes', { skip }, async
   t.equal(rx.processed.size, EVENTS, 'every event arrived');
   t.ok(most <= CAP, `at most ${CAP} attempts at once (saw ${most})`);
   t.ok(most >= 2, `the cap was used (saw ${most} at once)`);
+});
+
+t.test('connections per destination host hold across two nodes', { skip }, async (t) => {
+  const CAP = 3;
+  const N = 60;
+  const sink = await startSink(t, { delayMs: 100 });
+  const dns = await startDnsServer({
+    'example.net': [{ type: 'MX', data: { preference: 10, exchange: 'mx.example.net' } }],
+    'mx.example.net': [{ type: 'A', data: '127.0.0.1' }],
+  });
+  t.teardown(() => dns.close());
+  const c = await startCluster(t, {
+    nodes: 2,
+    env: {
+      POSTERN_DNS_SERVERS: dns.address,
+      POSTERN_DELIVERY_PORT: String(sink.port),
+      POSTERN_DELIVERY_MAX_CONNECTIONS_PER_HOST: String(CAP),
+      POSTERN_CLUSTER_HEARTBEAT: '500ms',
+      POSTERN_RATE_LIMIT_SEND: '0',
+    },
+  });
+  // Each node knows of the other by its next beat.
+  await new Promise((r) => setTimeout(r, 1_200));
+  for (let i = 0; i < N; i++) {
+    const r = await c.post(c.nodes[i % 2], '/v1/send-raw', {
+      to: `u${i}@example.net`,
+      channel: 'email',
+      content: { subject: 's', text: 'x' },
+    });
+    t.equal(r.status, 202);
+  }
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([sink.waitFor(N), new Promise((r) => (timer = setTimeout(r, 60_000)))]);
+  clearTimeout(timer);
+  t.equal(sink.received.length, N, 'every message arrived');
+  t.ok(sink.mostOpen() <= CAP, `at most ${CAP} connections at once (saw ${sink.mostOpen()})`);
+  t.ok(sink.mostOpen() >= 2, `both nodes delivered at once (saw ${sink.mostOpen()})`);
 });

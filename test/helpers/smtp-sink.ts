@@ -33,6 +33,8 @@ export interface Sink {
   received: Received[];
   /** Connections opened to the sink so far. */
   connections(): number;
+  /** The most connections that were open at once. */
+  mostOpen(): number;
   /** What clients sent, byte for byte, per connection (only when `wire` is set; plain text only). */
   wire: Buffer[][];
   /** Resolves when `n` messages have arrived. */
@@ -125,6 +127,12 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, opts: 
   });
   // A client that dies mid-session (the SIGKILL test) resets its socket: not the sink's failure.
   server.on('error', () => {});
+  let open = 0;
+  let most = 0;
+  server.server.on('connection', (socket: Socket) => {
+    most = Math.max(most, ++open);
+    socket.once('close', () => open--);
+  });
   if (opts.wire)
     server.server.on('connection', (socket: Socket) => {
       const chunks: Buffer[] = [];
@@ -138,6 +146,7 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, opts: 
     port,
     received,
     connections: () => connectionOf.size,
+    mostOpen: () => most,
     wire,
     waitFor: (n) => (received.length >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
     close,

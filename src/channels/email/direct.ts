@@ -28,6 +28,8 @@ export interface DirectDeps extends EmailDeps {
   /** Holds, back-offs and counts per destination domain. */
   destinations: Destinations;
   connectionId: string;
+  /** This node's share of `delivery.maxConnectionsPerHost` in a cluster; the whole cap when absent. */
+  hostCap?: () => number;
 }
 
 // Refusals that earn a destination a back-off instead of a retry at full speed.
@@ -114,7 +116,7 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
       for (const address of host.addresses) {
         try {
           const res = await deps.pool.send(
-            { host: host.name, address, security: plan.demand },
+            { host: host.name, address, security: plan.demand, ...(deps.hostCap ? { cap: deps.hostCap() } : {}) },
             { from: prepared.envelopeFrom, to: group.map((r) => r.address) },
             prepared.raw,
           );

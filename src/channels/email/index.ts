@@ -34,6 +34,8 @@ export interface EmailChannelDeps extends Pick<Deps, 'config' | 'db' | 'clock' |
   suppressions: SuppressionStore;
   publicUrl(): string;
   tokens(): Promise<TokenSigner>;
+  /** This node's share of a per-host cap the cluster's nodes split (cluster/nodes.ts). */
+  hostShare?: (cap: number) => number;
   /** The delivery threads: they build and sign the MIME message and hold the SMTP connections (else the event loop). */
   offload?: EmailOffload;
   /** Ready-made bytes for some messages (forwarding). */
@@ -153,6 +155,7 @@ export function createEmailTransport(deps: EmailChannelDeps): ChannelTransport {
     ...base,
     pool,
     rates: createDomainRateLimiter(config.delivery.domainRates, deps.budgets),
+    ...(deps.hostShare ? { hostCap: () => deps.hostShare!(config.delivery.maxConnectionsPerHost) } : {}),
     security: transportSecurity(deps, ca),
   });
 }

@@ -53,6 +53,11 @@ export interface Target {
   host: string;
   address: string;
   security?: TlsDemand;
+  /**
+   * This node's share of `maxConnectionsPerHost` when nodes of a cluster split the cap between
+   * them (cluster/nodes.ts); the cap itself when absent.
+   */
+  cap?: number;
 }
 
 /** How a connection's TLS went: the protocol, the cipher, and whether the certificate verified. */
@@ -79,6 +84,8 @@ export type SmtpError = Error & { responseCode?: number; response?: string; code
 
 interface Conn {
   key: string;
+  /** The per-host cap in force when it was last used. */
+  cap: number;
   smtp: SMTPConnection;
   sent: number;
   busy: boolean;
@@ -97,10 +104,11 @@ export interface SmtpPool {
 export function createSmtpPool(opts: PoolOptions): SmtpPool {
   const byKey = new Map<string, Set<Conn>>();
   let open = 0;
-  const waiters: { key: string; wake: () => void }[] = [];
+  const waiters: { key: string; cap: number; wake: () => void }[] = [];
   let closed = false;
 
   const countFor = (key: string) => byKey.get(key)?.size ?? 0;
+  const capOf = (target: Target) => Math.max(1, Math.min(opts.maxConnectionsPerHost, target.cap ?? opts.maxConnectionsPerHost));
 
   const discard = (c: Conn) => {
     if (c.dead) return;
@@ -123,7 +131,7 @@ export function createSmtpPool(opts: PoolOptions): SmtpPool {
     for (let i = 0; i < waiters.length; i++) {
       const w = waiters[i];
       const idle = [...(byKey.get(w.key) ?? [])].some((c) => !c.busy && !c.dead);
-      if (idle || (open < opts.maxConnections && countFor(w.key) < opts.maxConnectionsPerHost)) {
+      if (idle || (open < opts.maxConnections && countFor(w.key) < w.cap)) {
         waiters.splice(i, 1);
         w.wake();
         return;
@@ -132,7 +140,7 @@ export function createSmtpPool(opts: PoolOptions): SmtpPool {
   };
 
   const ca = opts.ca ? [...rootCertificates, opts.ca] : undefined;
-  const connect = (target: Target, key: string): Promise<Conn> => {
+  const connect = (target: Target, key: string, cap: number): Promise<Conn> => {
     const demand = target.security ?? { kind: 'floor' };
     const floorVerifies = opts.tls === 'verify' || opts.tls === 'require';
     const mustEncrypt = opts.tls === 'require' || (demand.kind !== 'floor' && demand.kind !== 'observe');
@@ -155,7 +163,7 @@ export function createSmtpPool(opts: PoolOptions): SmtpPool {
       greetingTimeout: opts.timeoutMs,
       socketTimeout: opts.timeoutMs,
     } as SMTPConnection.Options);
-    const c: Conn = { key, smtp, sent: 0, busy: true, dead: false, idleTimer: null, tls: null };
+    const c: Conn = { key, cap, smtp, sent: 0, busy: true, dead: false, idleTimer: null, tls: null };
     if (!byKey.has(key)) byKey.set(key, new Set());
     byKey.get(key)!.add(c);
     open++;
@@ -219,6 +227,7 @@ export function createSmtpPool(opts: PoolOptions): SmtpPool {
 
   const acquire = async (target: Target): Promise<Conn> => {
     const key = keyOf(target);
+    const cap = capOf(target);
     for (let i = 0; i < 1_000_000; i++) {
       if (closed) throw Object.assign(new Error('delivery pool is closed'), { code: 'ECONNECTION' });
       const idle = [...(byKey.get(key) ?? [])].find((c) => !c.busy && !c.dead);
@@ -226,10 +235,11 @@ export function createSmtpPool(opts: PoolOptions): SmtpPool {
         if (idle.idleTimer) clearTimeout(idle.idleTimer);
         idle.idleTimer = null;
         idle.busy = true;
+        idle.cap = cap;
         return idle;
       }
-      if (open < opts.maxConnections && countFor(key) < opts.maxConnectionsPerHost) return connect(target, key);
-      await new Promise<void>((wake) => waiters.push({ key, wake }));
+      if (open < opts.maxConnections && countFor(key) < cap) return connect(target, key, cap);
+      await new Promise<void>((wake) => waiters.push({ key, cap, wake }));
     }
     throw new Error('unreachable');
   };
@@ -237,7 +247,8 @@ export function createSmtpPool(opts: PoolOptions): SmtpPool {
   const release = (c: Conn) => {
     c.busy = false;
     if (c.dead) return;
-    if (c.sent >= opts.messagesPerConnection || closed) return discard(c);
+    // Over a share that shrank (another node joined): the surplus closes as it frees.
+    if (c.sent >= opts.messagesPerConnection || closed || countFor(c.key) > c.cap) return discard(c);
     c.idleTimer = setTimeout(() => discard(c), opts.idleTimeoutMs);
     c.idleTimer.unref();
     wakeNext();
