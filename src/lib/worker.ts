@@ -5,8 +5,13 @@ import type { Logger } from './logger.js';
 export interface WorkerSpec {
   name: string;
   intervalMs: number;
-  /** One pass. Returns true when it did work and another pass should follow at once. */
-  run(): Promise<boolean | void>;
+  /**
+   * One pass. Returns true when it did work and another pass should follow at once. `settle`: the
+   * pass is a tick() and should end with the work it started done; a background pass need not.
+   */
+  run(opts: { settle: boolean }): Promise<boolean | void>;
+  /** Milliseconds until the next pass is wanted when that is sooner than intervalMs (work falls due then). */
+  nextPassIn?(): number | null;
 }
 
 export interface Worker {
@@ -27,12 +32,12 @@ export function createWorker(spec: WorkerSpec, log: Logger): Worker {
   let stopped = false;
   let again = false;
 
-  const pass = async (): Promise<void> => {
+  const pass = async (settle: boolean): Promise<void> => {
     for (let i = 0; i < 10_000; i++) {
       again = false;
       let more: boolean | void = false;
       try {
-        more = await spec.run();
+        more = await spec.run({ settle });
       } catch (err) {
         log.error({ err, worker: spec.name }, 'worker pass failed');
         return;
@@ -42,14 +47,15 @@ export function createWorker(spec: WorkerSpec, log: Logger): Worker {
     }
   };
 
-  const runNow = (): Promise<void> => {
+  const runNow = (settle = false): Promise<void> => {
     if (running) {
       again = true;
       return running;
     }
-    running = pass().finally(() => {
+    running = pass(settle).finally(() => {
       running = null;
-      schedule();
+      const soon = spec.nextPassIn?.() ?? null;
+      schedule(soon === null ? spec.intervalMs : Math.max(0, Math.min(spec.intervalMs, soon)));
     });
     return running;
   };
@@ -75,7 +81,7 @@ export function createWorker(spec: WorkerSpec, log: Logger): Worker {
     },
     async tick() {
       while (running) await running;
-      await runNow();
+      await runNow(true);
     },
     async stop() {
       started = false;

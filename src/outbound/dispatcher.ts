@@ -16,6 +16,11 @@
 // round, which made a busy dispatcher latency-bound well below what the event loop could do.
 // Claimed-but-waiting messages were never handed over, so a crash can duplicate no more than the
 // `dispatcher.concurrency` in flight, as before; their leases run out and they are retaken.
+//
+// Timing: a pass that finds nothing due notes when the next message falls due (a scheduled send, a
+// retry) and the worker wakes for it then, not at its next interval; on a cluster every node wakes
+// and the first claims it. A background pass does not wait for deliveries in flight (a tick does),
+// so a slow receiver never delays the claim of what falls due meanwhile.
 import { performance } from 'node:perf_hooks';
 import type { ChannelOutput, ChannelTransport, DeliveryOutcome, OutboundMessage } from '../channel.js';
 import { simulationFor } from '../channels/test/recipients.js';
@@ -26,7 +31,7 @@ import type { Trigger } from '../messages/transitions.js';
 import { BLOCKED_NOTICE, rowToOutbound, type MessageRow } from '../messages/message.js';
 import type { RenderRequest } from '../templates/render.js';
 import type { DeliveryThreads } from './delivery-threads.js';
-import { claimDue, releaseLeases, renewLeases } from './queue.js';
+import { claimDue, nextDueAfter, releaseLeases, renewLeases } from './queue.js';
 import { nextAttempt } from './retry.js';
 import { createScanner } from './scanner.js';
 import type { TransportRegistry } from './transports.js';
@@ -37,7 +42,7 @@ export type HoldCheck = (message: OutboundMessage) => Promise<{ kind: 'suppresse
 /** Told of a permanent failure whose transport asked for the recipient to be suppressed. */
 export type SuppressHook = (message: OutboundMessage, detail: string) => Promise<void>;
 
-export interface DispatcherDeps extends Pick<Deps, 'config' | 'dialect' | 'clock' | 'ids' | 'log' | 'writes'> {
+export interface DispatcherDeps extends Pick<Deps, 'config' | 'db' | 'dialect' | 'clock' | 'ids' | 'log' | 'writes'> {
   ledger: Ledger;
   transports: TransportRegistry;
   holds: HoldCheck[];
@@ -62,7 +67,9 @@ interface Claimed {
 
 export interface Dispatcher {
   /** One worker pass: claims free slots' worth of due messages; see the header for its waiting rule. */
-  run(): Promise<boolean>;
+  run(opts?: { settle: boolean }): Promise<boolean>;
+  /** Milliseconds until the next queued message falls due, as of the last pass that found none due. */
+  nextPassIn(): number | null;
   /** Stops claiming at once (a stop has begun); what is claimed still runs. */
   stopClaiming(): void;
   /**
@@ -82,6 +89,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   // is pure and off the event loop, so it may as well happen while the message waits.
   const ready: Claimed[] = [];
   let draining = false;
+  // When the next message falls due (ms, application clock), as of the last pass that found none due.
+  let nextDue: number | null = null;
   // Resolved (and replaced) whenever a slot frees: cheaper than Promise.race over every slot.
   let freed!: () => void;
   let slotFreed = new Promise<void>((r) => (freed = r));
@@ -289,7 +298,10 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   }
 
   return {
-    async run() {
+    nextPassIn() {
+      return nextDue === null ? null : nextDue - clock.now().getTime();
+    },
+    async run(opts = { settle: true }) {
       if (draining) return false;
       if (held() > 0 && maxHeld - held() < chunk) {
         // Each wait ends with a slot freed (and a waiting message started in it), so this loop
@@ -314,11 +326,14 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       }
       fill();
       if (rows.length === 0) {
-        // Nothing new is due: let what is in flight (and waiting) finish, so a pass (tick) ends
-        // with the work done.
-        while (inFlight.size > 0) await Promise.all(inFlight);
+        const next = await nextDueAfter(deps.db, now.toISOString());
+        nextDue = next === null ? null : Date.parse(next);
+        // Nothing new is due: a tick lets what is in flight (and waiting) finish, so it ends with
+        // the work done.
+        if (opts.settle) while (inFlight.size > 0) await Promise.all(inFlight);
         return false;
       }
+      nextDue = null;
       // A stop that began meanwhile launches nothing more: waiting for a slot could wait forever.
       if (draining) return false;
       await slotFreed;

@@ -81,7 +81,12 @@ export function createOutbound(deps: OutboundDeps): Outbound {
     addAcceptCheck: (c) => void checks.push(c),
     addHoldCheck: (c) => void holds.push(c),
     addSuppressHook: (h) => void suppressHooks.push(h),
-    workerSpec: { name: DISPATCHER_WORKER, intervalMs: deps.config.dispatcher.interval, run: () => dispatcher.run() },
+    workerSpec: {
+      name: DISPATCHER_WORKER,
+      intervalMs: deps.config.dispatcher.interval,
+      run: (opts) => dispatcher.run(opts),
+      nextPassIn: () => dispatcher.nextPassIn(),
+    },
     attachWorker: (w) => void (worker = w),
     stopClaiming: () => dispatcher.stopClaiming(),
     async stop(drainMs = deps.config.shutdown.drainSeconds * 1000) {

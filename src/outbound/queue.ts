@@ -31,6 +31,16 @@ export async function claimDue(
     .execute();
 }
 
+/** When the next queued message falls due after `now` (the queue's partial index on due_at). */
+export async function nextDueAfter(db: Db | Transaction<Database>, now: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('messages')
+    .select((eb) => eb.fn.min('due_at').as('next'))
+    .where('due_at', '>', now)
+    .executeTakeFirst();
+  return row?.next ?? null;
+}
+
 /**
  * Releases leases of this node's claims (`token` is the node's; each claim's lease is
  * `<token>.<n>`) at a graceful stop, so another worker need not wait for expiry: all of them, or

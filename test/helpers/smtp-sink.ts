@@ -13,6 +13,8 @@ import { outboundMessage } from './outbound-message.js';
 import type { EmailOutput } from '../../src/channel.js';
 
 export interface Received {
+  /** When the final dot arrived (ms since the epoch, before any answer delay). */
+  at: number;
   from: string;
   to: string[];
   raw: Buffer;
@@ -96,11 +98,16 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, opts: 
     onData(stream, session, cb) {
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('end', () => void (opts.delayMs ? setTimeout(answer, opts.delayMs) : answer()));
-      const answer = () => {
+      stream.on('end', () => {
+        const at = Date.now();
+        const reply = () => answer(at);
+        void (opts.delayMs ? setTimeout(reply, opts.delayMs) : reply());
+      });
+      const answer = (at: number) => {
         const r = opts.data?.(++dataCount);
         if (r) return cb(Object.assign(new Error(r.message), { responseCode: r.code }));
         received.push({
+          at,
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
           to: session.envelope.rcptTo.map((a) => a.address),
           raw: Buffer.concat(chunks),
