@@ -319,6 +319,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     templates,
     suppressions,
     webhooks: webhooks.endpoints,
+    nodes,
     publicUrl,
   });
   const sessionAuth = sessionPrincipal({ sessions, workspaces, audit });

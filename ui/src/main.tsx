@@ -45,6 +45,7 @@ const NAV: { href: string; label: string; ownerOnly?: boolean }[] = [
   { href: '/keys', label: 'API keys' },
   { href: '/workspaces', label: 'Workspaces & operators', ownerOnly: true },
   { href: '/audit', label: 'Audit log', ownerOnly: true },
+  { href: '/nodes', label: 'Cluster nodes', ownerOnly: true },
 ];
 
 function isCurrent(href: string, path: string): boolean {

@@ -1,5 +1,6 @@
 // What only the dashboard does, over the same domain modules the CLI calls: API keys of the chosen
-// workspace, workspaces and their plans, operators, and the audit log (the last three for owners).
+// workspace, workspaces and their plans, operators, the cluster's nodes and the audit log (the last
+// four for owners).
 import { Router } from 'express';
 import { z } from 'zod';
 import { parseBody } from '../../lib/validation.js';
@@ -99,6 +100,12 @@ export function adminRoutes(deps: DashboardDeps): Router {
     auditAs(res, 'operator.remove', op.email);
     await deps.operators.remove(op.email);
     res.json({ removed: true });
+  });
+
+  // The nodes sharing the database (cluster/nodes.ts): the box's, not a workspace's.
+  r.get('/nodes', async (_req, res) => {
+    requireOwner(res);
+    res.json({ data: await deps.nodes.list(), nodeTimeoutMs: deps.config.cluster.nodeTimeout });
   });
 
   r.get('/audit', async (req, res) => {

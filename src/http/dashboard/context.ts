@@ -1,4 +1,5 @@
 // What the dashboard's own routes share: their dependencies, and the session a route acts under.
+import type { NodeRegistry } from '../../cluster/nodes.js';
 import type { Request, Response } from 'express';
 import type { ConnectionStore } from '../../channels/connections.js';
 import type { Config } from '../../config.js';
@@ -34,6 +35,8 @@ export interface DashboardDeps {
   templates: TemplateStore;
   suppressions: SuppressionStore;
   webhooks: EndpointStore;
+  /** The nodes sharing the database. */
+  nodes: Pick<NodeRegistry, 'list'>;
   publicUrl(): string;
 }
 

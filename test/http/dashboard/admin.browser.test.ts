@@ -1,7 +1,7 @@
 // Workspaces, operators and the audit log in the browser: an owner creates a workspace, changes
 // its plan and invites a member limited to one workspace; the member, logged in in a second
 // browser context, sees only that workspace and no owner pages; the audit log names who did what,
-// when and from where; the last owner cannot be removed.
+// when and from where; the last owner cannot be removed; the cluster's nodes are listed.
 import t from 'tap';
 import { checkPage, launchBrowser, loggedIn } from '../../helpers/browser.js';
 import { bootDaemon } from '../../helpers/daemon.js';
@@ -61,6 +61,7 @@ t.test('owner manages workspaces and operators; a member sees only its workspace
   t.same(options, ['Globex'], 'the member sees only Globex');
   t.equal(await member.page.getByRole('link', { name: 'Workspaces & operators' }).count(), 0, 'no Workspaces nav');
   t.equal(await member.page.getByRole('link', { name: 'Audit log' }).count(), 0, 'no Audit nav');
+  t.equal(await member.page.getByRole('link', { name: 'Cluster nodes' }).count(), 0, 'no Cluster nodes nav');
   await member.page.goto(`${daemon.url}/dashboard/workspaces`);
   await member.page.getByRole('heading', { name: 'Owners only' }).waitFor();
   await checkPage(t, member.page, 'admin-member-refused');
@@ -96,4 +97,12 @@ t.test('owner manages workspaces and operators; a member sees only its workspace
   await page.getByRole('row', { name: /workspace\.create/ }).waitFor({ state: 'detached' });
   const memberRows = await page.locator('tbody tr').allTextContents();
   t.ok(memberRows.length >= 1 && memberRows.every((r) => r.includes(MEMBER.email)), 'filtered by operator');
+
+  // The cluster's nodes: here one, this process, beating.
+  await page.getByRole('link', { name: 'Cluster nodes' }).click();
+  const self = page.getByRole('row', { name: /\(this one\)/ });
+  await self.waitFor();
+  t.match(await self.textContent(), new RegExp(`pid ${process.pid}`), 'this process by its pid');
+  t.match(await self.textContent(), /beating/, 'and beating');
+  await checkPage(t, page, 'admin-nodes');
 });

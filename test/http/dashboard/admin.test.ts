@@ -17,6 +17,7 @@ t.test('owner-only routes refuse a member', async (t) => {
   const member = await dashboardLogin(daemon, MEMBER);
   t.equal((await member.request('GET', '/dashboard/api/operators')).status, 403, 'operators');
   t.equal((await member.request('GET', '/dashboard/api/audit')).status, 403, 'audit');
+  t.equal((await member.request('GET', '/dashboard/api/nodes')).status, 403, 'the cluster nodes');
   t.equal((await member.request('POST', '/dashboard/api/workspaces', { slug: 'evil', name: 'Evil' })).status, 403, 'create a workspace');
   t.equal((await member.request('PUT', `/dashboard/api/workspaces/${acme.id}/plan`, { plan: 'pro' })).status, 403, 'change a plan');
   t.equal((await member.request('POST', '/dashboard/api/operators', { ...OWNER, email: 'x@postern.test' })).status, 403, 'invite');
@@ -24,6 +25,10 @@ t.test('owner-only routes refuse a member', async (t) => {
 
   const owner = await dashboardLogin(daemon, OWNER);
   t.equal((await owner.request('GET', '/dashboard/api/operators')).status, 200, 'an owner lists operators');
+  const nodes = await owner.request('GET', '/dashboard/api/nodes');
+  t.equal(nodes.status, 200, 'an owner lists the nodes');
+  t.match(nodes.body.data, [{ pid: process.pid, self: true, stopping: false, version: String }], 'this node, beating');
+  t.equal(nodes.body.data.length, 1, 'alone on its SQLite file');
   const audit = await owner.request('GET', '/dashboard/api/audit');
   t.ok(
     audit.body.data.some((a: any) => a.operator.email === MEMBER.email && a.outcome === 'forbidden'),

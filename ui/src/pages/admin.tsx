@@ -1,6 +1,6 @@
 // Owners only: workspaces (create, change plan), operators (invite with a password the owner sets,
-// change role and workspaces, remove — never the last owner), and the audit log (newest first,
-// paged by `before`, filtered by operator).
+// change role and workspaces, remove — never the last owner), the audit log (newest first,
+// paged by `before`, filtered by operator), and the cluster's nodes.
 import { useState } from 'preact/hooks';
 import { del, get, post, put, query } from '../api';
 import { Badge, ConfirmButton, ErrorLine, Field, Loading, Notice, Page, Pager, Table, Time, useAction, useAsync } from '../components';
@@ -20,6 +20,16 @@ interface Operator {
   role: 'owner' | 'member';
   workspaces: string[];
   createdAt: string;
+}
+interface ClusterNode {
+  id: string;
+  host: string;
+  pid: number;
+  version: string;
+  startedAt: string;
+  heartbeatAt: string;
+  stopping: boolean;
+  self: boolean;
 }
 interface AuditEntry {
   id: number;
@@ -374,7 +384,59 @@ function AuditPage() {
   );
 }
 
+// The nodes sharing the database: one row each (this one marked), with how long ago it last beat.
+// A node silent longer than the node timeout is about to be found dead and its work released.
+function NodesPage() {
+  const nodes = useAsync(() => get<{ data: ClusterNode[]; nodeTimeoutMs: number }>('/dashboard/api/nodes'), []);
+  const standing = (n: ClusterNode, timeoutMs: number) => {
+    if (n.stopping) return <Badge tone="warn">stopping</Badge>;
+    const silent = Date.now() - Date.parse(n.heartbeatAt);
+    return silent > timeoutMs ? <Badge tone="bad">silent</Badge> : <Badge tone="ok">beating</Badge>;
+  };
+  return (
+    <Page title="Cluster nodes">
+      <p class="muted">
+        Every Postern process sharing this database. A node that stops beating for the node timeout is presumed dead, and the messages it
+        had claimed go to the others at once.
+      </p>
+      <ErrorLine error={nodes.error} />
+      {!nodes.data ? (
+        <Loading what="the nodes" />
+      ) : (
+        <>
+          <Table
+            caption={`Nodes (${nodes.data.data.length})`}
+            rows={nodes.data.data}
+            rowKey={(n) => n.id}
+            empty="No nodes."
+            columns={[
+              {
+                label: 'Node',
+                cell: (n) => (
+                  <span class="mono">
+                    {n.id.slice(0, 8)}
+                    {n.self ? ' (this one)' : ''}
+                  </span>
+                ),
+              },
+              { label: 'Host', cell: (n) => `${n.host} (pid ${n.pid})` },
+              { label: 'Version', cell: (n) => n.version },
+              { label: 'Started', cell: (n) => <Time iso={n.startedAt} /> },
+              { label: 'Last heartbeat', cell: (n) => <Time iso={n.heartbeatAt} /> },
+              { label: 'Standing', cell: (n) => standing(n, nodes.data!.nodeTimeoutMs) },
+            ]}
+          />
+          <button type="button" class="secondary" onClick={() => nodes.reload()}>
+            Refresh
+          </button>
+        </>
+      )}
+    </Page>
+  );
+}
+
 export const routes: Route[] = [
   { pattern: '/workspaces', render: () => <WorkspacesPage />, ownerOnly: true },
   { pattern: '/audit', render: () => <AuditPage />, ownerOnly: true },
+  { pattern: '/nodes', render: () => <NodesPage />, ownerOnly: true },
 ];
