@@ -1,8 +1,8 @@
 // Nodes of a cluster for the multi-node tests: real `postern serve` processes on loopback ports
 // sharing one fresh PostgreSQL database, each in its own data directory. The first node bootstraps
-// the database, so its directory holds the bootstrap keys. Every node is killed at teardown and
+// the database, so its directory holds the bootstrap keys (started together, whichever won). Every node is killed at teardown and
 // the database dropped.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freshPostgres } from './databases.js';
@@ -24,7 +24,7 @@ export interface Cluster {
 
 export async function startCluster(
   t: { teardown(fn: () => unknown): void },
-  opts: { nodes: number; env?: Record<string, string> },
+  opts: { nodes: number; env?: Record<string, string>; together?: boolean },
 ): Promise<Cluster> {
   const db = await freshPostgres();
   const dirs: string[] = [];
@@ -54,9 +54,18 @@ export async function startCluster(
     nodes.push(node);
     return node;
   };
-  await add();
-  const keys = readBootstrapKeys(dirs[0]);
-  for (let i = 1; i < opts.nodes; i++) await add();
+  let keys: Cluster['keys'];
+  if (opts.together) {
+    // All at once on the empty database: whichever bootstrapped it holds the keys.
+    await Promise.all(Array.from({ length: opts.nodes }, () => add()));
+    const holder = dirs.find((d) => existsSync(path.join(d, 'bootstrap-keys.txt')));
+    if (!holder) throw new Error('no node wrote the bootstrap keys');
+    keys = readBootstrapKeys(holder);
+  } else {
+    await add();
+    keys = readBootstrapKeys(dirs[0]);
+    for (let i = 1; i < opts.nodes; i++) await add();
+  }
   const post = (node: Spawned, route: string, body: unknown, key = keys.live) =>
     fetch(`http://127.0.0.1:${node.http}${route}`, {
       method: 'POST',

@@ -7,6 +7,8 @@ export interface SseEvent {
   id?: string;
   data?: any;
   comment?: string;
+  /** When it arrived (ms since the epoch). */
+  at?: number;
 }
 
 /** Opens a tail and yields parsed events as they arrive. */
@@ -25,7 +27,7 @@ export function openTail(url: string, key: string) {
       while ((i = buf.indexOf('\n\n')) >= 0) {
         const block = buf.slice(0, i);
         buf = buf.slice(i + 2);
-        const ev: SseEvent = {};
+        const ev: SseEvent = { at: Date.now() };
         for (const line of block.split('\n')) {
           if (line.startsWith(':')) ev.comment = line.slice(1).trim();
           else if (line.startsWith('event: ')) ev.event = line.slice(7);
