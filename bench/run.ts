@@ -8,6 +8,7 @@ import { run as delivery } from './delivery.js';
 import { run as inbound } from './inbound.js';
 import { run as webhooks } from './webhooks.js';
 import { run as dashboard } from './dashboard.js';
+import { run as cluster } from './cluster.js';
 
 const benches: Record<string, () => Promise<void>> = {
   api,
@@ -18,6 +19,7 @@ const benches: Record<string, () => Promise<void>> = {
   inbound,
   webhooks,
   dashboard,
+  cluster,
 };
 
 const wanted = process.argv.slice(2);
