@@ -4,20 +4,20 @@
 //
 // - SQLite (one node): in this process, a token bucket per key on the application clock (a burst
 //   of the whole rate, refilled continuously). No round trip.
-// - PostgreSQL: rate-limiter-flexible's PostgreSQL store in the `budgets` table (migration 0019),
-//   one upsert per take, so every node draws from the same window.
+// - PostgreSQL: the same token bucket in the `budgets` table (migration 0019), one upsert per take
+//   on the application clock, so every node draws from the same bucket and a budget means the
+//   same thing as on one node (the dispatcher's retry times and the tests' clock agree with it).
 // - `redisUrl` set: rate-limiter-flexible's Redis store, one round trip to Redis instead of to
-//   the database (for clusters whose database is the bottleneck).
+//   the database (for clusters whose database is the bottleneck). It counts fixed windows of the
+//   period on the wall clock (60/min: 60 per minute from the first take), as the library does; a
+//   refused take still counts, and a key over its budget is refused from memory until its window
+//   ends, without a round trip.
 //
-// The shared stores count fixed windows of the period (60/min: 60 per minute starting at the first
-// take), as the library does; a refused take still counts, so a client hammering past its budget
-// stays refused until the window ends. Once a key is over, this node refuses it from memory for
-// the rest of the window without asking the store. When the store cannot be reached, each node
-// falls back to its own in-process bucket (logged once per outage) rather than refuse all traffic
-// or let it all through.
+// When the shared store cannot be reached, each node falls back to its own in-process bucket
+// (logged once per outage) rather than refuse all traffic or let it all through.
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 
@@ -96,27 +96,41 @@ export function createBudgets(opts: BudgetsOptions): Budgets {
     // Its own small pool: a take never waits behind the dispatcher's queries for a connection.
     const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 4 });
     pool.on('error', () => {});
-    return shared(
-      'postgres',
-      (name, rate, insuranceLimiter) =>
-        new RateLimiterPostgres({
-          storeClient: pool,
-          storeType: 'pool',
-          tableName: 'budgets',
-          tableCreated: true,
-          // Expired windows are overwritten by the next take; the sweep only bounds the table.
-          clearExpiredByTimeout: true,
-          keyPrefix: `postern:${name}`,
-          ...windowOf(rate),
-          insuranceLimiter,
-        }),
-      () => pool.end(),
-    );
+    let down = false;
+    return {
+      scope: 'cluster',
+      store: 'postgres',
+      budget(name, rate) {
+        if (rate.count <= 0) return memoryBudget(rate, clock);
+        const fallback = memoryBudget(rate, clock);
+        const perMs = rate.count / rate.perMs;
+        return {
+          async take(key) {
+            try {
+              const r = await pool.query<{ tokens: number; granted: boolean }>(TAKE, [
+                `${name}:${key}`,
+                rate.count,
+                clock.now().getTime(),
+                perMs,
+              ]);
+              down = false;
+              const { tokens, granted } = r.rows[0];
+              return granted ? 0 : Math.max(1, Math.ceil((1 - tokens) / perMs));
+            } catch (err) {
+              if (!down) log.warn({ err, budget: name }, 'budgets in PostgreSQL cannot be reached; kept per node until they can');
+              down = true;
+              return fallback.take(key);
+            }
+          },
+        };
+      },
+      close: () => pool.end(),
+    };
   }
   return { scope: 'node', store: 'memory', budget: (_name, rate) => memoryBudget(rate, clock), close: async () => {} };
 
   function shared(
-    store: 'postgres' | 'redis',
+    store: 'redis',
     make: (name: string, rate: Rate, insurance: RateLimiterMemory) => RateLimiterAbstract,
     close: () => Promise<void>,
   ): Budgets {
@@ -144,6 +158,20 @@ export function createBudgets(opts: BudgetsOptions): Budgets {
     };
   }
 }
+
+// One token bucket per key in one upsert: refilled for the time since its last take at the
+// application clock's now ($3), capped at the rate's count ($2, also a new bucket's content), then
+// one token taken when there is one. `granted` says which. $4 is the refill per millisecond. The
+// bucket's time only moves forward: takes whose `now` was read before another's commit would
+// otherwise refill the same interval twice.
+const TAKE = `
+INSERT INTO budgets AS b (key, tokens, at, granted) VALUES ($1, $2::float8 - 1, $3::bigint, true)
+ON CONFLICT (key) DO UPDATE SET
+  tokens = LEAST($2::float8, b.tokens + GREATEST(0, $3::bigint - b.at) * $4::float8)
+    - CASE WHEN LEAST($2::float8, b.tokens + GREATEST(0, $3::bigint - b.at) * $4::float8) >= 1 THEN 1 ELSE 0 END,
+  granted = LEAST($2::float8, b.tokens + GREATEST(0, $3::bigint - b.at) * $4::float8) >= 1,
+  at = GREATEST(b.at, $3::bigint)
+RETURNING tokens, granted`;
 
 /** rate-limiter-flexible's window: `count` points per `perMs`, in whole seconds (at least 1). */
 function windowOf(rate: Rate): { points: number; duration: number; inMemoryBlockOnConsumed: number } {

@@ -20,7 +20,9 @@ for (const store of ['postgres', 'redis'] as const) {
       nodes: 2,
       env: { POSTERN_RATE_LIMIT_SEND: '10', ...(store === 'redis' ? { POSTERN_REDIS_URL: 'redis://127.0.0.1:6379' } : {}) },
     });
-    // 40 sends within one window, half through each node: 10 pass in all, not 10 per node.
+    // 40 sends at once, half through each node: 10 pass in all (and what refilled meanwhile, at
+    // 10 per second; the Redis store counts a one-second window), not 10 per node.
+    const started = Date.now();
     const answers = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
         c.post(
@@ -32,8 +34,10 @@ for (const store of ['postgres', 'redis'] as const) {
       ),
     );
     const statuses = answers.map((r) => r.status);
-    t.equal(statuses.filter((s) => s === 202).length, 10, 'ten accepted across the cluster');
-    t.equal(statuses.filter((s) => s === 429).length, 30, 'the rest refused');
+    const refill = Math.ceil(((Date.now() - started) / 1000) * 10);
+    const accepted = statuses.filter((s) => s === 202).length;
+    t.ok(accepted >= 10 && accepted <= 10 + refill, `${accepted} accepted across the cluster (10, plus ${refill} refilled)`);
+    t.equal(statuses.filter((s) => s === 429).length, 40 - accepted, 'the rest refused');
     const refused = answers.find((r) => r.status === 429)!;
     t.ok(Number(refused.headers.get('retry-after')) >= 1, 'Retry-After names when to come back');
     const body = (await refused.json()) as { error: { code: string; limit: number } };
