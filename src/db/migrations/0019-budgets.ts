@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('budgets')
-    .addColumn('key', 'varchar(255)', (c) => c.primaryKey())
+    .addColumn('key', 'text', (c) => c.primaryKey())
     .addColumn('tokens', 'double precision', (c) => c.notNull())
     // When the bucket was last refilled, in ms since the epoch.
     .addColumn('at', 'bigint', (c) => c.notNull())
