@@ -21,7 +21,7 @@ import pg from 'pg';
 import { SMTPServer } from 'smtp-server';
 import { main as cli } from '../src/cli.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
-import { cpuSeconds, startPostern, type ChildServer } from './lib.js';
+import { cpuSeconds, postSendRaw, startPostern, type ChildServer } from './lib.js';
 
 /** CPU seconds of every PostgreSQL server process (postmaster and backends) so far. */
 function postgresCpuSeconds(): number {
@@ -168,25 +168,7 @@ export async function run(): Promise<void> {
     target = N;
     const allDone = new Promise<void>((r) => (done = r));
     const agent = new http.Agent({ keepAlive: true, maxSockets: CONC });
-    const post = (node: ChildServer, body: string) =>
-      new Promise<number>((resolve, reject) => {
-        const req = http.request(
-          {
-            host: '127.0.0.1',
-            port: node.port,
-            path: '/v1/send-raw',
-            method: 'POST',
-            agent,
-            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-          },
-          (res) => {
-            res.resume();
-            res.on('end', () => resolve(res.statusCode ?? 0));
-          },
-        );
-        req.on('error', reject);
-        req.end(body);
-      });
+    const post = (node: ChildServer, body: string) => postSendRaw(agent, node.port, key, body);
     const pids = nodes.map((n) => n.child.pid!);
     const nodeCpu = () => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
     const cpu0 = nodeCpu();

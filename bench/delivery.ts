@@ -32,7 +32,7 @@ import { createLogger } from '../src/lib/logger.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
 import { policy, startMtaStsServer } from '../test/helpers/mta-sts-server.js';
 import { makeTestCa } from '../test/helpers/self-signed.js';
-import { cpuSeconds, peakRss, startPostern } from './lib.js';
+import { cpuSeconds, peakRss, postSendRaw, startPostern } from './lib.js';
 
 interface Daemon {
   httpPort: number;
@@ -161,25 +161,7 @@ export async function run(): Promise<void> {
   const daemon = inproc ? await inProcess(env) : await spawnDaemon(env);
   const html = `<p>${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(Math.ceil(SIZE / 58)).slice(0, SIZE)}</p>`;
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONC });
-  const post = (body: string) =>
-    new Promise<number>((resolve, reject) => {
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port: daemon.httpPort,
-          path: '/v1/send-raw',
-          method: 'POST',
-          agent,
-          headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve(res.statusCode ?? 0));
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+  const post = (body: string) => postSendRaw(agent, daemon.httpPort, key, body);
 
   const scrapeMs = Number(process.env.BENCH_DELIVERY_SCRAPE_MS ?? 0);
   let scrapes = 0;

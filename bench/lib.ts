@@ -1,6 +1,7 @@
 // Shared benchmark plumbing: child processes for the servers under test (so the load generator
 // does not share their event loop), autocannon runs, and figure formatting.
 import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -135,4 +136,26 @@ export async function load(opts: autocannon.Options & { seconds?: number; warmup
 
 export function fmt(name: string, r: LoadResult): string {
   return `${name.padEnd(34)} ${r.rps.toFixed(0).padStart(7)} req/s   p50 ${String(r.p50).padStart(3)} ms   p99 ${String(r.p99).padStart(3)} ms   non-2xx ${r.non2xx}   errors ${r.errors}`;
+}
+
+/** POSTs a JSON body to `POST /v1/send-raw` on `port` through `agent`; resolves with the status. */
+export function postSendRaw(agent: http.Agent, port: number, key: string, body: string): Promise<number> {
+  return new Promise<number>((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/v1/send-raw',
+        method: 'POST',
+        agent,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
 }

@@ -17,7 +17,7 @@
 // (logged once per outage) rather than refuse all traffic or let it all through.
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
 
@@ -82,15 +82,33 @@ export function createBudgets(opts: BudgetsOptions): Budgets {
       down = true;
     });
     redis.on('ready', () => (down = false));
-    return shared(
-      'redis',
-      (name, rate, insuranceLimiter) =>
-        new RateLimiterRedis({ storeClient: redis, keyPrefix: `postern:${name}`, ...windowOf(rate), insuranceLimiter }),
-      () => {
+    return {
+      scope: 'cluster',
+      store: 'redis',
+      budget(name, rate) {
+        if (rate.count <= 0) return memoryBudget(rate, clock);
+        const window = { keyPrefix: `postern:${name}`, ...windowOf(rate) };
+        // The insurance limiter answers in process while Redis cannot be reached.
+        const limiter = new RateLimiterRedis({ storeClient: redis, ...window, insuranceLimiter: new RateLimiterMemory(window) });
+        return {
+          async take(key) {
+            try {
+              await limiter.consume(key, 1);
+              return 0;
+            } catch (res) {
+              if (res instanceof RateLimiterRes) return Math.max(1, res.msBeforeNext);
+              // The insurance limiter answers when the store fails; this is a failure of both.
+              log.warn({ err: res, budget: name }, 'a budget could not be checked; the request is let through');
+              return 0;
+            }
+          },
+        };
+      },
+      close() {
         redis.disconnect();
         return Promise.resolve();
       },
-    );
+    };
   }
   if (opts.databaseUrl) {
     // Its own small pool: a take never waits behind the dispatcher's queries for a connection.
@@ -128,35 +146,6 @@ export function createBudgets(opts: BudgetsOptions): Budgets {
     };
   }
   return { scope: 'node', store: 'memory', budget: (_name, rate) => memoryBudget(rate, clock), close: async () => {} };
-
-  function shared(
-    store: 'redis',
-    make: (name: string, rate: Rate, insurance: RateLimiterMemory) => RateLimiterAbstract,
-    close: () => Promise<void>,
-  ): Budgets {
-    return {
-      scope: 'cluster',
-      store,
-      budget(name, rate) {
-        if (rate.count <= 0) return memoryBudget(rate, clock);
-        const limiter = make(name, rate, new RateLimiterMemory({ keyPrefix: `postern:${name}`, ...windowOf(rate) }));
-        return {
-          async take(key) {
-            try {
-              await limiter.consume(key, 1);
-              return 0;
-            } catch (res) {
-              if (res instanceof RateLimiterRes) return Math.max(1, res.msBeforeNext);
-              // The insurance limiter answers when the store fails; this is a failure of both.
-              log.warn({ err: res, budget: name }, 'a budget could not be checked; the request is let through');
-              return 0;
-            }
-          },
-        };
-      },
-      close,
-    };
-  }
 }
 
 // One token bucket per key in one upsert: refilled for the time since its last take at the

@@ -7,8 +7,7 @@ import { recordEvent } from '../../src/events/record.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createIds } from '../../src/lib/ids.js';
 import { startCluster } from '../helpers/cluster.js';
-import { startDnsServer } from '../helpers/dns-server.js';
-import { startSink } from '../helpers/smtp-sink.js';
+import { startRemoteMx } from '../helpers/smtp-sink.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 const pg = process.env.POSTERN_TEST_DATABASE_URL;
@@ -90,12 +89,7 @@ t.test('an endpoint’s concurrency cap holds across two nodes', { skip }, async
 t.test('connections per destination host hold across two nodes', { skip }, async (t) => {
   const CAP = 3;
   const N = 60;
-  const sink = await startSink(t, { delayMs: 100 });
-  const dns = await startDnsServer({
-    'example.net': [{ type: 'MX', data: { preference: 10, exchange: 'mx.example.net' } }],
-    'mx.example.net': [{ type: 'A', data: '127.0.0.1' }],
-  });
-  t.teardown(() => dns.close());
+  const { sink, dns } = await startRemoteMx(t, { delayMs: 100 });
   const c = await startCluster(t, {
     nodes: 2,
     env: {

@@ -4,19 +4,13 @@
 // flight before the next could start.
 import t from 'tap';
 import { startCluster } from '../helpers/cluster.js';
-import { startDnsServer } from '../helpers/dns-server.js';
-import { startSink } from '../helpers/smtp-sink.js';
+import { startRemoteMx } from '../helpers/smtp-sink.js';
 
 const pg = process.env.POSTERN_TEST_DATABASE_URL;
 const SCHEDULED = 12;
 
 t.test('scheduled sends fire within 1 s on a cluster of three', { skip: !pg && 'needs POSTERN_TEST_DATABASE_URL' }, async (t) => {
-  const sink = await startSink(t);
-  const dns = await startDnsServer({
-    'example.net': [{ type: 'MX', data: { preference: 10, exchange: 'mx.example.net' } }],
-    'mx.example.net': [{ type: 'A', data: '127.0.0.1' }],
-  });
-  t.teardown(() => dns.close());
+  const { sink, dns } = await startRemoteMx(t);
   const c = await startCluster(t, {
     nodes: 3,
     env: {

@@ -9,8 +9,7 @@
 import pg from 'pg';
 import t from 'tap';
 import { startCluster } from '../helpers/cluster.js';
-import { startDnsServer } from '../helpers/dns-server.js';
-import { startSink } from '../helpers/smtp-sink.js';
+import { startRemoteMx } from '../helpers/smtp-sink.js';
 import { openTail } from '../helpers/tail.js';
 
 const skip = !process.env.POSTERN_TEST_DATABASE_URL && 'needs POSTERN_TEST_DATABASE_URL';
@@ -31,12 +30,7 @@ const waitUntil = async (pred: () => boolean | Promise<boolean>, what: string, m
 };
 
 t.test('three nodes: 2,000 messages through all, one killed, one stopped, one tail', { skip }, async (t) => {
-  const sink = await startSink(t, { delayMs: 40 });
-  const dns = await startDnsServer({
-    'example.net': [{ type: 'MX', data: { preference: 10, exchange: 'mx.example.net' } }],
-    'mx.example.net': [{ type: 'A', data: '127.0.0.1' }],
-  });
-  t.teardown(() => dns.close());
+  const { sink, dns } = await startRemoteMx(t, { delayMs: 40 });
   const c = await startCluster(t, {
     nodes: 3,
     together: true,
