@@ -481,13 +481,13 @@ export async function createApp(options: AppOptions): Promise<App> {
           onRouting: () => {
             echo = true;
             try {
-              bus.publish('inbound.routing.changed', null);
+              bus.publish('domains.changed', null);
             } finally {
               echo = false;
             }
           },
         });
-        bus.subscribe('inbound.routing.changed', () => {
+        bus.subscribe('domains.changed', () => {
           if (!echo) feed?.routingChanged();
         });
       }

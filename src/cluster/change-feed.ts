@@ -33,7 +33,7 @@ interface Payload {
 export interface ChangeFeed {
   /** Announces committed message changes to the other nodes (batched). */
   changed(ref: ChangeRef): void;
-  /** Announces that inbound routing changed (domains, addresses). */
+  /** Announces that domains or inbound addresses changed (`domains.changed`). */
   routingChanged(): void;
   close(): Promise<void>;
 }

@@ -25,7 +25,7 @@ export function openDatabase(target: DatabaseTarget): DatabaseHandle {
   if (target.dialect === 'postgres') {
     // COUNT(*) and BIGINT come back as strings by default; our counts fit in a JS number.
     pg.types.setTypeParser(20, (v: string) => Number(v));
-    const pool = new pg.Pool({ connectionString: target.url, max: 10 });
+    const pool = new pg.Pool({ connectionString: target.url, max: 10, Client: PreparingClient });
     // An idle client that loses its connection (server restart, failover) emits 'error' on the
     // pool; unhandled, that would crash the daemon. The pool replaces the client on next use.
     pool.on('error', () => {});
@@ -49,6 +49,41 @@ export function openDatabase(target: DatabaseTarget): DatabaseHandle {
       await db.destroy();
     },
   };
+}
+
+// PostgreSQL parses and plans an unnamed statement on every run; a named one once per connection.
+// The daemon runs the same few dozen statements over and over (the ledger's writes, the claim, the
+// accept's insert), so a statement text seen twice gets a name and later runs skip parsing and
+// planning (and, after five runs, use the generic plan). Texts are bounded: one that varies (an IN
+// list of a different length each time) stops getting names once the table is full. A pooler in
+// transaction mode that cannot keep named statements (PgBouncer before 1.21) needs
+// `max_prepared_statements` set on it.
+const MAX_NAMED = 500;
+const named = new Map<string, string | null>();
+let names = 0;
+
+function nameOf(text: string): string | undefined {
+  const name = named.get(text);
+  if (name) return name;
+  if (name === null && names < MAX_NAMED) {
+    const given = `postern_${++names}`;
+    named.set(text, given);
+    return given;
+  }
+  if (named.size < MAX_NAMED * 4) named.set(text, null);
+  return undefined;
+}
+
+class PreparingClient extends pg.Client {
+  // Kysely calls query(text, values); every other form passes through unchanged.
+  override query(...args: unknown[]): never {
+    const [text, values] = args;
+    if (args.length === 2 && typeof text === 'string' && Array.isArray(values) && values.length > 0) {
+      const name = nameOf(text);
+      if (name) return super.query({ name, text, values }) as never;
+    }
+    return (super.query as (...a: unknown[]) => never)(...args);
+  }
 }
 
 // Kysely's SQLite driver prepares every query afresh; preparing costs more than running most of

@@ -1,19 +1,30 @@
-// Group commit for SQLite, the one mechanism every busy writer shares. With synchronous=FULL every
-// commit is an fsync of the WAL, SQLite has one writer, and better-sqlite3 runs the COMMIT (so its
-// fsync) on the event loop's thread: committing each accept, each dispatcher step, each received
-// message and each webhook result on its own makes the disk the limit and stalls the loop. Work
-// that arrives while a commit is in progress (or within a short delay) waits and is then committed
-// together in one transaction. Every caller still resolves only after the COMMIT that holds its
-// work, so durability is exactly that of a transaction per item: a 202 or a 250 still means
-// committed. PostgreSQL has concurrent writers and its own group commit: there each item is simply
-// its own transaction.
+// Group commit, the one mechanism every busy writer shares.
+//
+// SQLite: with synchronous=FULL every commit is an fsync of the WAL, SQLite has one writer, and
+// better-sqlite3 runs the COMMIT (so its fsync) on the event loop's thread: committing each accept,
+// each dispatcher step, each received message and each webhook result on its own makes the disk
+// the limit and stalls the loop. Work that arrives while a commit is in progress (or within a short
+// delay) waits and is then committed together in one transaction. Every caller still resolves only
+// after the COMMIT that holds its work, so durability is exactly that of a transaction per item: a
+// 202 or a 250 still means committed.
+//
+// PostgreSQL has concurrent writers and its own group commit, so the disk is not what batching
+// saves there: round trips are. BEGIN and COMMIT are two of the three or four statements of most
+// writes, and every statement costs the server about as much to receive and answer as a small
+// one costs to run. Writes that arrive together share one transaction, with up to
+// `PG_PARALLEL` such transactions in flight at once (the others' writes gather meanwhile). No
+// SAVEPOINT per write (that would be two more round trips each): a batch in which any write fails
+// is rolled back whole, and its writes are run again each in a transaction of its own, so the
+// failing one fails alone. A write must therefore be safe to run twice, which every write is: it
+// is a function of the transaction and nothing else. A write that may wait on another node's
+// row locks (a read-decide-write) asks to run `alone`, so it does not hold up a batch.
 //
 // Two shapes share the queue:
-//   - createWriteBatcher: any write (a function of the transaction), each inside its own SAVEPOINT,
-//     so a failing write (a quota, an idempotent repeat) rolls back alone. Commits start at most
-//     once per `windowMs` (`dispatcher.commitWindow`): a write that arrives when the last commit is
-//     older than the window is flushed on the next turn (no added latency when idle); under load
-//     the writes of one window share one fsync.
+//   - createWriteBatcher: any write (a function of the transaction); on SQLite each inside its own
+//     SAVEPOINT, so a failing write (a quota, an idempotent repeat) rolls back alone. Commits start
+//     at most once per `windowMs` (`dispatcher.commitWindow`): a write that arrives when the last
+//     commit is older than the window is flushed on the next turn (no added latency when idle);
+//     under load the writes of one window share one fsync.
 //   - createBatchCommitter: items of one kind handed to one function that stores a whole batch with
 //     a few multi-row statements (received mail: per-statement overhead is most of what storing
 //     costs). A batch lingers as long as the previous commit took, capped at `maxLingerMs`, so the
@@ -26,7 +37,8 @@ import type { Database } from './schema.js';
 export type Write<T> = (trx: Transaction<Database>) => Promise<T>;
 
 export interface WriteBatcher {
-  run<T>(write: Write<T>): Promise<T>;
+  /** Commits `write`; `alone` keeps it out of a batch on PostgreSQL (it may wait on other writers' locks). */
+  run<T>(write: Write<T>, opts?: { alone?: boolean }): Promise<T>;
 }
 
 export interface BatchCommitter<I, O> {
@@ -53,15 +65,56 @@ interface QueueOptions<I> {
   observe?: (seconds: number) => void;
 }
 
-// The queue both shapes use: collect, wait per the delay rule, commit a batch, settle each item.
+// Commits one batch and settles each of its items; when the whole batch fails and `retryAlone`
+// says so, each item is tried again in a transaction of its own.
+async function commitBatch<I>(
+  db: Db,
+  opts: Pick<QueueOptions<I>, 'runBatch' | 'retryAlone' | 'observe'>,
+  batch: Pending<I>[],
+  took: (ms: number) => void = () => {},
+): Promise<void> {
+  const inTransaction = (items: I[]) => db.transaction().execute((trx) => opts.runBatch(trx, items));
+  const started = performance.now();
+  let outcomes: Settled[] | null = null;
+  let failure: unknown = null;
+  try {
+    outcomes = await inTransaction(batch.map((p) => p.item));
+  } catch (error) {
+    failure = error;
+  }
+  const ms = performance.now() - started;
+  took(ms);
+  if (outcomes) {
+    opts.observe?.(ms / 1000);
+    batch.forEach((p, i) => {
+      const o = outcomes[i];
+      if (o.ok) p.resolve(o.value);
+      else p.reject(o.error);
+    });
+    return;
+  }
+  if (!opts.retryAlone || batch.length === 1) {
+    for (const p of batch) p.reject(failure);
+    return;
+  }
+  for (const p of batch) {
+    try {
+      const [o] = await inTransaction([p.item]);
+      if (o.ok) p.resolve(o.value);
+      else p.reject(o.error);
+    } catch (err) {
+      p.reject(err);
+    }
+  }
+}
+
+// The queue both shapes use on SQLite: collect, wait per the delay rule, commit a batch, settle each item.
 function createQueue<I>(db: Db, opts: QueueOptions<I>): (item: I) => Promise<unknown> {
   let queue: Pending<I>[] = [];
   let flushing = false;
   let timer: NodeJS.Timeout | null = null;
   let lastCommitAt = -Infinity;
   let lastCommitMs = 0;
-
-  const inTransaction = (items: I[]) => db.transaction().execute((trx) => opts.runBatch(trx, items));
 
   async function flush(): Promise<void> {
     flushing = true;
@@ -70,36 +123,7 @@ function createQueue<I>(db: Db, opts: QueueOptions<I>): (item: I) => Promise<unk
       const batch = queue.slice(0, opts.maxBatch);
       queue = queue.slice(batch.length);
       lastCommitAt = performance.now();
-      let outcomes: Settled[] | null = null;
-      let failure: unknown = null;
-      try {
-        outcomes = await inTransaction(batch.map((p) => p.item));
-      } catch (error) {
-        failure = error;
-      }
-      lastCommitMs = performance.now() - lastCommitAt;
-      if (outcomes) {
-        opts.observe?.(lastCommitMs / 1000);
-        batch.forEach((p, i) => {
-          const o = outcomes[i];
-          if (o.ok) p.resolve(o.value);
-          else p.reject(o.error);
-        });
-        continue;
-      }
-      if (!opts.retryAlone || batch.length === 1) {
-        for (const p of batch) p.reject(failure);
-        continue;
-      }
-      for (const p of batch) {
-        try {
-          const [o] = await inTransaction([p.item]);
-          if (o.ok) p.resolve(o.value);
-          else p.reject(o.error);
-        } catch (err) {
-          p.reject(err);
-        }
-      }
+      await commitBatch(db, opts, batch, (ms) => (lastCommitMs = ms));
     }
     flushing = false;
   }
@@ -131,13 +155,13 @@ const ROLLBACK_TO = CompiledQuery.raw('ROLLBACK TO w');
 
 const MAX_WRITES = 256;
 
-/** Any writes, committed together on SQLite (each in its own savepoint); a transaction each on PostgreSQL. */
+/** Any writes, committed together: each in its own savepoint on SQLite, rolled back and retried alone on PostgreSQL. */
 export function createWriteBatcher(
   db: Db,
   dialect: Dialect,
   opts: { windowMs?: number; observe?: (seconds: number) => void } = {},
 ): WriteBatcher {
-  if (dialect === 'postgres') return { run: (write) => timed(db.transaction().execute(write), opts.observe) };
+  if (dialect === 'postgres') return postgresWriteBatcher(db, opts.observe);
   const windowMs = opts.windowMs ?? 0;
   const submit = createQueue<Write<unknown>>(db, {
     maxBatch: MAX_WRITES,
@@ -161,6 +185,53 @@ export function createWriteBatcher(
     },
   });
   return { run: <T>(write: Write<T>) => submit(write) as Promise<T> };
+}
+
+// Transactions of batched writes in flight at once on PostgreSQL: enough that one waiting on a
+// lock or a slow commit does not stop the others, few enough to leave the pool (10) for reads.
+const PG_PARALLEL = 3;
+
+function postgresWriteBatcher(db: Db, observe: ((seconds: number) => void) | undefined): WriteBatcher {
+  let queue: Pending<Write<unknown>>[] = [];
+  let active = 0;
+  let scheduled = false;
+  const opts = {
+    retryAlone: true,
+    observe,
+    async runBatch(trx: Transaction<Database>, writes: Write<unknown>[]): Promise<Settled[]> {
+      const outcomes: Settled[] = [];
+      for (const write of writes) outcomes.push({ ok: true, value: await write(trx) });
+      return outcomes;
+    },
+  };
+  // Starts batches while fewer than PG_PARALLEL are in flight; each one that ends starts the next.
+  function start(): void {
+    while (active < PG_PARALLEL && queue.length > 0) {
+      const batch = queue.slice(0, MAX_WRITES);
+      queue = queue.slice(batch.length);
+      active++;
+      void commitBatch(db, opts, batch).finally(() => {
+        active--;
+        start();
+      });
+    }
+  }
+  return {
+    run<T>(write: Write<T>, runOpts: { alone?: boolean } = {}): Promise<T> {
+      if (runOpts.alone) return timed(db.transaction().execute(write), observe);
+      return new Promise<T>((resolve, reject) => {
+        queue.push({ item: write, resolve, reject });
+        // One turn of the event loop first, so the writes of work already read join this batch.
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(() => {
+            scheduled = false;
+            start();
+          });
+        }
+      });
+    },
+  };
 }
 
 /**

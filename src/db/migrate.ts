@@ -21,6 +21,7 @@ import * as m0016 from './migrations/0016-return-path.js';
 import * as m0017 from './migrations/0017-nodes.js';
 import * as m0018 from './migrations/0018-job-runs.js';
 import * as m0019 from './migrations/0019-budgets.js';
+import * as m0020 from './migrations/0020-queue-fillfactor.js';
 
 const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -42,6 +43,7 @@ const migrations: Record<string, Migration> = {
   '0017-nodes': m0017,
   '0018-job-runs': m0018,
   '0019-budgets': m0019,
+  '0020-queue-fillfactor': m0020,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

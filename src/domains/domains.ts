@@ -106,7 +106,7 @@ export interface DomainStore {
 }
 
 export interface DomainDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'ids' | 'dns' | 'log'> {
-  /** `inbound.routing.changed` is published when a domain starts or stops receiving. */
+  /** `domains.changed` is published when a domain starts or stops receiving or signing, or is removed. */
   bus?: EventBus;
 }
 
@@ -144,7 +144,7 @@ export function publishedRecordsOf(
 }
 
 export function createDomainStore({ config, db, clock, ids, dns, log, bus }: DomainDeps): DomainStore {
-  const changed = () => bus?.publish('inbound.routing.changed', null);
+  const changed = () => bus?.publish('domains.changed', null);
   const records = (row: Row): DnsRecord[] => {
     if (row.kind === 'shared') return [];
     const publish = publishedRecordsOf(row, config.hostname);
@@ -308,7 +308,7 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
       { domain: row.domain, sending: next.dkim_verified_at !== null, receiving: next.mx_verified_at !== null, status: next.status },
       'domain records confirmed',
     );
-    if (next.mx_verified_at !== row.mx_verified_at) changed();
+    if (next.mx_verified_at !== row.mx_verified_at || next.dkim_verified_at !== row.dkim_verified_at) changed();
     return next;
   };
 

@@ -10,8 +10,11 @@ import type { EventType } from '../db/schema.js';
 export interface Topics {
   /** Rows were added to the `events` outbox (after their commit): webhook fan-out and forwarding wake. */
   'events.recorded': { type: EventType };
-  /** A domain started or stopped receiving mail (inbound routing drops its cache). */
-  'inbound.routing.changed': null;
+  /**
+   * A domain started or stopped receiving or signing mail, or was removed: what is cached of
+   * domains (inbound routing, sending keys) is forgotten. Shared with a cluster's other nodes.
+   */
+  'domains.changed': null;
   /** The daemon began to stop: long-lived responses end, workers abandon slow attempts. */
   'app.stopping': null;
 }

@@ -36,7 +36,7 @@ const DOMAIN_CACHE_MS = 2_000;
 export function createRouter({ config, db, bus }: Pick<Deps, 'config' | 'db'> & Partial<Pick<Deps, 'bus'>>): Router {
   const bounceDomain = bounceDomainOf(config);
   const cache = new Map<string, { at: number; target: DomainTarget | null }>();
-  bus?.subscribe('inbound.routing.changed', () => cache.clear());
+  bus?.subscribe('domains.changed', () => cache.clear());
 
   const lookupDomain = async (domain: string): Promise<DomainTarget | null> => {
     // A shared domain as stored: it keeps the form it was created with (`sharedInboundDomain` may
@@ -89,7 +89,7 @@ export function createRouter({ config, db, bus }: Pick<Deps, 'config' | 'db'> & 
 
   // `bounces.<domain>` of a custom domain whose return path is in use (domains/domains.ts).
   const returnPaths = new Map<string, { at: number; yes: boolean }>();
-  bus?.subscribe('inbound.routing.changed', () => returnPaths.clear());
+  bus?.subscribe('domains.changed', () => returnPaths.clear());
   const isReturnPath = async (host: string): Promise<boolean> => {
     const now = performance.now();
     const hit = returnPaths.get(host);

@@ -311,15 +311,18 @@ export function createLedger(deps: LedgerDeps): Ledger {
 
     async update(find, decide) {
       for (let i = 0; i < MAX_RACES; i++) {
-        const outcome = await writes.run(async (trx) => {
-          const read = await find(trx);
-          if (!read) return null;
-          const c = decide(read);
-          if (!c || c.refused) return { read, c: null };
-          if (seams.beforeUpdateWrite) await seams.beforeUpdateWrite(read);
-          const { next, columns, view } = prepare(c);
-          return (await write(trx, c, columns, view)) ? { read, c, next, view } : 'raced';
-        });
+        const outcome = await writes.run(
+          async (trx) => {
+            const read = await find(trx);
+            if (!read) return null;
+            const c = decide(read);
+            if (!c || c.refused) return { read, c: null };
+            if (seams.beforeUpdateWrite) await seams.beforeUpdateWrite(read);
+            const { next, columns, view } = prepare(c);
+            return (await write(trx, c, columns, view)) ? { read, c, next, view } : 'raced';
+          },
+          { alone: true },
+        );
         if (outcome === 'raced') continue;
         if (outcome === null) return null;
         if (!outcome.c) return { read: outcome.read, written: null };

@@ -109,6 +109,9 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   // The leases of held messages are renewed every third of the lease, so a delivery that takes
   // longer than the lease (a slow receiver, a long queue for a connection) keeps its message, and
   // the lease only bounds how long a crashed node's messages wait.
+  // Writes to many rows at once keep out of a batch (db/group-commit.ts): on PostgreSQL they may
+  // wait for a row another batch holds, and a batch waiting on them could wait back.
+  const alone = { alone: true };
   const heartbeat = setInterval(() => void renew(), Math.max(1000, Math.floor(cfg.lease / 3)));
   heartbeat.unref();
   async function renew(): Promise<void> {
@@ -119,7 +122,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     try {
       await deps.writes.run(async (trx) => {
         for (const [lease, ids] of byLease) await renewLeases(trx, lease, ids, now, new Date(now.getTime() + cfg.lease));
-      });
+      }, alone);
     } catch (err) {
       log.warn({ err }, 'renewing the leases of messages in flight failed; retrying at the next beat');
     }
@@ -353,7 +356,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       // The waiting messages were never handed over: another node may take them right away.
       const waiting = ready.splice(0).map((c) => c.row.id);
       for (const id of waiting) holding.delete(id);
-      await deps.writes.run((trx) => releaseLeases(trx, token, waiting));
+      await deps.writes.run((trx) => releaseLeases(trx, token, waiting), alone);
       let timer: NodeJS.Timeout | undefined;
       const finished = await Promise.race([
         Promise.all(inFlight).then(() => true),
@@ -369,7 +372,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         );
         return false;
       }
-      await deps.writes.run((trx) => releaseLeases(trx, token));
+      await deps.writes.run((trx) => releaseLeases(trx, token), alone);
       return true;
     },
   };

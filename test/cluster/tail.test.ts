@@ -65,7 +65,7 @@ t.test(
     t.match(await router.resolve(to), { kind: 'mailbox', plan: 'custom' }, 'node a routes the shared domain');
     // Through node b the workspace changes plan (what its quota follows), and b says so on its bus.
     await b.app.db.updateTable('workspaces').set({ plan: 'pro' }).where('id', '=', ws.id).execute();
-    b.app.bus.publish('inbound.routing.changed', null);
+    b.app.bus.publish('domains.changed', null);
     let seen = 'custom';
     for (let i = 0; i < 20 && seen !== 'pro'; i++) {
       await new Promise((r) => setTimeout(r, 25));

@@ -177,8 +177,8 @@ t.test('routing', async (t) => {
     const r = router();
     t.equal(await r.resolve('x@mail.acme.example'), null);
     await set({ mx_verified_at: '2020-01-02T00:00:00.000Z' });
-    d.app.bus.publish('inbound.routing.changed', null);
-    t.match(await r.resolve('x@mail.acme.example'), { kind: 'mailbox' }, 'seen at once after inbound.routing.changed');
+    d.app.bus.publish('domains.changed', null);
+    t.match(await r.resolve('x@mail.acme.example'), { kind: 'mailbox' }, 'seen at once after domains.changed');
     await set({ mx_verified_at: null });
   });
 

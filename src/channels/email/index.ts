@@ -21,6 +21,7 @@ import type { RawSource } from './prepare.js';
 import { createDomainRateLimiter } from './rates.js';
 import { createRelayTransport } from './relay.js';
 import { createSmtpPool, type PoolOptions, type SmtpPool } from './smtp-pool.js';
+import { createSigningKeys } from './signing-keys.js';
 import { createTokenSigner, loadSecret, type TokenSigner } from './tracking/tokens.js';
 import { createTransportSecurity, type TransportSecurity } from './transport-security.js';
 
@@ -30,7 +31,7 @@ export interface EmailOffload {
   smtpPool(opts: PoolOptions): SmtpPool;
 }
 
-export interface EmailChannelDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'dns' | 'log' | 'budgets'> {
+export interface EmailChannelDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'dns' | 'log' | 'budgets'>, Partial<Pick<Deps, 'bus'>> {
   suppressions: SuppressionStore;
   publicUrl(): string;
   tokens(): Promise<TokenSigner>;
@@ -145,7 +146,7 @@ export function createEmailTransport(deps: EmailChannelDeps): ChannelTransport {
   const { config } = deps;
   if (config.delivery.mode === 'relay' && !config.delivery.relayUrl)
     throw new ConfigError('invalid setting delivery.relayUrl (POSTERN_DELIVERY_RELAY_URL): required when delivery.mode is relay');
-  const base = { ...deps, composer: deps.offload, connectionId: connectionIdOf(config) };
+  const base = { ...deps, composer: deps.offload, connectionId: connectionIdOf(config), signingKeys: createSigningKeys(deps) };
   if (config.delivery.mode === 'relay') return createRelayTransport(base);
   // On a delivery thread when there is one: SMTP then costs the event loop nothing.
   const ca = extraCa(config);

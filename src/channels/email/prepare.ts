@@ -10,13 +10,14 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import type { RecipientKind } from '../../db/schema.js';
 import { bounceDomainOf } from '../../domains/names.js';
-import { domainOf, findSigningKey } from '../../domains/sending.js';
+import { domainOf } from '../../domains/sending.js';
 import type { BounceRules } from './bounce-rules.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SuppressionStore } from '../../suppressions/store.js';
 import { composeSigned, messageIdFor, verpAddress, type ComposeRequest } from './compose.js';
 import { loadRecipients, type RecipientState } from './recipients.js';
 import { addTracking } from './tracking/rewrite.js';
+import type { SigningKeys } from './signing-keys.js';
 import { isTrackingEnabled } from './tracking/settings.js';
 import type { TokenSigner } from './tracking/tokens.js';
 
@@ -39,6 +40,8 @@ export interface EmailDeps {
   db: Db;
   clock: Clock;
   suppressions: SuppressionStore;
+  /** Signing keys, read through a short cache. */
+  signingKeys: SigningKeys;
   /** Where recipients reach the tracking and unsubscribe routes. */
   publicUrl(): string;
   tokens(): Promise<TokenSigner>;
@@ -103,7 +106,7 @@ async function recipientsOf(deps: EmailDeps, delivery: Delivery): Promise<{ reci
 
 /** Composes and signs the message of a delivery; notes what the caller should know (a replaced from). */
 async function compose(deps: EmailDeps, delivery: Delivery): Promise<WireMessage & { notes: string[] }> {
-  const { config, db } = deps;
+  const { config } = deps;
   const m = delivery.message;
   const content = delivery.content as EmailOutput;
   const base = defaultFrom(config);
@@ -111,10 +114,10 @@ async function compose(deps: EmailDeps, delivery: Delivery): Promise<WireMessage
   // From: the override only on a verified sending domain of the workspace; its key signs the
   // message. Otherwise the default sender, and the timeline says so.
   let from = { address: base.address, name: m.fromNameOverride ?? base.name };
-  let key = await findSigningKey(db, m.workspaceId, domainOf(base.address), config.dkim.selector);
+  let key = await deps.signingKeys(m.workspaceId, domainOf(base.address), config.dkim.selector);
   const notes: string[] = [];
   if (m.fromOverride) {
-    const overrideKey = await findSigningKey(db, m.workspaceId, domainOf(m.fromOverride), config.dkim.selector);
+    const overrideKey = await deps.signingKeys(m.workspaceId, domainOf(m.fromOverride), config.dkim.selector);
     if (overrideKey) {
       from = { ...from, address: m.fromOverride };
       key = overrideKey;
@@ -126,7 +129,7 @@ async function compose(deps: EmailDeps, delivery: Delivery): Promise<WireMessage
   const publicUrl = deps.publicUrl().replace(/\/$/, '');
   let unsubscribeUrl: string | null = null;
   let html = content.html;
-  const tracking = html ? await isTrackingEnabled(db, m.workspaceId, config.tracking.enabledByDefault) : false;
+  const tracking = html ? await isTrackingEnabled(deps.db, m.workspaceId, config.tracking.enabledByDefault) : false;
   if (m.templateSlug !== null || tracking) {
     const tokens = await deps.tokens();
     if (m.templateSlug !== null) {
