@@ -49,6 +49,7 @@ import { createHttpApp, listRoutes, type Readiness, type RouteEntry } from './ht
 import { createAddressStore, type AddressStore } from './inbound/addresses.js';
 import { createAnalyzer } from './inbound/analysis-pool.js';
 import { createReceivedReader, type ReceivedReader } from './inbound/received.js';
+import { createPassedClients } from './inbound/passed-clients.js';
 import { createReceiver, type Receiver } from './inbound/receive.js';
 import { createRouter as createInboundRouter } from './inbound/routing.js';
 import { storeMessages } from './inbound/store.js';
@@ -338,11 +339,13 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   const httpServer = http.createServer(httpApp);
   httpServer.keepAliveTimeout = 65_000;
+  const passedClients = config.smtp.greetingPassTtl > 0 ? createPassedClients({ ...deps, ttlMs: config.smtp.greetingPassTtl }) : null;
   const smtp: SmtpListener = createSmtpListener({
     config,
     log,
     clock,
     dns,
+    passedClients,
     router: createInboundRouter(deps),
     receiver,
     bounces,
@@ -360,6 +363,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ['purge-received', () => receivedMessages.purge()],
     ['expire-domain-claims', () => domains.expireClaims()],
     ['recheck-domains', () => domains.recheckConfirmed()],
+    ['purge-passed-smtp-clients', () => passedClients?.purge() ?? Promise.resolve(0)],
   ];
   const jobs = createClusterJobs({ ...deps, nodeId: nodes.id });
   const runDailyJobs = async (at: Date): Promise<string[]> => {

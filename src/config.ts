@@ -82,6 +82,7 @@ const schema = z.strictObject({
     tlsCert: z.string(),
     tlsKey: z.string(),
     greetingDelay: duration({ max: '60s' }),
+    greetingPassTtl: duration({ max: '30d' }),
     maxConnectionsPerAddress: z.number().int().min(0),
     connectionRatePerAddress: z.string().regex(RATE, 'must look like 300/min'),
     limitExceptions: z.array(z.string().refine(isAddressOrRange, 'must be an IP address or a CIDR range such as 10.0.0.0/8')),

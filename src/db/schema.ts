@@ -549,6 +549,13 @@ export interface DestinationBackoffTable {
   updated_at: string;
 }
 
+// --- SMTP clients greeted without the pause (smtp/passed-clients.ts) ---------------------------
+
+export interface SmtpPassedClientsTable {
+  address: string;
+  passed_until: string;
+}
+
 // --- scheduled jobs run once per cluster (cluster/jobs.ts) -------------------------------------
 
 export interface JobRunsTable {
@@ -657,4 +664,5 @@ export interface Database {
   destination_stats: DestinationStatsTable;
   destination_holds: DestinationHoldsTable;
   destination_backoff: DestinationBackoffTable;
+  smtp_passed_clients: SmtpPassedClientsTable;
 }

@@ -16,6 +16,7 @@ import type { BounceHandler } from '../channels/email/bounces.js';
 import type { ReportInbox } from '../reports/inbox.js';
 import { parseRate } from '../channels/email/rates.js';
 import type { Config } from '../config.js';
+import type { PassedClients } from '../inbound/passed-clients.js';
 import { MessageRefused, type MailboxRoute, type Receiver } from '../inbound/receive.js';
 import type { Route, Router } from '../inbound/routing.js';
 import type { Clock } from '../lib/clock.js';
@@ -47,6 +48,8 @@ export interface SmtpListenerDeps {
   reports?: ReportInbox;
   /** Told of sessions, accepted transactions and refusals by reason (metrics). */
   observe?: SmtpObserver;
+  /** Clients greeted without the pause (inbound/passed-clients.ts); absent: every client waits it. */
+  passedClients?: PassedClients | null;
 }
 
 export interface SmtpObserver {
@@ -265,7 +268,7 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
         log,
         refused: (reason) => deps.observe?.rejected(reason),
       });
-      setGreetingDelay(server, opts.greetingDelay);
+      setGreetingDelay(server, opts.greetingDelay, deps.passedClients);
       server.on('error', (err) => log.warn({ err }, 'smtp error'));
       // A hard cap on a connection's lifetime, whatever it is doing.
       server.server.on('connection', (socket: Socket) => {
