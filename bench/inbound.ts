@@ -13,6 +13,7 @@ import { main as cli } from '../src/cli.js';
 import { loadConfig } from '../src/config.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
 import { cpuSeconds, peakRss, startPostern, startScript } from './lib.js';
+import { startPostfix } from './postfix.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const MAX_MESSAGES = 20_000;
@@ -155,15 +156,29 @@ export async function run(): Promise<void> {
   const delay = GREETING_DELAY_MS ?? loadConfig({ env }).smtp.greetingDelay;
   const bare = await startScript('bare-smtp.ts', { BENCH_GREETING_DELAY_MS: String(delay) });
   const pid = postern.child.pid!;
+  // Postfix beside it (bench/postfix.ts), driven by the same client: the ratio in one run.
+  const postfix = await startPostfix();
+  if ('unavailable' in postfix) console.log(`postfix: not run (${postfix.unavailable})`);
+  const pf = 'port' in postfix ? postfix : null;
 
   // Warm-up, not reported: the first connection starts Postern's analysis threads and JIT warms both.
   await scenario(postern.smtp!, address, 5 * 1024, 20, true, 1);
   await scenario(bare.port, address, 5 * 1024, 20, true, 1);
+  if (pf) {
+    await scenario(pf.port, address, 5 * 1024, 20, true, 1);
+    await pf.drained();
+  }
 
   console.log(
     `${SECONDS}s per scenario; greeting delay ${delay} ms (both servers); each server is its own process; latency = connect (new connection) or MAIL FROM (reused) to 250; CPU = Postern's own per message`,
   );
-  console.log('size    sessions connection | postern msg/s  p99 ms  CPU ms | bare smtp-server msg/s  p99 ms');
+  if (pf)
+    console.log(
+      `postfix ${pf.version}: fsyncs each queue file before 250, verifies nothing, relays to smtp-sink; its queue drains before each of its runs`,
+    );
+  console.log(
+    'size    sessions connection | postern msg/s  p99 ms  CPU ms | bare smtp-server msg/s  p99 ms | postfix msg/s  p99 ms  postern/postfix',
+  );
   for (const size of [5 * 1024, 100 * 1024]) {
     for (const sessions of [20, 100]) {
       for (const reuse of [false, true]) {
@@ -176,10 +191,16 @@ export async function run(): Promise<void> {
         const b = process.env.BENCH_NO_BARE
           ? { rate: 0, p99: 0, count: 0, errors: 0 }
           : await scenario(bare.port, address, size, sessions, reuse);
+        let x: Result | null = null;
+        if (pf) {
+          await pf.drained();
+          x = await scenario(pf.port, address, size, sessions, reuse);
+        }
         const fmt = (r: Result) =>
           `${r.rate.toFixed(0).padStart(6)} ${r.p99.toFixed(1).padStart(7)}${r.errors ? ` (${r.errors} errors)` : ''}`;
         console.log(
-          `${String(size / 1024).padStart(3)} KiB ${String(sessions).padStart(8)} ${(reuse ? 'reused' : 'new').padEnd(10)} | ${fmt(p)} ${cpuMs.toFixed(2).padStart(7)} | ${fmt(b)}`,
+          `${String(size / 1024).padStart(3)} KiB ${String(sessions).padStart(8)} ${(reuse ? 'reused' : 'new').padEnd(10)} | ${fmt(p)} ${cpuMs.toFixed(2).padStart(7)} | ${fmt(b)}` +
+            (x ? ` | ${fmt(x)} ${(p.rate / Math.max(1, x.rate)).toFixed(2).padStart(6)}` : ''),
         );
       }
     }
@@ -187,6 +208,7 @@ export async function run(): Promise<void> {
   console.log(`postern peak RSS ${Math.round(peakRss(pid) / 1048576)} MiB`);
   await postern.stop();
   await bare.stop();
+  if (pf) await pf.stop();
   await dns.close();
   const db = new Sqlite(path.join(dataDir, 'postern.sqlite'), { readonly: true });
   const stored = db.prepare('SELECT count(*) AS n FROM received_messages').get() as { n: number };
