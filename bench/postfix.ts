@@ -10,6 +10,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { freePort } from '../test/helpers/ports.js';
 
 const run = promisify(execFile);
 const POSTFIX = '/usr/sbin/postfix';
@@ -22,14 +23,6 @@ export interface Postfix {
   /** Resolves once the queue is empty (every accepted message relayed to the sink), or after `timeoutMs`. */
   drained(timeoutMs?: number): Promise<boolean>;
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 async function listening(port: number, timeoutMs: number): Promise<boolean> {
@@ -46,8 +39,8 @@ async function listening(port: number, timeoutMs: number): Promise<boolean> {
   return false;
 }
 
-/** Starts the throwaway Postfix, or returns null (with the reason) when it cannot run here. */
-export async function startPostfix(opts: { processLimit?: number } = {}): Promise<Postfix | { unavailable: string }> {
+/** Starts the throwaway Postfix, or says why it cannot run here. */
+export async function startPostfix(): Promise<Postfix | { unavailable: string }> {
   if (process.env.BENCH_POSTFIX === '0') return { unavailable: 'BENCH_POSTFIX=0' };
   if (!existsSync(POSTFIX) || !existsSync(SINK)) return { unavailable: 'postfix is not installed (apt-get install postfix)' };
   if (process.getuid?.() !== 0) return { unavailable: 'Postfix needs the bench to run as root' };
@@ -77,7 +70,8 @@ export async function startPostfix(opts: { processLimit?: number } = {}): Promis
       'smtp_tls_security_level = none',
       `maillog_file_prefixes = ${base}`,
       `maillog_file = ${path.join(base, 'maillog')}`,
-      `default_process_limit = ${opts.processLimit ?? 300}`,
+      // Room for 100 client sessions besides the queue's own processes.
+      'default_process_limit = 300',
       '',
     ].join('\n'),
   );

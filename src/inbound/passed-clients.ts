@@ -65,9 +65,9 @@ export function createPassedClients(deps: Pick<Deps, 'db' | 'clock' | 'log'> & {
     },
 
     async purge() {
-      const now = clock.now().toISOString();
-      for (const [address, until] of known) if (until <= clock.now().getTime()) known.delete(address);
-      const r = await db.deleteFrom('smtp_passed_clients').where('passed_until', '<=', now).executeTakeFirst();
+      const now = clock.now();
+      for (const [address, until] of known) if (until <= now.getTime()) known.delete(address);
+      const r = await db.deleteFrom('smtp_passed_clients').where('passed_until', '<=', now.toISOString()).executeTakeFirst();
       return Number(r.numDeletedRows);
     },
   };

@@ -6,6 +6,7 @@
 import { flag } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { bounceDomainOf, normalizeDomain, slugOfSharedDomain } from '../domains/names.js';
+import { domainReadCache } from '../domains/read-cache.js';
 
 const VERP_LOCAL = /^bounces\+msg_[0-9a-z]+$/;
 import { REPORT_LOCAL_PART } from '../reports/inbox.js';
@@ -29,14 +30,11 @@ interface DomainTarget {
 }
 
 // Which workspace and domain row a recipient domain maps to changes rarely, and every RCPT asks:
-// answers are cached for a couple of seconds, and dropped at once when this node changes a domain
-// (other nodes of a cluster see a change within the TTL). Addresses are always read fresh.
-const DOMAIN_CACHE_MS = 2_000;
-
+// answers go through the two-second cache of domain reads (domains/read-cache.ts). Addresses are
+// always read fresh.
 export function createRouter({ config, db, bus }: Pick<Deps, 'config' | 'db'> & Partial<Pick<Deps, 'bus'>>): Router {
   const bounceDomain = bounceDomainOf(config);
-  const cache = new Map<string, { at: number; target: DomainTarget | null }>();
-  bus?.subscribe('domains.changed', () => cache.clear());
+  const targets = domainReadCache<DomainTarget | null>(bus);
 
   const lookupDomain = async (domain: string): Promise<DomainTarget | null> => {
     // A shared domain as stored: it keeps the form it was created with (`sharedInboundDomain` may
@@ -77,23 +75,12 @@ export function createRouter({ config, db, bus }: Pick<Deps, 'config' | 'db'> & 
     return d ? { workspaceId: d.workspace_id, plan: d.plan, domainId: d.id } : null;
   };
 
-  const target = async (domain: string): Promise<DomainTarget | null> => {
-    const now = performance.now();
-    const hit = cache.get(domain);
-    if (hit && now - hit.at < DOMAIN_CACHE_MS) return hit.target;
-    const t = await lookupDomain(domain);
-    if (cache.size > 10_000) cache.clear();
-    cache.set(domain, { at: now, target: t });
-    return t;
-  };
+  const target = (domain: string): Promise<DomainTarget | null> => targets(domain, () => lookupDomain(domain));
 
   // `bounces.<domain>` of a custom domain whose return path is in use (domains/domains.ts).
-  const returnPaths = new Map<string, { at: number; yes: boolean }>();
-  bus?.subscribe('domains.changed', () => returnPaths.clear());
-  const isReturnPath = async (host: string): Promise<boolean> => {
-    const now = performance.now();
-    const hit = returnPaths.get(host);
-    if (hit && now - hit.at < DOMAIN_CACHE_MS) return hit.yes;
+  const returnPaths = domainReadCache<boolean>(bus);
+  const isReturnPath = (host: string): Promise<boolean> => returnPaths(host, () => returnPathConfirmed(host));
+  const returnPathConfirmed = async (host: string): Promise<boolean> => {
     const row = await db
       .selectFrom('domains')
       .select('id')
@@ -105,10 +92,7 @@ export function createRouter({ config, db, bus }: Pick<Deps, 'config' | 'db'> & 
       .executeTakeFirst();
     // Confirmed once is enough to take DSNs: a return path that drifted still gets the bounces of
     // mail sent while it was in use (new mail goes out on the shared bounce domain meanwhile).
-    const yes = !!row;
-    if (returnPaths.size > 10_000) returnPaths.clear();
-    returnPaths.set(host, { at: now, yes });
-    return yes;
+    return !!row;
   };
 
   const findAddress = async (domainId: string, local: string): Promise<{ row: AddressRow | null; exact: boolean }> => {

@@ -106,12 +106,12 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   let claims = 0;
   // Every message this node holds a lease on (claimed and not yet settled), by id, with its lease.
   const holding = new Map<string, string>();
-  // The leases of held messages are renewed every third of the lease, so a delivery that takes
-  // longer than the lease (a slow receiver, a long queue for a connection) keeps its message, and
-  // the lease only bounds how long a crashed node's messages wait.
   // Writes to many rows at once keep out of a batch (db/group-commit.ts): on PostgreSQL they may
   // wait for a row another batch holds, and a batch waiting on them could wait back.
   const alone = { alone: true };
+  // The leases of held messages are renewed every third of the lease, so a delivery that takes
+  // longer than the lease (a slow receiver, a long queue for a connection) keeps its message, and
+  // the lease only bounds how long a crashed node's messages wait.
   const heartbeat = setInterval(() => void renew(), Math.max(1000, Math.floor(cfg.lease / 3)));
   heartbeat.unref();
   async function renew(): Promise<void> {

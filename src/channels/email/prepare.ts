@@ -106,7 +106,7 @@ async function recipientsOf(deps: EmailDeps, delivery: Delivery): Promise<{ reci
 
 /** Composes and signs the message of a delivery; notes what the caller should know (a replaced from). */
 async function compose(deps: EmailDeps, delivery: Delivery): Promise<WireMessage & { notes: string[] }> {
-  const { config } = deps;
+  const { config, db } = deps;
   const m = delivery.message;
   const content = delivery.content as EmailOutput;
   const base = defaultFrom(config);
@@ -129,7 +129,7 @@ async function compose(deps: EmailDeps, delivery: Delivery): Promise<WireMessage
   const publicUrl = deps.publicUrl().replace(/\/$/, '');
   let unsubscribeUrl: string | null = null;
   let html = content.html;
-  const tracking = html ? await isTrackingEnabled(deps.db, m.workspaceId, config.tracking.enabledByDefault) : false;
+  const tracking = html ? await isTrackingEnabled(db, m.workspaceId, config.tracking.enabledByDefault) : false;
   if (m.templateSlug !== null || tracking) {
     const tokens = await deps.tokens();
     if (m.templateSlug !== null) {
