@@ -9,7 +9,8 @@
 // (the method of the first published figures, kept for comparison). BENCH_DELIVERY_PROFILE=DIR
 // starts the daemon with `--cpu-prof --cpu-prof-dir=DIR`.
 // Environment: BENCH_DELIVERY_N (default 5000), BENCH_DELIVERY_CONCURRENCY (HTTP clients, 32),
-// BENCH_DELIVERY_SIZE (body bytes, 5120), BENCH_DELIVERY_CONNECTIONS (SMTP connections to the
+// BENCH_DELIVERY_SIZE (body bytes, 5120), BENCH_DELIVERY_WARMUP (messages sent and delivered
+// first, not reported; 1000), BENCH_DELIVERY_CONNECTIONS (SMTP connections to the
 // sink, 20), BENCH_DELIVERY_DISPATCH (dispatcher concurrency; the config default when unset),
 // BENCH_DELIVERY_SCRAPE_MS (scrape GET /metrics this often while the run lasts, as Prometheus
 // would; off when unset or when metrics are disabled), BENCH_DELIVERY_TLS=1 (the sink offers
@@ -32,7 +33,9 @@ import { createLogger } from '../src/lib/logger.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
 import { policy, startMtaStsServer } from '../test/helpers/mta-sts-server.js';
 import { makeTestCa } from '../test/helpers/self-signed.js';
-import { cpuSeconds, peakRss, postSendRaw, startPostern } from './lib.js';
+import { cpuSeconds, peakRss, postSendRaw, startPostern, threadCpu } from './lib.js';
+import { startPostfix, type Postfix } from './postfix.js';
+import { Client, message } from './smtp-client.js';
 
 interface Daemon {
   httpPort: number;
@@ -43,6 +46,8 @@ interface Daemon {
   cpuSeconds(): number;
   /** CPU seconds of the daemon's main thread (its event loop) alone; NaN when unknown. */
   loopCpuSeconds(): number;
+  /** CPU seconds per thread name; empty when unknown. */
+  threadCpu(): Record<string, number>;
   stop(): Promise<void>;
 }
 
@@ -56,6 +61,7 @@ async function spawnDaemon(env: Record<string, string>): Promise<Daemon> {
     peakRss: () => peakRss(pid),
     cpuSeconds: () => cpuSeconds(pid),
     loopCpuSeconds: () => cpuSeconds(pid, pid),
+    threadCpu: () => threadCpu(pid),
     stop: d.stop,
   };
 }
@@ -75,6 +81,7 @@ async function inProcess(env: Record<string, string>): Promise<Daemon> {
       return (u.user + u.system) / 1e6;
     },
     loopCpuSeconds: () => NaN,
+    threadCpu: () => ({}),
     async stop() {
       clearInterval(sampler);
       await app.stop();
@@ -91,10 +98,18 @@ export async function run(): Promise<void> {
   const tls = mtaSts || process.env.BENCH_DELIVERY_TLS === '1';
   const ca = tls ? makeTestCa() : null;
   const teardowns: (() => unknown)[] = [];
+  // The sink counts deliveries for whichever MTA runs: Postern's, then Postfix's.
   let delivered = 0;
   let lastAt = 0;
+  let target = N;
   let done: () => void = () => {};
-  const allDone = new Promise<void>((r) => (done = r));
+  let allDone = new Promise<void>((r) => (done = r));
+  const expect = (n: number) => {
+    delivered = 0;
+    lastAt = 0;
+    target = n;
+    allDone = new Promise<void>((r) => (done = r));
+  };
   const sink = new SMTPServer({
     logger: false,
     authOptional: true,
@@ -106,7 +121,7 @@ export async function run(): Promise<void> {
         cb();
         delivered++;
         lastAt = performance.now();
-        if (delivered >= N) done();
+        if (delivered >= target) done();
       });
     },
   });
@@ -130,6 +145,12 @@ export async function run(): Promise<void> {
     dns.set('mta-sts.bench.example', [{ type: 'A', data: '127.0.0.1' }]);
     tlsEnv.POSTERN_DELIVERY_MTA_STS_PORT = String(https.port);
   }
+
+  const deliveredOrTimeout = async () => {
+    let timeout: NodeJS.Timeout | undefined;
+    await Promise.race([allDone, new Promise<void>((r) => (timeout = setTimeout(r, 300_000)))]);
+    clearTimeout(timeout);
+  };
 
   const dataDir = mkdtempSync(path.join(tmpdir(), 'postern-bench-'));
   const env: Record<string, string> = {
@@ -163,6 +184,22 @@ export async function run(): Promise<void> {
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONC });
   const post = (body: string) => postSendRaw(agent, daemon.httpPort, key, body);
 
+  // Warm-up, not reported: a running daemon has its hot paths compiled. V8's optimising compiler
+  // works on its own threads for the first thousand messages or so, and a cold run charges that
+  // one-time CPU to the figures (the first cut of this bench measured a cold daemon).
+  const WARMUP = Number(process.env.BENCH_DELIVERY_WARMUP ?? 1000);
+  if (WARMUP > 0) {
+    expect(WARMUP);
+    let w = 0;
+    const warm = async () => {
+      for (let i = w++; i < WARMUP; i = w++)
+        await post(JSON.stringify({ to: `warm${i}@bench.example`, channel: 'email', content: { subject: `Warm ${i}`, html } }));
+    };
+    await Promise.all(Array.from({ length: CONC }, warm));
+    await deliveredOrTimeout();
+    expect(N);
+  }
+
   const scrapeMs = Number(process.env.BENCH_DELIVERY_SCRAPE_MS ?? 0);
   let scrapes = 0;
   const scraper =
@@ -175,6 +212,7 @@ export async function run(): Promise<void> {
         }, scrapeMs)
       : null;
   const cpuBefore = daemon.cpuSeconds();
+  const threadsBefore = daemon.threadCpu();
   const loopCpuBefore = daemon.loopCpuSeconds();
   const benchCpuBefore = process.cpuUsage();
   let next = 0;
@@ -197,16 +235,16 @@ export async function run(): Promise<void> {
   const deliveredDuringAccept = delivered;
   const cpuAtAccepted = daemon.cpuSeconds();
   const loopCpuAtAccepted = daemon.loopCpuSeconds();
-  const timeout = setTimeout(() => done(), 300_000);
-  await allDone;
-  clearTimeout(timeout);
+  await deliveredOrTimeout();
   if (scraper) clearInterval(scraper);
   const peakRss = daemon.peakRss();
+  const threadsAfter = daemon.threadCpu();
   const cpuSeconds = daemon.cpuSeconds() - cpuBefore;
   const loopCpuSeconds = daemon.loopCpuSeconds() - loopCpuBefore;
   const benchCpu = process.cpuUsage(benchCpuBefore);
 
   const seconds = (lastAt - firstAccept) / 1000;
+  const posternRate = Math.round(delivered / seconds);
   console.log(
     JSON.stringify({
       benchmark: 'delivery',
@@ -220,7 +258,7 @@ export async function run(): Promise<void> {
       bodyBytes: SIZE,
       httpClients: CONC,
       acceptPerSecond: Math.round(N / ((acceptedAt - started) / 1000)),
-      messagesPerSecond: Math.round(delivered / seconds),
+      messagesPerSecond: posternRate,
       seconds: Number(seconds.toFixed(2)),
       deliveredWhileAccepting: deliveredDuringAccept,
       // After the last 202 the daemon only delivers: its rate and CPU per message there.
@@ -238,12 +276,84 @@ export async function run(): Promise<void> {
       loopCpuMsPerMessage: inproc ? undefined : Number(((loopCpuSeconds * 1000) / N).toFixed(2)),
       // The load generator and sink's own CPU (this process; 0 extra when in process).
       benchCpuMsPerMessage: inproc ? undefined : Number(((benchCpu.user + benchCpu.system) / 1000 / N).toFixed(2)),
+      // Where the daemon's CPU went, per thread name, in ms per message.
+      threadCpuMsPerMessage: Object.fromEntries(
+        Object.entries(threadsAfter)
+          .map(([name, s]) => [name, Number((((s - (threadsBefore[name] ?? 0)) * 1000) / N).toFixed(2))] as const)
+          .filter(([, ms]) => ms > 0),
+      ),
     }),
   );
   agent.destroy();
   await daemon.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+
+  // Postfix beside it, relaying to the same sink (bench/postfix.ts): the ratio in one run.
+  if (!tls && process.env.BENCH_POSTFIX !== '0') {
+    const postfix = await startPostfix({ relayPort: sinkPort });
+    if ('unavailable' in postfix) console.log(`postfix: not run (${postfix.unavailable})`);
+    else {
+      const pf = await postfixEndToEnd(postfix, N, SIZE, expect, deliveredOrTimeout, () => ({ delivered, lastAt }));
+      await postfix.stop();
+      const ratio = posternRate / pf.messagesPerSecond;
+      console.log(JSON.stringify({ benchmark: 'delivery, postfix beside', postfix: postfix.version, ...pf }));
+      console.log(`postern/postfix end to end: ${ratio.toFixed(2)} (target ≥ 1.2)`);
+    }
+  }
   await new Promise<void>((r) => sink.close(() => r()));
   await dns.close();
   for (const fn of teardowns) await fn();
-  rmSync(dataDir, { recursive: true, force: true });
+}
+
+/**
+ * Postfix's side of the end-to-end figure: N messages of `size` bytes injected over SMTP by
+ * BENCH_DELIVERY_POSTFIX_SESSIONS sessions (20, each reusing its connection, Postfix's fastest
+ * injection) while its queue manager relays them to the sink; first 250 to the sink's last 250.
+ */
+async function postfixEndToEnd(
+  postfix: Postfix,
+  N: number,
+  size: number,
+  expect: (n: number) => void,
+  deliveredOrTimeout: () => Promise<void>,
+  progress: () => { delivered: number; lastAt: number },
+) {
+  const sessions = Number(process.env.BENCH_DELIVERY_POSTFIX_SESSIONS ?? 20);
+  // Warm-up, not reported: Postfix starts its smtpd, cleanup, qmgr and smtp processes on demand.
+  expect(sessions);
+  await inject(postfix.port, sessions, sessions, size);
+  await deliveredOrTimeout();
+  await postfix.drained();
+  expect(N);
+  const started = performance.now();
+  const firstAccept = await inject(postfix.port, N, sessions, size);
+  const acceptedAt = performance.now();
+  await deliveredOrTimeout();
+  const { delivered, lastAt } = progress();
+  return {
+    messages: N,
+    delivered,
+    bodyBytes: size,
+    smtpSessions: sessions,
+    acceptPerSecond: Math.round(N / ((acceptedAt - started) / 1000)),
+    messagesPerSecond: Math.round(delivered / ((lastAt - firstAccept) / 1000)),
+    seconds: Number(((lastAt - firstAccept) / 1000).toFixed(2)),
+  };
+}
+
+/** Sends `n` messages over `sessions` reused SMTP sessions; resolves with the time of the first 250. */
+async function inject(port: number, n: number, sessions: number, size: number): Promise<number> {
+  let next = 0;
+  let first = 0;
+  const worker = async () => {
+    const client = await Client.open(port);
+    for (let i = next++; i < n; i = next++) {
+      const to = `user${i}@bench.example`;
+      await client.send(to, message(size, to));
+      first ||= performance.now();
+    }
+    client.close();
+  };
+  await Promise.all(Array.from({ length: sessions }, worker));
+  return first;
 }

@@ -5,7 +5,6 @@
 // (as real senders do) and reused connections. The client speaks SMTP on raw sockets (no STARTTLS
 // on either side) so client CPU stays small on a shared 2-core machine. Bounded per scenario.
 import { mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
@@ -14,75 +13,13 @@ import { loadConfig } from '../src/config.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
 import { cpuSeconds, peakRss, startPostern, startScript } from './lib.js';
 import { startPostfix } from './postfix.js';
+import { Client, message } from './smtp-client.js';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const MAX_MESSAGES = 20_000;
 // The pause before the 220 greeting, for Postern and the bare server alike; Postern's configured
 // default when unset. 100 ms (smtp-server's built-in) caps each session at ~10 new connections/s.
 const GREETING_DELAY_MS = process.env.BENCH_GREETING_DELAY_MS === undefined ? undefined : Number(process.env.BENCH_GREETING_DELAY_MS);
-
-class Client {
-  private buf = '';
-  private wait: ((line: string) => void) | null = null;
-  private constructor(private socket: net.Socket) {
-    socket.setEncoding('latin1');
-    socket.setNoDelay(true);
-    socket.on('data', (d: string) => {
-      this.buf += d;
-      this.pump();
-    });
-  }
-  private pump() {
-    if (!this.wait) return;
-    const m = /^(?:\d{3}-[^\n]*\n)*(\d{3}) [^\n]*\n/.exec(this.buf);
-    if (!m) return;
-    this.buf = this.buf.slice(m[0].length);
-    const w = this.wait;
-    this.wait = null;
-    w(m[0]);
-  }
-  static async open(port: number): Promise<Client> {
-    const socket = net.connect(port, '127.0.0.1');
-    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
-    const c = new Client(socket);
-    socket.on('error', () => {});
-    await c.expect(220);
-    await c.cmd('EHLO bench.example.org', 250);
-    return c;
-  }
-  expect(code: number): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.wait = (reply) => (reply.startsWith(String(code)) ? resolve() : reject(new Error(reply.trim())));
-      this.pump();
-    });
-  }
-  cmd(line: string, code: number): Promise<void> {
-    const p = this.expect(code);
-    this.socket.write(line + '\r\n');
-    return p;
-  }
-  async send(to: string, body: Buffer): Promise<void> {
-    await this.cmd('MAIL FROM:<sender@bench.example.org>', 250);
-    await this.cmd(`RCPT TO:<${to}>`, 250);
-    await this.cmd('DATA', 354);
-    const p = this.expect(250);
-    this.socket.write(body);
-    this.socket.write('.\r\n');
-    await p;
-  }
-  close() {
-    this.socket.end('QUIT\r\n');
-    this.socket.destroy();
-  }
-}
-
-function message(size: number, to: string): Buffer {
-  const head = `From: Bench <sender@bench.example.org>\r\nTo: ${to}\r\nSubject: bench message\r\nMessage-ID: <${Math.random()}@bench.example.org>\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n`;
-  const line = 'The quick brown fox jumps over the lazy dog, again and again and again.\r\n';
-  let body = '';
-  while (head.length + body.length < size) body += line;
-  return Buffer.from(head + body);
-}
 
 interface Result {
   rate: number;

@@ -2,7 +2,7 @@
 // does not share their event loop), autocannon runs, and figure formatting.
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -158,4 +158,25 @@ export function postSendRaw(agent: http.Agent, port: number, key: string, body: 
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** CPU seconds per thread name of a process (/proc/PID/task/*: comm), summed over threads of one name. */
+export function threadCpu(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const name = process.env.BENCH_THREADS_BY_ID
+          ? tid
+          : readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim() + (tid === String(pid) ? ' (main)' : '');
+        const f = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+        out[name] = (out[name] ?? 0) + (Number(f[11]) + Number(f[12])) / 100;
+      } catch {
+        // the thread ended
+      }
+    }
+  } catch {
+    // the process ended
+  }
+  return out;
 }

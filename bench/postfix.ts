@@ -39,8 +39,12 @@ async function listening(port: number, timeoutMs: number): Promise<boolean> {
   return false;
 }
 
-/** Starts the throwaway Postfix, or says why it cannot run here. */
-export async function startPostfix(): Promise<Postfix | { unavailable: string }> {
+/**
+ * Starts the throwaway Postfix, or says why it cannot run here. It relays to its own `smtp-sink`,
+ * or to `relayPort` on 127.0.0.1 when given (the outbound bench's sink, so both MTAs' deliveries
+ * are counted by one clock).
+ */
+export async function startPostfix(opts: { relayPort?: number } = {}): Promise<Postfix | { unavailable: string }> {
   if (process.env.BENCH_POSTFIX === '0') return { unavailable: 'BENCH_POSTFIX=0' };
   if (!existsSync(POSTFIX) || !existsSync(SINK)) return { unavailable: 'postfix is not installed (apt-get install postfix)' };
   if (process.getuid?.() !== 0) return { unavailable: 'Postfix needs the bench to run as root' };
@@ -49,7 +53,8 @@ export async function startPostfix(): Promise<Postfix | { unavailable: string }>
   const conf = path.join(base, 'conf');
   const queue = path.join(base, 'queue');
   const data = path.join(base, 'data');
-  const [port, sinkPort] = [await freePort(), await freePort()];
+  const port = await freePort();
+  const sinkPort = opts.relayPort ?? (await freePort());
   for (const dir of [conf, queue, data]) mkdirSync(dir);
   const { stdout: version } = await run('postconf', ['-dh', 'mail_version']);
   writeFileSync(
@@ -86,10 +91,12 @@ export async function startPostfix(): Promise<Postfix | { unavailable: string }>
   const { stdout: uid } = await run('id', ['-u', 'postfix']);
   chownSync(data, Number(uid.trim()), -1);
 
-  const sink: ChildProcess = spawn(SINK, ['-u', 'postfix', '-c', `127.0.0.1:${sinkPort}`, '1000'], { stdio: 'ignore' });
+  const sink: ChildProcess | null = opts.relayPort
+    ? null
+    : spawn(SINK, ['-u', 'postfix', '-c', `127.0.0.1:${sinkPort}`, '1000'], { stdio: 'ignore' });
   const cleanup = async () => {
     await run(POSTFIX, ['-c', conf, 'stop']).catch(() => {});
-    sink.kill();
+    sink?.kill();
     rmSync(base, { recursive: true, force: true });
   };
   try {
