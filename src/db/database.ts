@@ -3,9 +3,11 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
-import pg from 'pg';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type RawBuilder, type SqliteDatabase } from 'kysely';
+import type pg from 'pg';
+import { lazyRequire } from '../lib/lazy.js';
+import { Kysely, PostgresDialect, sql, type RawBuilder, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
+import { createWalSync, SyncedSqliteDialect } from './wal-sync.js';
 
 export type Db = Kysely<Database>;
 export type Dialect = 'sqlite' | 'postgres';
@@ -23,9 +25,10 @@ export type DatabaseTarget = { dialect: 'sqlite'; file: string } | { dialect: 'p
 
 export function openDatabase(target: DatabaseTarget): DatabaseHandle {
   if (target.dialect === 'postgres') {
+    const pg = pgLib();
     // COUNT(*) and BIGINT come back as strings by default; our counts fit in a JS number.
     pg.types.setTypeParser(20, (v: string) => Number(v));
-    const pool = new pg.Pool({ connectionString: target.url, max: 10, Client: PreparingClient });
+    const pool = new pg.Pool({ connectionString: target.url, max: 10, Client: preparingClient() });
     // An idle client that loses its connection (server restart, failover) emits 'error' on the
     // pool; unhandled, that would crash the daemon. The pool replaces the client on next use.
     pool.on('error', () => {});
@@ -34,13 +37,17 @@ export function openDatabase(target: DatabaseTarget): DatabaseHandle {
   }
   mkdirSync(path.dirname(target.file), { recursive: true });
   const sqlite = new SQLite(target.file);
-  // WAL lets the CLI and the daemon use the file at once. synchronous=FULL fsyncs the WAL on every
-  // commit, so a 202 or a 250 survives power loss, not only a crash of the process.
+  // WAL lets the CLI and the daemon use the file at once. Every commit is on disk before its caller
+  // is answered, so a 202 or a 250 survives power loss, not only a crash of the process: SQLite
+  // writes the WAL (synchronous=NORMAL) and wal-sync.ts fsyncs it off the event loop.
   sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = FULL');
+  sqlite.pragma('synchronous = NORMAL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: cachingStatements(sqlite) }) });
+  const wal = createWalSync(`${target.file}-wal`);
+  const db = new Kysely<Database>({
+    dialect: new SyncedSqliteDialect({ database: cachingStatements(sqlite) }, { wal, inTransaction: () => sqlite.inTransaction }),
+  });
   return {
     db,
     dialect: 'sqlite',
@@ -74,16 +81,23 @@ function nameOf(text: string): string | undefined {
   return undefined;
 }
 
-class PreparingClient extends pg.Client {
-  // Kysely calls query(text, values); every other form passes through unchanged.
-  override query(...args: unknown[]): never {
-    const [text, values] = args;
-    if (args.length === 2 && typeof text === 'string' && Array.isArray(values) && values.length > 0) {
-      const name = nameOf(text);
-      if (name) return super.query({ name, text, values }) as never;
+/** pg, loaded only by a daemon on PostgreSQL (lib/lazy.ts). */
+export const pgLib = lazyRequire<typeof pg>('pg');
+
+let PreparingClient: typeof pg.Client | null = null;
+function preparingClient(): typeof pg.Client {
+  PreparingClient ??= class extends pgLib().Client {
+    // Kysely calls query(text, values); every other form passes through unchanged.
+    override query(...args: unknown[]): never {
+      const [text, values] = args;
+      if (args.length === 2 && typeof text === 'string' && Array.isArray(values) && values.length > 0) {
+        const name = nameOf(text);
+        if (name) return super.query({ name, text, values }) as never;
+      }
+      return (super.query as (...a: unknown[]) => never)(...args);
     }
-    return (super.query as (...a: unknown[]) => never)(...args);
-  }
+  };
+  return PreparingClient;
 }
 
 // Kysely's SQLite driver prepares every query afresh; preparing costs more than running most of
