@@ -8,11 +8,14 @@
 // and `channels.allowList` let a gateway on the local network through. A refused destination is a
 // permanent failure (`refusedReason`): no retry would reach it.
 import { rootCertificates } from 'node:tls';
-import { Agent, fetch } from 'undici';
+import type * as Undici from 'undici';
+import { lazyRequire } from '../lib/lazy.js';
 import type { Config } from '../config.js';
 import type { Clock } from '../lib/clock.js';
 import type { DnsResolver } from '../lib/dns.js';
 import { guardedLookup, isBlockedDestination, literalAddressProblem, type SsrfPolicy } from '../lib/ssrf.js';
+
+const undici = lazyRequire<typeof Undici>('undici');
 
 /** A provider's JSON answer: whatever it sent, read field by field with textField(). */
 export type ProviderJson = { readonly [field: string]: unknown } | undefined;
@@ -48,19 +51,22 @@ export interface ProviderHttp {
 /** A client whose connections pass the SSRF guard and trust `ca` besides the system's CAs. */
 export function providerHttp(deps: { dns: DnsResolver; ssrf: SsrfPolicy }, opts: { ca?: string } = {}): ProviderHttp {
   const ca = trustedCas(opts.ca);
-  const agent = new Agent({ connect: { lookup: guardedLookup(deps.ssrf, deps.dns), ...(ca ? { ca } : {}) } });
+  // Made at the first request: a daemon with no HTTP provider never loads undici (lib/lazy.ts).
+  let agent: Undici.Agent | null = null;
+  const dispatcher = () =>
+    (agent ??= new (undici().Agent)({ connect: { lookup: guardedLookup(deps.ssrf, deps.dns), ...(ca ? { ca } : {}) } }));
   return {
     async post(url, init) {
       // An IP address never goes through lookup(): the guard is applied to it here.
       const refused = literalAddressProblem(deps.ssrf, new URL(url));
       if (refused) throw refused;
-      const res = await fetch(url, {
+      const res = await undici().fetch(url, {
         method: 'POST',
         headers: init.headers,
         body: init.body,
         signal: AbortSignal.timeout(init.timeoutMs),
         redirect: 'manual',
-        dispatcher: agent,
+        dispatcher: dispatcher(),
       });
       const body = await res.text();
       let json: ProviderJson = undefined;
@@ -72,7 +78,9 @@ export function providerHttp(deps: { dns: DnsResolver; ssrf: SsrfPolicy }, opts:
       }
       return { status: res.status, headers: new Headers([...res.headers]), text: body, json };
     },
-    close: () => agent.close(),
+    close: async () => {
+      await agent?.close();
+    },
   };
 }
 

@@ -15,11 +15,17 @@
 //
 // When the shared store cannot be reached, each node falls back to its own in-process bucket
 // (logged once per outage) rather than refuse all traffic or let it all through.
-import { Redis } from 'ioredis';
-import pg from 'pg';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Redis as RedisClient } from 'ioredis';
+import { pgLib } from '../db/database.js';
+import type * as IORedis from 'ioredis';
+import { lazyRequire } from '../lib/lazy.js';
+import type * as RateLimiterFlexible from 'rate-limiter-flexible';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
+
+// Both only with Redis (lib/lazy.ts).
+const ioredis = lazyRequire<typeof IORedis>('ioredis');
+const rlf = lazyRequire<typeof RateLimiterFlexible>('rate-limiter-flexible');
 
 export interface Rate {
   count: number;
@@ -75,7 +81,11 @@ export function memoryBudget(rate: Rate, clock: Clock): Budget {
 export function createBudgets(opts: BudgetsOptions): Budgets {
   const { clock, log } = opts;
   if (opts.redisUrl) {
-    const redis = new Redis(opts.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+    const redis: RedisClient = new (ioredis().Redis)(opts.redisUrl, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 1,
+      lazyConnect: false,
+    });
     let down = false;
     redis.on('error', (err: Error) => {
       if (!down) log.warn({ err: err.message }, 'Redis is unreachable; budgets are kept per node until it is back');
@@ -88,6 +98,7 @@ export function createBudgets(opts: BudgetsOptions): Budgets {
       budget(name, rate) {
         if (rate.count <= 0) return memoryBudget(rate, clock);
         const window = { keyPrefix: `postern:${name}`, ...windowOf(rate) };
+        const { RateLimiterRedis, RateLimiterMemory } = rlf();
         // The insurance limiter answers in process while Redis cannot be reached.
         const limiter = new RateLimiterRedis({ storeClient: redis, ...window, insuranceLimiter: new RateLimiterMemory(window) });
         return {
@@ -96,7 +107,7 @@ export function createBudgets(opts: BudgetsOptions): Budgets {
               await limiter.consume(key, 1);
               return 0;
             } catch (res) {
-              if (res instanceof RateLimiterRes) return Math.max(1, res.msBeforeNext);
+              if (res instanceof rlf().RateLimiterRes) return Math.max(1, res.msBeforeNext);
               // The insurance limiter answers when the store fails; this is a failure of both.
               log.warn({ err: res, budget: name }, 'a budget could not be checked; the request is let through');
               return 0;
@@ -112,7 +123,7 @@ export function createBudgets(opts: BudgetsOptions): Budgets {
   }
   if (opts.databaseUrl) {
     // Its own small pool: a take never waits behind the dispatcher's queries for a connection.
-    const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: 4 });
+    const pool = new (pgLib().Pool)({ connectionString: opts.databaseUrl, max: 4 });
     pool.on('error', () => {});
     let down = false;
     return {

@@ -8,7 +8,8 @@
 // last. Routing changes travel the same way. Nothing here is durable: a node that was down
 // misses what happened meanwhile, as a tail that was not connected does; webhooks (the events
 // table) are the durable path. SQLite is one node, and needs none of it.
-import pg from 'pg';
+import type pg from 'pg';
+import { pgLib } from '../db/database.js';
 import type { Logger } from '../lib/logger.js';
 
 const CHANNEL = 'postern_changes';
@@ -53,7 +54,7 @@ export async function createChangeFeed(deps: ChangeFeedDeps): Promise<ChangeFeed
   let closed = false;
   let listener: pg.Client | null = null;
   // Notifications go out on a connection of their own, never waiting behind the pool's queries.
-  const sender = new pg.Client({ connectionString: deps.url });
+  const sender = new (pgLib().Client)({ connectionString: deps.url });
   sender.on('error', (err) => log.warn({ err }, 'change feed: the sending connection failed'));
   await sender.connect();
 
@@ -71,7 +72,7 @@ export async function createChangeFeed(deps: ChangeFeedDeps): Promise<ChangeFeed
   };
 
   async function listen(): Promise<void> {
-    const client = new pg.Client({ connectionString: deps.url });
+    const client = new (pgLib().Client)({ connectionString: deps.url });
     client.on('notification', receive);
     client.on('error', (err) => {
       log.warn({ err }, 'change feed: the listening connection failed; reconnecting');

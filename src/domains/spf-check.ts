@@ -3,8 +3,11 @@
 // mailauth does not report is how many lookups the whole record costs whatever the address, so the
 // count is a static walk of the record: every include, a, mx, ptr, exists and redirect term counts
 // one (RFC 7208 §4.6.4), and includes and redirects are followed into the records they name.
-import mailauthSpf from 'mailauth/lib/spf/index.js';
+import type MailauthSpf from 'mailauth/lib/spf/index.js';
+import { lazyRequire } from '../lib/lazy.js';
 import { isNoData, type DnsResolver } from '../lib/dns.js';
+
+const mailauthSpf = lazyRequire<typeof MailauthSpf>('mailauth/lib/spf/index.js');
 
 /** RFC 7208 §4.6.4: more DNS-querying terms than this is a permanent error at the receiver. */
 export const SPF_LOOKUP_LIMIT = 10;
@@ -80,7 +83,7 @@ export async function countSpfLookups(dns: DnsResolver, record: string): Promise
 
 /** mailauth's verdict for mail from `domain` sent by `ip`: pass, fail, softfail, neutral, none, permerror, temperror. */
 export async function spfVerdict(dns: DnsResolver, domain: string, ip: string, hostname: string): Promise<string> {
-  const result = await mailauthSpf.spf({
+  const result = await mailauthSpf().spf({
     ip,
     sender: `postmaster@${domain}`,
     helo: hostname,

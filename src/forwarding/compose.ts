@@ -2,9 +2,12 @@
 // (a Received line and X-Postern-Forwarded, which is also how a loop is recognised) and an ARC
 // set (mailauth sealMessage) that records the authentication results Postern saw on arrival, so
 // the next receiver can trust SPF/DKIM/DMARC that forwarding itself breaks.
-import { sealMessage } from 'mailauth';
+import type * as Mailauth from 'mailauth';
+import { lazyRequire } from '../lib/lazy.js';
 import { crlfLineEndings } from '../channels/email/compose.js';
 import type { ArcKey } from './keys.js';
+
+const mailauth = lazyRequire<typeof Mailauth>('mailauth');
 
 const FORWARD_HEADER = 'X-Postern-Forwarded';
 
@@ -58,7 +61,7 @@ export async function composeForward(input: ForwardInput): Promise<Buffer> {
     ([n, v]) => n === 'authentication-results' && v.toLowerCase().startsWith(input.hostname.toLowerCase()),
   );
   const authResults = ar ? ar[1] : `${input.hostname}; none`;
-  const seal = await sealMessage(traced, {
+  const seal = await mailauth().sealMessage(traced, {
     signingDomain: input.arc.domain,
     selector: input.arc.selector,
     privateKey: input.arc.key.privateKey,

@@ -9,9 +9,14 @@
 // take at all (a header block over 1 MiB, nesting deeper than the stack) keeps only its top-level
 // headers; HTML is converted to text at most 256 elements deep. Each of these sets `truncated`. The
 // raw source is always stored whole.
-import { convert } from 'html-to-text';
-import { simpleParser, type AddressObject, type ParsedMail } from 'mailparser';
+import type { AddressObject, ParsedMail } from 'mailparser';
+import type * as Mailparser from 'mailparser';
+import type * as HtmlToText from 'html-to-text';
+import { lazyRequire } from '../lib/lazy.js';
 import { stripReply } from './stripped-reply.js';
+
+const mailparser = lazyRequire<typeof Mailparser>('mailparser');
+const htmlToTextLib = lazyRequire<typeof HtmlToText>('html-to-text');
 
 export interface Mailbox {
   email: string;
@@ -155,7 +160,7 @@ interface Bounded {
 
 /** mailparser within the limits; never throws (see the header of this file). */
 async function parseBounded(raw: Buffer, maxParts: number): Promise<Bounded> {
-  const parse = (bytes: Buffer) => simpleParser(bytes, { ...PARSE_OPTIONS, maxChildNodes: maxParts } as typeof PARSE_OPTIONS);
+  const parse = (bytes: Buffer) => mailparser().simpleParser(bytes, { ...PARSE_OPTIONS, maxChildNodes: maxParts } as typeof PARSE_OPTIONS);
   let reason: string;
   try {
     return { parsed: await parse(raw), partial: null };
@@ -179,7 +184,7 @@ async function parseBounded(raw: Buffer, maxParts: number): Promise<Bounded> {
 /** The text of HTML-only mail; `cut` when a limit stopped the conversion. */
 function htmlToText(html: string): { text: string; cut: boolean } {
   try {
-    const text = convert(html, { wordwrap: false, limits: { maxDepth: HTML_MAX_DEPTH, ellipsis: CUT_MARK } });
+    const text = htmlToTextLib().convert(html, { wordwrap: false, limits: { maxDepth: HTML_MAX_DEPTH, ellipsis: CUT_MARK } });
     return text.includes(CUT_MARK) ? { text: text.replaceAll(CUT_MARK, '…'), cut: true } : { text, cut: false };
   } catch {
     return { text: '', cut: true };

@@ -7,9 +7,12 @@
 // OpenDKIM have it, where mailauth says `neutral`; the verdict and the Authentication-Results line
 // say the same. mailauth's other `neutral`s (no key, an unusable key, an expired signature) stay.
 // A message mailauth cannot take at all is recorded `permerror`, never refused or retried.
-import { authenticate } from 'mailauth';
+import type * as Mailauth from 'mailauth';
+import { lazyRequire } from '../lib/lazy.js';
 import type { DnsResolver } from '../lib/dns.js';
 import { NO_SCAN, type SpamVerdict, type VirusVerdict } from './scan.js';
+
+const mailauth = lazyRequire<typeof Mailauth>('mailauth');
 
 export interface Verdict {
   result: string;
@@ -88,7 +91,7 @@ export async function verifyMessage(dns: DnsResolver | Lookup, input: VerifyInpu
   const resolver: Lookup = typeof dns === 'function' ? dns : (name, rrtype) => dns.resolve(name, rrtype);
   let out: AuthOutput;
   try {
-    out = (await authenticate(input.raw, {
+    out = (await mailauth().authenticate(input.raw, {
       ip: input.ip,
       helo: input.helo || input.ip,
       sender: input.mailFrom,

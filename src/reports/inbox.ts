@@ -4,13 +4,16 @@
 // domain it counts gets a `report.dmarc` / `report.tls` event. Such mail never enters the received
 // mail list. A report that cannot be read (a zip bomb, broken XML, something else) is refused with
 // a log line and nothing stored; the mail is still accepted, since retrying would not change it.
-import { simpleParser } from 'mailparser';
+import type * as Mailparser from 'mailparser';
+import { lazyRequire } from '../lib/lazy.js';
 import type { Deps } from '../deps.js';
 import { recordEvent } from '../events/record.js';
 import { parseDmarcReport, type DmarcReport } from './dmarc.js';
 import type { ReportStore, Stored } from './store.js';
 import { parseTlsReport, type TlsReport } from './tls.js';
 import { ReportRefused, unpackReport } from './unpack.js';
+
+const mailparser = lazyRequire<typeof Mailparser>('mailparser');
 
 /** The local part of the report address at the bounce domain. */
 export const REPORT_LOCAL_PART = 'reports';
@@ -72,7 +75,7 @@ export function createReportInbox(deps: Pick<Deps, 'db' | 'clock' | 'ids' | 'log
 
   return {
     async ingest({ raw, mailFrom }) {
-      const parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true });
+      const parsed = await mailparser().simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true });
       const parts = parsed.attachments.filter((a) => isCandidate(a.contentType, a.filename));
       const outcomes: IngestOutcome[] = [];
       if (parts.length === 0) {

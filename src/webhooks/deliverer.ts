@@ -9,7 +9,8 @@
 // whose attempts have failed without a success for `disableAfter` is disabled, and that is logged.
 import { performance } from 'node:perf_hooks';
 import { isIP } from 'node:net';
-import { Agent, request } from 'undici';
+import type * as Undici from 'undici';
+import { lazyRequire } from '../lib/lazy.js';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.js';
 import { createWriteBatcher } from '../db/group-commit.js';
@@ -20,6 +21,8 @@ import { fanOut } from './fanout.js';
 import { signatureHeaders } from './signing.js';
 import { webhookSsrfPolicy } from './ssrf.js';
 import { addressAllowed, BlockedDestinationError, guardedLookup } from '../lib/ssrf.js';
+
+const undici = lazyRequire<typeof Undici>('undici');
 
 export interface DelivererDeps extends Pick<Deps, 'config' | 'db' | 'dialect' | 'clock' | 'ids' | 'dns' | 'log'> {
   /**
@@ -61,11 +64,14 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
   const schedule = cfg.retrySchedule;
   const disableAfterMs = cfg.disableAfter;
   const policy = webhookSsrfPolicy(cfg);
-  const agent = new Agent({
-    connect: { lookup: guardedLookup(policy, deps.dns), timeout: cfg.timeout },
-    headersTimeout: cfg.timeout,
-    bodyTimeout: cfg.timeout,
-  });
+  // Made at the first attempt: a daemon without endpoints never loads undici (lib/lazy.ts).
+  let agent: Undici.Agent | null = null;
+  const dispatcher = () =>
+    (agent ??= new (undici().Agent)({
+      connect: { lookup: guardedLookup(policy, deps.dns), timeout: cfg.timeout },
+      headersTimeout: cfg.timeout,
+      bodyTimeout: cfg.timeout,
+    }));
 
   const inflight = new Map<string, { endpointId: string; done: Promise<void> }>();
   let stopping = false;
@@ -98,9 +104,9 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
       return { statusCode: null, error: new BlockedDestinationError(host, policy).message, durationMs: 0 };
     }
     try {
-      const res = await request(url, {
+      const res = await undici().request(url, {
         method: 'POST',
-        dispatcher: agent,
+        dispatcher: dispatcher(),
         headers: { 'content-type': 'application/json', 'user-agent': 'Postern-Webhooks/1', ...headers },
         body,
         signal: AbortSignal.any([AbortSignal.timeout(cfg.timeout), abandon.signal]),
@@ -421,7 +427,7 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
     async close() {
       stop();
       await Promise.allSettled([...inflight.values()].map((f) => f.done));
-      await agent.close();
+      await agent?.close();
     },
   };
 }

@@ -10,11 +10,14 @@
 // A report for a forward comes back to the forward's SRS address instead: the forwarding module
 // (`forwards`) names the message it is about, and it is handled the same way, with a note.
 // A report that names no known message is logged and dropped; handle() never throws on content.
-import { simpleParser } from 'mailparser';
+import type * as Mailparser from 'mailparser';
+import { lazyRequire } from '../../lib/lazy.js';
 import type { BounceRules } from './bounce-rules.js';
 import type { Deps } from '../../deps.js';
 import type { Ledger } from '../../messages/ledger.js';
 import type { SuppressionStore } from '../../suppressions/store.js';
+
+const mailparser = lazyRequire<typeof Mailparser>('mailparser');
 
 /** Mail for the bounce domain, as the SMTP listener hands it over (before its 250). */
 export interface BounceInput {
@@ -145,7 +148,7 @@ export function createBounceHandler(
         deps.log.info({ recipients }, 'mail for the bounce domain names no message; dropped');
         return;
       }
-      const parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true });
+      const parsed = await mailparser().simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true });
       const type = parsed.headers.get('content-type') as { params?: Record<string, string> } | undefined;
       const reportType = String(type?.params?.['report-type'] ?? '').toLowerCase();
       const status =

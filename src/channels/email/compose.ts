@@ -10,10 +10,14 @@
 // So header values are made one line (a line ending becomes a space), text bodies get CRLF before
 // they are encoded, and the composed message is put in canonical form (every CR, LF or CRLF as
 // CRLF) before it is signed: nothing but CRLF ever reaches the wire, and DKIM signs those bytes.
-import MailComposer from 'nodemailer/lib/mail-composer/index.js';
+import type MailComposerClass from 'nodemailer/lib/mail-composer/index.js';
+import { lazyRequire } from '../../lib/lazy.js';
 import type { Attachment } from '../../channel.js';
 import type { SigningKey } from '../../domains/sending.js';
 import { signMessage } from './dkim.js';
+
+// Loaded where mail is composed: on a delivery thread, not the event loop (lib/lazy.ts).
+const mailComposer = lazyRequire<typeof MailComposerClass>('nodemailer/lib/mail-composer/index.js');
 
 export interface ComposeInput {
   from: { address: string; name: string };
@@ -128,7 +132,7 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
     headers['List-Unsubscribe'] = `<${input.unsubscribeUrl}>`;
     headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
   }
-  const composer = new MailComposer({
+  const composer = new (mailComposer())({
     from: fromName ? { name: fromName, address: input.from.address } : input.from.address,
     to: input.to,
     cc: input.cc.length ? input.cc : undefined,

@@ -1,7 +1,11 @@
 // DKIM signing (RFC 6376, rsa-sha256, relaxed/relaxed) with the per-domain keys Postern generates
 // and keeps in the `domains` table (domains/sending.ts finds the key; this module only signs).
-import DKIM from 'nodemailer/lib/dkim/index.js';
+import type DKIMClass from 'nodemailer/lib/dkim/index.js';
+import { lazyRequire } from '../../lib/lazy.js';
 import type { SigningKey } from '../../domains/sending.js';
+
+// Loaded where mail is signed: on a delivery thread, not the event loop (lib/lazy.ts).
+const dkim = lazyRequire<typeof DKIMClass>('nodemailer/lib/dkim/index.js');
 
 // RFC 8058 requires List-Unsubscribe and List-Unsubscribe-Post to be covered by the signature.
 const SIGNED_HEADERS =
@@ -10,7 +14,7 @@ const SIGNED_HEADERS =
 
 /** Prepends a DKIM-Signature header to a complete RFC 5322 message. */
 export async function signMessage(raw: Buffer, key: SigningKey): Promise<Buffer> {
-  const signer = new DKIM({
+  const signer = new (dkim())({
     domainName: key.domain,
     keySelector: key.selector,
     privateKey: key.privateKey,

@@ -8,11 +8,13 @@
 // record disappears or the fetch fails (RFC 8461 §5.1: that is what defeats a downgrade). With
 // neither a TXT record nor a cached policy the domain has no policy. The answer for a domain is
 // remembered in memory for a minute, so a bulk send asks DNS once a minute, not once per message.
-import type { Dispatcher } from 'undici';
-import { Agent, request } from 'undici';
+import type * as Undici from 'undici';
+import { lazyRequire } from '../../lib/lazy.js';
 import type { Deps } from '../../deps.js';
 import { isNoData } from '../../lib/dns.js';
 import { guardedLookup } from '../../lib/ssrf.js';
+
+const undici = lazyRequire<typeof Undici>('undici');
 
 export type StsMode = 'enforce' | 'testing' | 'none';
 
@@ -85,22 +87,25 @@ export interface MtaStsDeps extends Pick<Deps, 'db' | 'clock' | 'dns' | 'log'> {
 }
 
 export function createMtaSts(deps: MtaStsDeps): MtaSts {
-  const agent: Dispatcher = new Agent({
-    connect: {
-      // Policy hosts are the recipient's, like its MX hosts: any address, resolved by our resolver.
-      lookup: guardedLookup({ allowPrivate: true, allowList: [], settings: '' }, deps.dns),
-      rejectUnauthorized: true,
-      ...(deps.ca ? { ca: deps.ca } : {}),
-      timeout: deps.timeoutMs,
-    },
-    headersTimeout: deps.timeoutMs,
-    bodyTimeout: deps.timeoutMs,
-  });
+  // Made at the first policy fetch: undici is loaded only when a policy is (lib/lazy.ts).
+  let agent: Undici.Dispatcher | null = null;
+  const dispatcher = () =>
+    (agent ??= new (undici().Agent)({
+      connect: {
+        // Policy hosts are the recipient's, like its MX hosts: any address, resolved by our resolver.
+        lookup: guardedLookup({ allowPrivate: true, allowList: [], settings: '' }, deps.dns),
+        rejectUnauthorized: true,
+        ...(deps.ca ? { ca: deps.ca } : {}),
+        timeout: deps.timeoutMs,
+      },
+      headersTimeout: deps.timeoutMs,
+      bodyTimeout: deps.timeoutMs,
+    }));
   const memory = new Map<string, { at: number; answer: Promise<StsLookup> }>();
 
   async function fetchPolicy(domain: string, id: string): Promise<StsPolicy> {
     const url = `https://mta-sts.${domain}${deps.port === 443 ? '' : `:${deps.port}`}/.well-known/mta-sts.txt`;
-    const res = await request(url, { dispatcher: agent, method: 'GET', signal: AbortSignal.timeout(deps.timeoutMs) });
+    const res = await undici().request(url, { dispatcher: dispatcher(), method: 'GET', signal: AbortSignal.timeout(deps.timeoutMs) });
     try {
       // undici's request() follows no redirect: a 3xx is refused here like any other non-200.
       if (res.statusCode !== 200) throw new StsPolicyError(`${url} answered ${res.statusCode}`);

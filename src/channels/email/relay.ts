@@ -13,13 +13,17 @@
 // A certificate verifies against the system's CAs plus those of `delivery.relayCaFile`.
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import nodemailer from 'nodemailer';
+import type Nodemailer from 'nodemailer';
+import { lazyRequire } from '../../lib/lazy.js';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type { ChannelTransport, Delivery, DeliveryOutcome } from '../../channel.js';
 import { ConfigError, type Config } from '../../config.js';
 import { attempt, recordRejection } from './attempt.js';
 import type { EmailDeps } from './prepare.js';
 import type { SmtpError } from './smtp-pool.js';
+
+// Loaded when a relay is configured (lib/lazy.ts).
+const nodemailer = lazyRequire<typeof Nodemailer>('nodemailer');
 
 export interface RelayDeps extends EmailDeps {
   connectionId: string;
@@ -68,7 +72,7 @@ export function relayPoolOptions(config: Config): SMTPPool.Options {
 
 export function createRelayTransport(deps: RelayDeps): ChannelTransport {
   const options = relayPoolOptions(deps.config);
-  const transport = nodemailer.createTransport(options);
+  const transport = nodemailer().createTransport(options);
   // As the URL names it (host, and port when given), for timeline notes and errors.
   const relayHost = new URL(deps.config.delivery.relayUrl).host;
 

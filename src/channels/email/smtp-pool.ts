@@ -16,9 +16,13 @@
 // checked here, where the socket is, before any mail is sent. A connection is keyed by its demand
 // too, so one opened under a weaker demand never carries mail that needs a stronger one.
 import { rootCertificates, type TLSSocket } from 'node:tls';
-import SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
+import type SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
+import { lazyRequire } from '../../lib/lazy.js';
 import type { Logger } from '../../lib/logger.js';
 import { checkDane, peerChain, type Tlsa } from './dane.js';
+
+// Loaded where the pools live: on a delivery thread, not the event loop (lib/lazy.ts).
+const smtpConnection = lazyRequire<typeof SMTPConnection>('nodemailer/lib/smtp-connection/index.js');
 
 export type TlsPolicy = 'opportunistic' | 'verify' | 'require' | 'none';
 
@@ -144,7 +148,7 @@ export function createSmtpPool(opts: PoolOptions): SmtpPool {
     const demand = target.security ?? { kind: 'floor' };
     const floorVerifies = opts.tls === 'verify' || opts.tls === 'require';
     const mustEncrypt = opts.tls === 'require' || (demand.kind !== 'floor' && demand.kind !== 'observe');
-    const smtp = new SMTPConnection({
+    const smtp = new (smtpConnection())({
       host: target.address,
       port: opts.port,
       name: opts.name,

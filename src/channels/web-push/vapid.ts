@@ -4,11 +4,15 @@
 // and works against http:// gateways too. The recipient is the browser's PushSubscription as JSON.
 // Answers: 201/202/200 → sent (the Location header is the providerMessageId); 404/410 → the
 // subscription is gone: failed and suppressed; 429/5xx → deferred; other 4xx → failed.
-import webpush from 'web-push';
+import type * as WebPush from 'web-push';
+import { lazyRequire } from '../../lib/lazy.js';
 import type { ChannelTransport, DeliveryOutcome, WebPushOutput } from '../../channel.js';
 import type { Issue } from '../../lib/errors.js';
 import { isTemporary, networkReason, providerHttp, refusedReason, retryAfter } from '../provider-http.js';
 import type { Provider, ResolvedConnection, TransportDeps } from '../provider.js';
+
+// Loaded at the first web push (lib/lazy.ts).
+const webpush = lazyRequire<typeof WebPush>('web-push');
 
 export interface PushSubscriptionJson {
   endpoint: string;
@@ -45,7 +49,7 @@ function webPushPayload(content: WebPushOutput): string {
 export function createWebPushTransport(conn: ResolvedConnection, deps: TransportDeps): ChannelTransport {
   const vapidDetails = { subject: conn.settings.subject, publicKey: conn.settings.publicKey, privateKey: conn.credentials.privateKey };
   const ttl = Number(conn.settings.ttl ?? 86400);
-  const urgency = (conn.settings.urgency ?? 'normal') as webpush.Urgency;
+  const urgency = (conn.settings.urgency ?? 'normal') as WebPush.Urgency;
   const base = { provider: 'web-push', providerConnectionId: conn.id };
   const http = providerHttp(deps, { ca: conn.settings.ca });
 
@@ -57,7 +61,7 @@ export function createWebPushTransport(conn: ResolvedConnection, deps: Transport
         return { kind: 'suppressed', ...base, error: 'recipient is not a JSON web-push subscription {endpoint, keys: {p256dh, auth}}' };
       let details;
       try {
-        details = webpush.generateRequestDetails(sub, webPushPayload(content as WebPushOutput), {
+        details = webpush().generateRequestDetails(sub, webPushPayload(content as WebPushOutput), {
           vapidDetails,
           TTL: ttl,
           urgency,
