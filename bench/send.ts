@@ -112,7 +112,10 @@ async function ownProcess(body: string): Promise<LoadResult> {
   await cli(['workspace', 'create', '--slug', 'bench', '--name', 'Bench', '--plan', 'custom'], env, quiet);
   await cli(['key', 'create', '--workspace', 'bench', '--env', 'test'], env, { out: (t) => (out += t), err: () => {} });
   const secret = JSON.parse(out).secret as string;
-  const daemon = await startPostern(env, process.env.BENCH_SEND_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_SEND_PROFILE}`] : []);
+  const daemon = await startPostern(
+    env,
+    process.env.BENCH_SEND_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_SEND_PROFILE}`] : [],
+  );
   try {
     return await load({
       url: `http://127.0.0.1:${daemon.port}/v1/send-raw`,
