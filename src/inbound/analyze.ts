@@ -45,6 +45,7 @@ export async function analyze(lookup: Lookup, input: AnalyzeInput): Promise<Anal
     maxBodyBytes: input.maxBodyBytes,
     maxParts: input.maxParts,
   });
-  const stored: StoredParsed = { ...fields, ...(strippedReply === fields.text ? {} : { strippedReply }), verdicts };
+  // Stored once: a reply that is the whole text (null: mail that quotes nothing) is derived when read.
+  const stored: StoredParsed = { ...fields, ...(strippedReply === null ? {} : { strippedReply }), verdicts };
   return { authHeaders: headers, subject, fromEmail: fields.from.email, parsedJson: JSON.stringify(stored), partial, verdicts };
 }

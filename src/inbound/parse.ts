@@ -13,7 +13,7 @@ import type { AddressObject, ParsedMail } from 'mailparser';
 import type * as Mailparser from 'mailparser';
 import type * as HtmlToText from 'html-to-text';
 import { lazyRequire } from '../lib/lazy.js';
-import { stripReply } from './stripped-reply.js';
+import { strippedReply } from './stripped-reply.js';
 
 const mailparser = lazyRequire<typeof Mailparser>('mailparser');
 const htmlToTextLib = lazyRequire<typeof HtmlToText>('html-to-text');
@@ -39,7 +39,8 @@ export interface ParsedFields {
   inReplyTo: string;
   text: string;
   html: string;
-  strippedReply: string;
+  /** The reply without its quoted history; null when that is the whole text (stripped-reply.ts). */
+  strippedReply: string | null;
   truncated: boolean;
   headers: Record<string, string | string[]>;
   attachments: AttachmentInfo[];
@@ -210,7 +211,7 @@ export async function parseMessage(raw: Buffer, limits: ParseLimits): Promise<Pa
     inReplyTo: Array.isArray(inReplyTo) ? inReplyTo.join(' ') : inReplyTo,
     text: t.value,
     html: h.value,
-    strippedReply: stripReply(t.value),
+    strippedReply: strippedReply(t.value),
     truncated: t.truncated || h.truncated || cut || partial !== null,
     headers: parsed ? headerObject(parsed) : {},
     attachments: (parsed?.attachments ?? []).map((a, index) => ({

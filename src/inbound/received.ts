@@ -8,12 +8,14 @@ import type { Deps } from '../deps.js';
 import { toStamp } from '../lib/clock.js';
 import { AppError, invalidRequest, notFound } from '../lib/errors.js';
 import { extractAttachment, safeContentType, safeFilename, type ParsedFields } from './parse.js';
+import { unquotedReply } from './stripped-reply.js';
 import type { Verdicts } from './verify.js';
 
 /**
  * The `parsed` JSON column: the parsed fields (the subject has its own column) and the verdicts.
- * `strippedReply` is left out when it is the whole text (mail that quotes nothing), so the body is
- * not stored twice.
+ * `strippedReply` is left out when it is the whole text (mail that quotes nothing: unquotedReply
+ * of the text), so the body is not stored twice. Rows of earlier versions left it out only when it
+ * was equal to the text, which unquotedReply leaves as it is.
  */
 export interface StoredParsed extends Omit<ParsedFields, 'subject' | 'strippedReply'> {
   strippedReply?: string;
@@ -51,7 +53,7 @@ function toDetail(row: ReceivedRow, publicUrl: string) {
     inReplyTo: p.inReplyTo,
     text: p.text,
     html: p.html,
-    strippedReply: p.strippedReply ?? p.text,
+    strippedReply: p.strippedReply ?? unquotedReply(p.text),
     truncated: p.truncated,
     headers: p.headers,
     // Made safe again on the way out: rows stored by earlier versions kept names and types as sent.

@@ -70,3 +70,16 @@ t.test('threads and the event loop analyze alike', async (t) => {
   await threaded.close();
   await t.rejects(threaded.analyze(input(raws[0])), /stopped/, 'a stopped pool refuses work');
 });
+
+t.test('text that quotes nothing is stored once', async (t) => {
+  const inline = createAnalyzer({ threads: 0, dns: createResolver(['127.0.0.1:9'], 200), thread: null });
+  const raw = Buffer.from(
+    'From: a@sender.example\r\nTo: inbox@acme.in.postern.test\r\nSubject: plain\r\n\r\nNo quotes here.\r\nSecond line.\r\n',
+  );
+  const a = await inline.analyze({ raw, ip: '127.0.0.1', helo: 'h', mailFrom: '', mta: 'mx', maxBodyBytes: 1 << 20, maxParts: 100 });
+  const parsed = JSON.parse(a.parsedJson);
+  t.equal(parsed.text, 'No quotes here.\nSecond line.\n', 'the text as parsed, line end and all');
+  // Before, a text ending in a line break differed from its trimmed reply, and both were stored.
+  t.notOk('strippedReply' in parsed, 'no second copy of the body');
+  t.equal(a.parsedJson.split('Second line').length - 1, 1, 'the body appears once in the column');
+});

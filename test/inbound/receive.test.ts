@@ -179,6 +179,14 @@ for (const db of testDatabases()) {
     t.equal(detail.body.truncated, true);
     t.ok(Buffer.byteLength(detail.body.text) <= 2048);
     t.ok(detail.body.text.startsWith('éé'));
+    // Quoting nothing, the reply is the whole text, trimmed: derived when read, not stored twice.
+    t.equal(detail.body.strippedReply, detail.body.text.replace(/\r\n?/g, '\n').trim());
+    const stored = await env.d.app.db
+      .selectFrom('received_messages')
+      .select('parsed')
+      .where('public_id', '=', data.id)
+      .executeTakeFirstOrThrow();
+    t.notOk('strippedReply' in JSON.parse(stored.parsed), 'the parsed column holds the body once');
 
     env.d.clock.advance(1000);
     await sendRaw(env.d.smtpPort, { from: 'x@example.org', to: [a.address] }, simpleMail({ to: a.address, subject: 'Second' }));

@@ -1,6 +1,6 @@
 // A corpus of reply shapes real clients produce; each must reduce to what the person typed.
 import t from 'tap';
-import { stripReply } from '../../src/inbound/stripped-reply.js';
+import { strippedReply, stripReply, unquotedReply } from '../../src/inbound/stripped-reply.js';
 
 const cases: [string, string, string][] = [
   [
@@ -56,3 +56,22 @@ const cases: [string, string, string][] = [
 for (const [name, input, expected] of cases) {
   t.equal(stripReply(input), expected, name);
 }
+
+// Null when nothing is cut, so the parsed column stores the body once; the reader's unquotedReply
+// gives what stripReply would. Long text with no marker is answered without splitting it into lines.
+t.test('the whole text is null', async (t) => {
+  const long = 'The quick brown fox jumps over the lazy dog, again and again.\r\n'.repeat(2000);
+  for (const text of [
+    long,
+    'Just a plain message\nwith two lines.\n',
+    'Time: 10:00\nSee you',
+    '-- not a signature line start\n'.slice(1),
+  ]) {
+    const reply = strippedReply(text);
+    if (reply === null) t.equal(stripReply(text), unquotedReply(text), JSON.stringify(text.slice(0, 30)));
+    else t.not(reply, unquotedReply(text), 'a reply given is a cut one');
+  }
+  t.equal(strippedReply(long), null, 'no marker: null');
+  t.equal(strippedReply('Time: 10:00\nSee you'), null, 'a line that looks like a marker but is not cut: null');
+  t.equal(strippedReply('Yes\n\nOn Mon, Jan 2, 2026 Olga <o@example.com> wrote:\n> ?\n'), 'Yes');
+});
