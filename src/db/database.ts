@@ -5,7 +5,7 @@ import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import { lazyRequire } from '../lib/lazy.js';
-import { Kysely, PostgresDialect, sql, type RawBuilder, type SqliteDatabase } from 'kysely';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type RawBuilder, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
 import { createWalSync, SyncedSqliteDialect } from './wal-sync.js';
 
@@ -40,13 +40,17 @@ export function openDatabase(target: DatabaseTarget): DatabaseHandle {
   // WAL lets the CLI and the daemon use the file at once. Every commit is on disk before its caller
   // is answered, so a 202 or a 250 survives power loss, not only a crash of the process: SQLite
   // writes the WAL (synchronous=NORMAL) and wal-sync.ts fsyncs it off the event loop.
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = NORMAL');
+  // A file system that cannot hold a WAL leaves the journal as it was: SQLite then fsyncs in COMMIT.
+  const walMode = sqlite.pragma('journal_mode = WAL', { simple: true }) === 'wal';
+  sqlite.pragma(walMode ? 'synchronous = NORMAL' : 'synchronous = FULL');
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
+  const database = cachingStatements(sqlite);
   const wal = createWalSync(`${target.file}-wal`);
   const db = new Kysely<Database>({
-    dialect: new SyncedSqliteDialect({ database: cachingStatements(sqlite) }, { wal, inTransaction: () => sqlite.inTransaction }),
+    dialect: walMode
+      ? new SyncedSqliteDialect({ database }, { wal, inTransaction: () => sqlite.inTransaction })
+      : new SqliteDialect({ database }),
   });
   return {
     db,
