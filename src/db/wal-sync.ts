@@ -19,10 +19,11 @@
 // recorded (the dispatcher delivers again: at least once, as always).
 //
 // fsync flushes a file's dirty pages whichever descriptor wrote them (Linux, and every POSIX
-// system where fsync flushes at all), so our own descriptor on the WAL serves. It is opened for
-// each sync (two more calls on the thread pool, beside the fsync's cost), so a WAL that was
-// removed and made again is never mistaken for the one we hold. Only a database whose journal
-// really is the WAL commits this way (database.ts keeps FULL otherwise).
+// system where fsync flushes at all), so our own descriptor on the WAL serves. It is opened once:
+// SQLite removes a WAL only when the last connection to the database closes, and ours is open
+// until the daemon stops (opening it for each sync cost two more trips through the thread pool per
+// commit, which sessions waiting one message at a time felt). Only a database whose journal really
+// is the WAL commits this way (database.ts keeps FULL otherwise).
 import { open, type FileHandle } from 'node:fs/promises';
 import {
   SqliteDialect,
@@ -45,16 +46,13 @@ export interface WalSync {
 /** `datasync` is the call that makes the WAL durable (a test may observe it). */
 export function createWalSync(walFile: string, datasync: (wal: FileHandle) => Promise<void> = (wal) => wal.datasync()): WalSync {
   let dirty = false;
+  let handle: FileHandle | null = null;
   let running: Promise<void> | null = null;
   let next: Promise<void> | null = null;
 
   async function syncOnce(): Promise<void> {
-    const handle = await open(walFile, 'r');
-    try {
-      await datasync(handle);
-    } finally {
-      await handle.close();
-    }
+    handle ??= await open(walFile, 'r');
+    await datasync(handle);
   }
   function start(): Promise<void> {
     running = syncOnce().finally(() => (running = null));
@@ -79,6 +77,8 @@ export function createWalSync(walFile: string, datasync: (wal: FileHandle) => Pr
     async close() {
       await running?.catch(() => {});
       await next?.catch(() => {});
+      await handle?.close();
+      handle = null;
     },
   };
 }
