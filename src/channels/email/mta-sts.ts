@@ -87,7 +87,7 @@ export interface MtaStsDeps extends Pick<Deps, 'db' | 'clock' | 'dns' | 'log'> {
 }
 
 export function createMtaSts(deps: MtaStsDeps): MtaSts {
-  // Made at the first policy fetch: undici is loaded only when a policy is (lib/lazy.ts).
+  // Made at the first policy fetch: undici is loaded only when a policy is fetched (lib/lazy.ts).
   let agent: Undici.Dispatcher | null = null;
   const dispatcher = () =>
     (agent ??= new (undici().Agent)({
