@@ -19,9 +19,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { SMTPServer } from 'smtp-server';
-import { main as cli } from '../src/cli.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
-import { cpuSeconds, postSendRaw, startPostern, type ChildServer } from './lib.js';
+import { benchWorkspace, cpuSeconds, postSendRaw, startPostern, type ChildServer } from './lib.js';
 
 /** CPU seconds of every PostgreSQL server process (postmaster and backends) so far. */
 function postgresCpuSeconds(): number {
@@ -43,8 +42,6 @@ interface Shape {
   store: 'sqlite' | 'postgres';
   nodes: number;
 }
-
-const quiet = { out: () => {}, err: () => {} };
 
 export async function run(): Promise<void> {
   const N = Number(process.env.BENCH_CLUSTER_N ?? 3000);
@@ -127,11 +124,7 @@ export async function run(): Promise<void> {
       POSTERN_SENDER_CAPS_ENABLED: 'false',
       ...(Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('POSTERN_'))) as Record<string, string>),
     });
-    await cli(['migrate'], env(dirs[0]), quiet);
-    await cli(['workspace', 'create', '--slug', 'bench', '--name', 'Bench', '--plan', 'custom'], env(dirs[0]), quiet);
-    let out = '';
-    await cli(['key', 'create', '--workspace', 'bench', '--env', 'live'], env(dirs[0]), { out: (s) => (out += s), err: () => {} });
-    const key = JSON.parse(out).secret as string;
+    const key = await benchWorkspace(env(dirs[0]), { keyEnv: 'live', plan: 'custom' });
     const nodes: ChildServer[] = [];
     for (const dir of dirs) nodes.push(await startPostern(env(dir)));
     // Every node knows of the others (their shares of the connection cap) by its next beat.

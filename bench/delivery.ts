@@ -27,13 +27,12 @@ import path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import { createApp } from '../src/app.js';
-import { main as cli } from '../src/cli.js';
 import { loadConfig } from '../src/config.js';
 import { createLogger } from '../src/lib/logger.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
 import { policy, startMtaStsServer } from '../test/helpers/mta-sts-server.js';
 import { makeTestCa } from '../test/helpers/self-signed.js';
-import { cpuSeconds, peakRss, postSendRaw, startPostern, threadCpu } from './lib.js';
+import { benchWorkspace, cpuSeconds, peakRss, postSendRaw, startPostern, threadCpu } from './lib.js';
 import { startPostfix, type Postfix } from './postfix.js';
 import { Client, message } from './smtp-client.js';
 
@@ -171,13 +170,7 @@ export async function run(): Promise<void> {
     ...tlsEnv,
     ...(Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('POSTERN_'))) as Record<string, string>),
   };
-  const quiet = { out: () => {}, err: () => {} };
-  let out = '';
-  // The CLI creates no database of its own: make it first, as an operator would.
-  await cli(['migrate'], env, quiet);
-  await cli(['workspace', 'create', '--slug', 'bench', '--name', 'Bench', '--plan', 'custom'], env, quiet);
-  await cli(['key', 'create', '--workspace', 'bench', '--env', 'live'], env, { out: (s) => (out += s), err: () => {} });
-  const key = JSON.parse(out).secret as string;
+  const key = await benchWorkspace(env, { keyEnv: 'live', plan: 'custom' });
 
   const daemon = inproc ? await inProcess(env) : await spawnDaemon(env);
   const html = `<p>${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(Math.ceil(SIZE / 58)).slice(0, SIZE)}</p>`;

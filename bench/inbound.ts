@@ -8,10 +8,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Sqlite from 'better-sqlite3';
-import { main as cli } from '../src/cli.js';
 import { loadConfig } from '../src/config.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
-import { cpuSeconds, peakRss, startPostern, startScript } from './lib.js';
+import { benchWorkspace, cpuSeconds, peakRss, startPostern, startScript } from './lib.js';
 import { startPostfix } from './postfix.js';
 import { Client, message } from './smtp-client.js';
 
@@ -74,13 +73,7 @@ export async function run(): Promise<void> {
     ...(GREETING_DELAY_MS === undefined ? {} : { POSTERN_SMTP_GREETING_DELAY: `${GREETING_DELAY_MS}ms` }),
     ...(Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('POSTERN_'))) as Record<string, string>),
   };
-  const quiet = { out: () => {}, err: () => {} };
-  let out = '';
-  // The CLI creates no database of its own: make it first, as an operator would.
-  await cli(['migrate'], env, quiet);
-  await cli(['workspace', 'create', '--slug', 'bench', '--name', 'Bench'], env, quiet);
-  await cli(['key', 'create', '--workspace', 'bench', '--env', 'live'], env, { out: (t) => (out += t), err: () => {} });
-  const key = JSON.parse(out).secret as string;
+  const key = await benchWorkspace(env, { keyEnv: 'live' });
   const prof = process.env.BENCH_INBOUND_PROFILE;
   const postern = await startPostern(env, prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`] : []);
   const res = await fetch(`http://127.0.0.1:${postern.port}/v1/inbound/addresses`, {

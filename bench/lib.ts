@@ -8,6 +8,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { main as cli } from '../src/cli.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -94,6 +95,19 @@ export async function startPostern(
   child.stderr.resume();
   const ready = await waitForLine(child, (j) => j.msg === 'ready');
   return { child, port: ready.http, smtp: ready.smtp, metrics: ready.metrics, dataDir, env: fullEnv, stop: stopper(child) };
+}
+
+/**
+ * The database `env` names, made as an operator would (the CLI creates none of its own): migrated,
+ * with workspace `bench` (on `plan` when given) and one key of `keyEnv`, whose secret it returns.
+ */
+export async function benchWorkspace(env: Record<string, string>, opts: { keyEnv: 'live' | 'test'; plan?: string }): Promise<string> {
+  const quiet = { out: () => {}, err: () => {} };
+  let out = '';
+  await cli(['migrate'], env, quiet);
+  await cli(['workspace', 'create', '--slug', 'bench', '--name', 'Bench', ...(opts.plan ? ['--plan', opts.plan] : [])], env, quiet);
+  await cli(['key', 'create', '--workspace', 'bench', '--env', opts.keyEnv], env, { out: (t) => (out += t), err: () => {} });
+  return JSON.parse(out).secret as string;
 }
 
 /** The bare Express handler every HTTP figure is compared with. */

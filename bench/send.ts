@@ -10,8 +10,7 @@ import autocannon from 'autocannon';
 import express from 'express';
 import { createApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
-import { main as cli } from '../src/cli.js';
-import { load, startPostern, type LoadResult } from './lib.js';
+import { benchWorkspace, load, startPostern, type LoadResult } from './lib.js';
 
 const DURATION_S = 8;
 const CONNECTIONS = 32;
@@ -106,12 +105,7 @@ async function postern(body: string, route: string): Promise<Figures & { deliver
 async function ownProcess(body: string): Promise<LoadResult> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'postern-bench-send-'));
   const env = { POSTERN_DATA_DIR: dataDir, POSTERN_LOG_LEVEL: 'error', ...benchOverrides() };
-  const quiet = { out: () => {}, err: () => {} };
-  let out = '';
-  await cli(['migrate'], env, quiet);
-  await cli(['workspace', 'create', '--slug', 'bench', '--name', 'Bench', '--plan', 'custom'], env, quiet);
-  await cli(['key', 'create', '--workspace', 'bench', '--env', 'test'], env, { out: (t) => (out += t), err: () => {} });
-  const secret = JSON.parse(out).secret as string;
+  const secret = await benchWorkspace(env, { keyEnv: 'test', plan: 'custom' });
   const daemon = await startPostern(
     env,
     process.env.BENCH_SEND_PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_SEND_PROFILE}`] : [],

@@ -46,10 +46,9 @@ export function openDatabase(target: DatabaseTarget): DatabaseHandle {
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   const database = cachingStatements(sqlite);
-  const wal = createWalSync(`${target.file}-wal`);
   const db = new Kysely<Database>({
     dialect: walMode
-      ? new SyncedSqliteDialect({ database }, { wal, inTransaction: () => sqlite.inTransaction })
+      ? new SyncedSqliteDialect({ database }, { wal: createWalSync(`${target.file}-wal`), inTransaction: () => sqlite.inTransaction })
       : new SqliteDialect({ database }),
   });
   return {
