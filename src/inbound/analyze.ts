@@ -4,7 +4,8 @@
 // DNS, so it can run on the event loop or in an analysis thread (analysis-pool.ts) with the same
 // result.
 import { asBuffer } from '../lib/threads.js';
-import type { StoredParsed } from './received.js';
+import { findSpan } from './body-spans.js';
+import type { BodySpans, StoredParsed } from './received.js';
 import { parseMessage } from './parse.js';
 import { verifyMessage, type Lookup, type Verdicts } from './verify.js';
 
@@ -45,7 +46,20 @@ export async function analyze(lookup: Lookup, input: AnalyzeInput): Promise<Anal
     maxBodyBytes: input.maxBodyBytes,
     maxParts: input.maxParts,
   });
-  // Stored once: a reply that is the whole text (null: mail that quotes nothing) is derived when read.
+  // Stored once: a reply that is the whole text (null: mail that quotes nothing) is derived when read,
+  // and a body that is the source's own bytes is kept as where it is (body-spans.ts).
   const stored: StoredParsed = { ...fields, ...(strippedReply === null ? {} : { strippedReply }), verdicts };
+  const spans: BodySpans = {};
+  const text = findSpan(raw, fields.text);
+  if (text) {
+    spans.text = text;
+    stored.text = '';
+  }
+  const html = findSpan(raw, fields.html);
+  if (html) {
+    spans.html = html;
+    stored.html = '';
+  }
+  if (text || html) stored.spans = spans;
   return { authHeaders: headers, subject, fromEmail: fields.from.email, parsedJson: JSON.stringify(stored), partial, verdicts };
 }

@@ -7,6 +7,7 @@ import { flag, type ReceivedMessagesTable, type ReceivedStatus } from '../db/sch
 import type { Deps } from '../deps.js';
 import { toStamp } from '../lib/clock.js';
 import { AppError, invalidRequest, notFound } from '../lib/errors.js';
+import { readSpan, type SourceSpan } from './body-spans.js';
 import { extractAttachment, safeContentType, safeFilename, type ParsedFields } from './parse.js';
 import { unquotedReply } from './stripped-reply.js';
 import type { Verdicts } from './verify.js';
@@ -20,6 +21,26 @@ import type { Verdicts } from './verify.js';
 export interface StoredParsed extends Omit<ParsedFields, 'subject' | 'strippedReply'> {
   strippedReply?: string;
   verdicts: Verdicts;
+  /** Bodies kept as where they are in the raw source (body-spans.ts); their field is then empty. */
+  spans?: BodySpans;
+}
+
+export interface BodySpans {
+  text?: SourceSpan;
+  html?: SourceSpan;
+}
+
+/** The parsed fields with every body in place: cut from `source` where `parsed` names a span. */
+export function withBodies(p: StoredParsed, source: Uint8Array | null): StoredParsed {
+  if (!p.spans) return p;
+  // purge() puts bodies back before it drops a source, so a span always has one.
+  if (!source) throw new Error('a received body is kept in a source that is gone');
+  const { spans, ...rest } = p;
+  return {
+    ...rest,
+    ...(spans.text ? { text: readSpan(source, spans.text) } : {}),
+    ...(spans.html ? { html: readSpan(source, spans.html) } : {}),
+  };
 }
 
 export interface ReceivedSummary {
@@ -34,9 +55,11 @@ export interface ReceivedSummary {
 
 export type ReceivedRow = ReceivedMessagesTable;
 
-/** The detail of a stored row. */
-function toDetail(row: ReceivedRow, publicUrl: string) {
-  const p = JSON.parse(row.parsed) as StoredParsed;
+/** Sources dropped per transaction by purge(): each may first put its bodies back into `parsed`. */
+const PURGE_BATCH = 200;
+
+/** The detail of a stored row; `p` is its parsed fields with every body in place (withBodies). */
+function toDetail(row: ReceivedRow, p: StoredParsed, publicUrl: string) {
   const base = `${publicUrl.replace(/\/$/, '')}/v1/inbound/messages/${row.public_id}`;
   return {
     id: row.public_id,
@@ -117,6 +140,13 @@ export function createReceivedReader({
     return r;
   };
 
+  const parsedOf = async (r: ReceivedRow): Promise<StoredParsed> => {
+    const p = JSON.parse(r.parsed) as StoredParsed;
+    if (!p.spans) return p;
+    const raw = await db.selectFrom('inbound_raw').select('source').where('id', '=', r.raw_id).executeTakeFirst();
+    return withBodies(p, raw?.source ?? null);
+  };
+
   const rawOf = async (r: ReceivedRow): Promise<Buffer> => {
     const gone = () => new AppError('gone', `the raw source and attachments are kept ${retentionDays} days after receipt`);
     if (r.received_at < cutoff()) throw gone();
@@ -164,7 +194,8 @@ export function createReceivedReader({
       }));
     },
     async detail(workspaceId, livemode, publicId) {
-      return toDetail(await row(workspaceId, livemode, publicId), publicUrl());
+      const r = await row(workspaceId, livemode, publicId);
+      return toDetail(r, await parsedOf(r), publicUrl());
     },
     async raw(workspaceId, livemode, publicId) {
       return rawOf(await row(workspaceId, livemode, publicId));
@@ -183,16 +214,38 @@ export function createReceivedReader({
     async eventPayload(data) {
       const id = (JSON.parse(data) as { id?: string }).id;
       const r = id ? await db.selectFrom('received_messages').selectAll().where('public_id', '=', id).executeTakeFirst() : undefined;
-      return r ? JSON.stringify(toDetail(r, publicUrl())) : data;
+      return r ? JSON.stringify(toDetail(r, await parsedOf(r), publicUrl())) : data;
     },
     async purge() {
-      const r = await db
-        .updateTable('inbound_raw')
-        .set({ source: null, purged_at: clock.now().toISOString() })
-        .where('received_at', '<', cutoff())
-        .where('purged_at', 'is', null)
-        .executeTakeFirst();
-      return Number(r.numUpdatedRows);
+      const before = cutoff();
+      let purged = 0;
+      for (;;) {
+        const batch = await db
+          .selectFrom('inbound_raw')
+          .select('id')
+          .where('received_at', '<', before)
+          .where('purged_at', 'is', null)
+          .limit(PURGE_BATCH)
+          .execute();
+        if (batch.length === 0) return purged;
+        const ids = batch.map((b) => b.id);
+        // A body kept as a span goes back into `parsed` in the transaction that drops its source.
+        await db.transaction().execute(async (trx) => {
+          const spanned = await trx
+            .selectFrom('received_messages as m')
+            .innerJoin('inbound_raw as r', 'r.id', 'm.raw_id')
+            .select(['m.id', 'm.parsed', 'r.source'])
+            .where('m.raw_id', 'in', ids)
+            .where('m.parsed', 'like', '%"spans":%')
+            .execute();
+          for (const m of spanned) {
+            const parsed = JSON.stringify(withBodies(JSON.parse(m.parsed) as StoredParsed, m.source));
+            await trx.updateTable('received_messages').set({ parsed }).where('id', '=', m.id).execute();
+          }
+          await trx.updateTable('inbound_raw').set({ source: null, purged_at: clock.now().toISOString() }).where('id', 'in', ids).execute();
+        });
+        purged += ids.length;
+      }
     },
   };
 }
