@@ -9,10 +9,16 @@
 // A message mailauth cannot take at all is recorded `permerror`, never refused or retried.
 import type * as Mailauth from 'mailauth';
 import { lazyRequire } from '../lib/lazy.js';
+import { installLineBreaks } from './dkim-line-breaks.js';
 import type { DnsResolver } from '../lib/dns.js';
 import { NO_SCAN, type SpamVerdict, type VirusVerdict } from './scan.js';
 
-const mailauth = lazyRequire<typeof Mailauth>('mailauth');
+const mailauthLib = lazyRequire<typeof Mailauth>('mailauth');
+const mailauth = (): typeof Mailauth => {
+  const lib = mailauthLib();
+  installLineBreaks();
+  return lib;
+};
 
 export interface Verdict {
   result: string;
