@@ -1,6 +1,6 @@
 // A corpus of reply shapes real clients produce; each must reduce to what the person typed.
 import t from 'tap';
-import { strippedReply, stripReply, unquotedReply } from '../../src/inbound/stripped-reply.js';
+import { mayHaveMarker, strippedReply, stripReply, unquotedReply } from '../../src/inbound/stripped-reply.js';
 
 const cases: [string, string, string][] = [
   [
@@ -74,4 +74,56 @@ t.test('the whole text is null', async (t) => {
   t.equal(strippedReply(long), null, 'no marker: null');
   t.equal(strippedReply('Time: 10:00\nSee you'), null, 'a line that looks like a marker but is not cut: null');
   t.equal(strippedReply('Yes\n\nOn Mon, Jan 2, 2026 Olga <o@example.com> wrote:\n> ?\n'), 'Yes');
+});
+
+// The quick test in front of the scanner may say yes where nothing is cut, never no where something
+// would be: on random text rich in markers' pieces, it says yes wherever the expressions it replaced
+// (one search each) found something, and wherever the scanner cuts.
+t.test('the quick test misses no marker', async (t) => {
+  const replaced = [
+    /[:>]/,
+    /wrote|écrit|schrieb|escribió|scritto|schreef|escreveu/i,
+    /(?:^|\n)\s*[-_#]/,
+    /(?:^|\n)\s*(?:begin|sent|get|envoy|von)\b/i,
+  ];
+  const pieces = [
+    '\n',
+    '\n',
+    ' ',
+    '\t',
+    '\u00a0',
+    '\u3000',
+    'a',
+    'x',
+    '-',
+    '_',
+    '#',
+    'Sent',
+    'GET',
+    'von',
+    'begin',
+    'Envoy',
+    'e',
+    'wrote',
+    'On',
+    '>',
+    ':',
+    '\r',
+  ];
+  let s = 7;
+  const next = () => (s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32;
+  let misses = 0;
+  for (let round = 0; round < 3000; round++) {
+    let text = '';
+    const length = Math.floor(next() * 12);
+    for (let i = 0; i < length; i++) text += pieces[Math.floor(next() * pieces.length)];
+    const found = replaced.some((re) => re.test(text)) || strippedReply(text.replace(/\r\n?/g, '\n')) !== null;
+    if (found && !mayHaveMarker(text)) {
+      misses++;
+      t.fail(`missed in ${JSON.stringify(text)}`);
+      if (misses > 5) break;
+    }
+  }
+  t.equal(misses, 0);
+  t.notOk(mayHaveMarker('The quick brown fox jumps over the lazy dog, again and again.\n'.repeat(100)), 'plain prose: no');
 });
