@@ -20,6 +20,7 @@ t.test('defaults are safe', async (t) => {
   t.equal(c.smtp.port, 2525);
   t.equal(c.dataDir, './data');
   t.match(databaseTarget(c), { dialect: 'sqlite', file: /data\/postern\.sqlite$/ });
+  t.equal(c.memory.heapGrowthPercent, 100, 'heaps may double past what a full collection kept');
 });
 
 t.test('environment overrides with types', async (t) => {
@@ -30,8 +31,10 @@ t.test('environment overrides with types', async (t) => {
       POSTERN_RATE_LIMIT_READ: '2.5',
       POSTERN_HTTP_TRUST_PROXY: 'true',
       POSTERN_DATABASE_URL: 'postgres://u@h/db',
+      POSTERN_MEMORY_HEAP_GROWTH_PERCENT: '0',
     },
   });
+  t.equal(c.memory.heapGrowthPercent, 0);
   t.equal(c.http.port, 0);
   t.same(c.dns.servers, ['127.0.0.1:5353', '10.0.0.1']);
   t.equal(c.rateLimit.read, 2.5);
@@ -48,6 +51,7 @@ t.test('invalid settings name the setting and why', async (t) => {
     [{ POSTERN_LOG_LEVEL: 'loud' }, /log\.level \(POSTERN_LOG_LEVEL\)/],
     [{ POSTERN_DATABASE_URL: 'mysql://x' }, /databaseUrl \(POSTERN_DATABASE_URL\)/],
     [{ POSTERN_PUBLIC_URL: 'ftp://x' }, /publicUrl/],
+    [{ POSTERN_MEMORY_HEAP_GROWTH_PERCENT: '-1' }, /memory\.heapGrowthPercent \(POSTERN_MEMORY_HEAP_GROWTH_PERCENT\)/],
   ];
   for (const [env, pattern] of bad) {
     let caught: unknown;
