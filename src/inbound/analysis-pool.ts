@@ -5,10 +5,12 @@
 // SMTP connection, while the client is being greeted (most daemons in tests never get one), and are
 // restarted on demand if one dies; the messages it held get an error, which the listener answers
 // with a 451 (the sender retries; nothing was stored).
-// With 0 threads, or a resolver injected by the caller (tests) that a thread cannot share, the
-// analysis runs on the event loop.
+// A caller done with the received bytes gives them to the thread (a transfer, not a copy), and the
+// source to store comes back the same way, so the event loop holds one copy of a message in
+// flight, not three. With 0 threads, or a resolver injected by the caller (tests) that a thread
+// cannot share, the analysis runs on the event loop.
 import type { DnsResolver } from '../lib/dns.js';
-import { createThreadPool, startThread } from '../lib/threads.js';
+import { createThreadPool, ownsBuffer, startThread } from '../lib/threads.js';
 import type { AnalysisThreadData } from './analysis-worker.js';
 import { analyze, type AnalyzeInput, type Analysis } from './analyze.js';
 import { cachedLookup } from './verify.js';
@@ -16,7 +18,8 @@ import { cachedLookup } from './verify.js';
 export interface Analyzer {
   /** True when analyses run on threads, not on the event loop. */
   readonly threaded: boolean;
-  analyze(input: AnalyzeInput): Promise<Analysis>;
+  /** `giveRaw`: the caller is done with `input.raw`, which a thread may then take without a copy. */
+  analyze(input: AnalyzeInput, opts?: { giveRaw?: boolean }): Promise<Analysis>;
   /** Starts the threads that are not running, so the first message does not wait for one. */
   warm(): void;
   /** Stops the threads; analyses still in flight are rejected. */
@@ -37,7 +40,7 @@ export function createAnalyzer(opts: { threads: number; dns: DnsResolver; thread
   });
   return {
     threaded: true,
-    analyze: (input) => pool.call(input),
+    analyze: (input, o) => pool.call(input, undefined, o?.giveRaw && ownsBuffer(input.raw) ? [input.raw.buffer as ArrayBuffer] : []),
     warm: () => pool.warm(),
     close: () => pool.close(),
   };

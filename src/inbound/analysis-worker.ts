@@ -3,7 +3,7 @@
 import { workerData } from 'node:worker_threads';
 import { createResolver } from '../lib/dns.js';
 import { serveThread } from '../lib/threads.js';
-import { analyze, type AnalyzeInput } from './analyze.js';
+import { analyze, type Analysis, type AnalyzeInput } from './analyze.js';
 import { cachedLookup } from './verify.js';
 
 export interface AnalysisThreadData {
@@ -14,4 +14,8 @@ export interface AnalysisThreadData {
 const { dnsServers, dnsTimeoutMs } = workerData as AnalysisThreadData;
 const lookup = cachedLookup(createResolver(dnsServers, dnsTimeoutMs));
 
-serveThread<AnalyzeInput>((input) => analyze(lookup, input), { batch: false });
+// The source to store goes back by transfer: it was made in memory of its own (analyze.ts).
+serveThread<AnalyzeInput>((input) => analyze(lookup, input), {
+  batch: false,
+  transferOf: (a) => [(a as Analysis).source.buffer as ArrayBuffer],
+});

@@ -18,11 +18,18 @@ export interface AnalyzeInput {
   mta: string;
   maxBodyBytes: number;
   maxParts: number;
+  /** Trace lines (CRLF-terminated) to store between the Authentication-Results and the message. */
+  trace?: string;
 }
 
 export interface Analysis {
   /** Header lines (CRLF-terminated) to prepend to the raw source. */
   authHeaders: string;
+  /**
+   * The source to store: the Authentication-Results lines, the trace and the message. Made where the
+   * analysis runs, in memory of its own, so a thread hands it back without a copy (analysis-pool.ts).
+   */
+  source: Uint8Array;
   subject: string;
   fromEmail: string;
   /** JSON of StoredParsed: the `parsed` column. */
@@ -61,5 +68,21 @@ export async function analyze(lookup: Lookup, input: AnalyzeInput): Promise<Anal
     stored.html = '';
   }
   if (text || html) stored.spans = spans;
-  return { authHeaders: headers, subject, fromEmail: fields.from.email, parsedJson: JSON.stringify(stored), partial, verdicts };
+  return {
+    authHeaders: headers,
+    source: storedSource([headers, input.trace ?? ''], raw),
+    subject,
+    fromEmail: fields.from.email,
+    parsedJson: JSON.stringify(stored),
+    partial,
+    verdicts,
+  };
+}
+
+function storedSource(lines: string[], raw: Buffer): Buffer {
+  const head = Buffer.from(lines.join(''), 'utf8');
+  const out = Buffer.allocUnsafeSlow(head.length + raw.length);
+  head.copy(out, 0);
+  raw.copy(out, head.length);
+  return out;
 }

@@ -7,6 +7,7 @@ import type { BatchCommitter } from '../db/group-commit.js';
 import { flag } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { createStamps } from '../lib/clock.js';
+import { asBuffer } from '../lib/threads.js';
 import { planLimits } from '../workspaces/plans.js';
 import type { Analyzer } from './analysis-pool.js';
 import type { ScanResult, Scanner } from './scan.js';
@@ -60,15 +61,22 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
   return {
     warm: () => analyzer.warm(),
     async receive(mail) {
-      const analysis = analyzer.analyze({
-        raw: mail.raw,
-        ip: mail.ip,
-        helo: mail.helo,
-        mailFrom: mail.mailFrom,
-        mta: config.hostname,
-        maxBodyBytes: config.inbound.maxBodyBytes,
-        maxParts: config.inbound.maxParts,
-      });
+      const size = mail.raw.length;
+      // The listener is done with the bytes once they are here; the scanners read them beside the
+      // analysis, so only without scanners may an analysis thread take them rather than a copy.
+      const analysis = analyzer.analyze(
+        {
+          raw: mail.raw,
+          ip: mail.ip,
+          helo: mail.helo,
+          mailFrom: mail.mailFrom,
+          mta: config.hostname,
+          maxBodyBytes: config.inbound.maxBodyBytes,
+          maxParts: config.inbound.maxParts,
+          trace: mail.trace ?? '',
+        },
+        { giveRaw: !scanner?.enabled },
+      );
       // The scanners run beside verification and parsing; their verdicts join the others.
       const [a, scanned] = await Promise.all([
         analysis,
@@ -97,7 +105,7 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
         a.parsedJson = JSON.stringify(parsed);
       }
       // Authentication-Results above our Received, as a receiving MTA's milters put them.
-      const stored = Buffer.concat([Buffer.from(a.authHeaders, 'utf8'), Buffer.from(mail.trace ?? '', 'utf8'), mail.raw]);
+      const stored = asBuffer(a.source);
 
       // One message per (workspace, matched address); unmatched recipients of a workspace share one.
       const groups = new Map<string, MailboxRoute[]>();
@@ -139,12 +147,9 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
 
       const result = await committer.store(req);
       if (result.events.length > 0) bus.publish('events.recorded', { type: 'message.received' });
-      log.debug({ messages: result.out.map((m) => `${m.id}:${m.status}`), size: mail.raw.length }, 'inbound stored');
+      log.debug({ messages: result.out.map((m) => `${m.id}:${m.status}`), size }, 'inbound stored');
       if (a.partial)
-        log.info(
-          { messages: result.out.map((m) => m.id), reason: a.partial, size: mail.raw.length },
-          'inbound message parsed in part (stored truncated)',
-        );
+        log.info({ messages: result.out.map((m) => m.id), reason: a.partial, size }, 'inbound message parsed in part (stored truncated)');
       return result.out;
     },
   };

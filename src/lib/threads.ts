@@ -22,6 +22,11 @@ export function startThread(callerUrl: string, name: string, workerData: unknown
   return new Worker(new URL(`./${name}.js`, callerUrl), { workerData });
 }
 
+/** Whether a byte array is the whole of its memory, so it can be handed to another thread (not a slice of a pool). */
+export function ownsBuffer(bytes: Uint8Array): boolean {
+  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+}
+
 /** Bytes that crossed a thread: a posted Buffer arrives as a plain Uint8Array; viewed as a Buffer, not copied. */
 export function asBuffer(bytes: Uint8Array): Buffer {
   return Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -59,8 +64,11 @@ export interface ThreadPoolOptions<Req, Res> {
 }
 
 export interface ThreadPool<Req, Res> {
-  /** Runs a call on the given slot's thread, or on the least busy one. */
-  call(req: Req, slot?: number): Promise<Res>;
+  /**
+   * Runs a call on the given slot's thread, or on the least busy one. `transfer`: buffers the
+   * request hands over rather than copies (the caller must not touch them again).
+   */
+  call(req: Req, slot?: number, transfer?: ArrayBuffer[]): Promise<Res>;
   /** Starts the threads that are not running. */
   warm(): void;
   /** Whether the slot's thread is running (a call to it would not start one). */
@@ -74,8 +82,9 @@ export interface ThreadPool<Req, Res> {
 interface Thread<Req, Res> {
   worker: Worker;
   pending: Map<number, Unfinished<Req, Res>>;
-  /** Requests not yet posted: a turn's worth goes in one message. */
+  /** Requests not yet posted: a turn's worth goes in one message, with the buffers they hand over. */
   outbox: Request<Req>[];
+  transfer: ArrayBuffer[];
 }
 
 const defaultDecode = (wire: unknown): unknown =>
@@ -91,7 +100,7 @@ export function createThreadPool<Req, Res>(opts: ThreadPoolOptions<Req, Res>): T
   const spawn = (slot: number): Thread<Req, Res> => {
     const worker = opts.start();
     worker.unref();
-    const t: Thread<Req, Res> = { worker, pending: new Map(), outbox: [] };
+    const t: Thread<Req, Res> = { worker, pending: new Map(), outbox: [], transfer: [] };
     worker.on('message', (msg: ThreadMessage) => {
       if ('log' in msg) return opts.onLog?.(msg.log);
       for (const reply of msg.replies) {
@@ -111,6 +120,7 @@ export function createThreadPool<Req, Res>(opts: ThreadPoolOptions<Req, Res>): T
       const unfinished = [...t.pending.values()];
       t.pending.clear();
       t.outbox = [];
+      t.transfer = [];
       const err = failure ?? new Error(`thread exited with ${code}`);
       if (opts.onExit) opts.onExit(unfinished, { err, code });
       else for (const p of unfinished) p.reject(err);
@@ -130,20 +140,25 @@ export function createThreadPool<Req, Res>(opts: ThreadPoolOptions<Req, Res>): T
 
   const post = (t: Thread<Req, Res>) => {
     const requests = t.outbox;
+    const transfer = t.transfer;
     t.outbox = [];
-    if (requests.length && threads.includes(t)) t.worker.postMessage(requests);
+    t.transfer = [];
+    if (requests.length && threads.includes(t)) t.worker.postMessage(requests, transfer);
   };
 
   return {
-    call(req, slot) {
+    call(req, slot, transfer = []) {
       if (closed) return Promise.reject(new Error('threads stopped'));
       const t = slot === undefined ? leastBusy() : threadAt(slot % threads.length);
       return new Promise<Res>((resolve, reject) => {
         const id = nextId++;
         if (t.pending.size === 0) t.worker.ref();
         t.pending.set(id, { req, resolve, reject });
-        if (opts.batch === false) t.worker.postMessage([{ id, req }]);
-        else if (t.outbox.push({ id, req }) === 1) setImmediate(post, t);
+        if (opts.batch === false) t.worker.postMessage([{ id, req }], transfer);
+        else {
+          t.transfer.push(...transfer);
+          if (t.outbox.push({ id, req }) === 1) setImmediate(post, t);
+        }
       });
     },
     warm() {
@@ -174,6 +189,8 @@ export function serveThread<Req>(
   opts: {
     encodeError?: (err: unknown) => unknown;
     /** false: answer each call at once (see ThreadPoolOptions.batch). */ batch?: boolean;
+    /** Buffers an answer hands over rather than copies (besides a byte array answered whole). */
+    transferOf?: (value: unknown) => ArrayBuffer[];
   } = {},
 ): void {
   const port = parentPort!;
@@ -187,7 +204,8 @@ export function serveThread<Req>(
   };
   const answer = (reply: Reply) => {
     const v = reply.ok ? reply.value : null;
-    if (v instanceof Uint8Array && v.byteOffset === 0 && v.byteLength === v.buffer.byteLength) transfer.push(v.buffer as ArrayBuffer);
+    if (v instanceof Uint8Array && ownsBuffer(v)) transfer.push(v.buffer as ArrayBuffer);
+    else if (reply.ok && opts.transferOf) transfer.push(...opts.transferOf(v));
     if (replies.push(reply) === 1) {
       if (opts.batch === false) flush();
       else setImmediate(flush);

@@ -1,6 +1,6 @@
 // The analysis threads give exactly what the event loop would: same verdicts, same
-// Authentication-Results, same parsed JSON. Messages spread over several threads; a stopped pool
-// refuses new work instead of hanging.
+// Authentication-Results, same parsed JSON. Messages spread over several threads; the source to
+// store comes back without a copy; a stopped pool refuses new work instead of hanging.
 import { generateKeyPairSync } from 'node:crypto';
 import t from 'tap';
 import nodemailer from 'nodemailer';
@@ -64,6 +64,22 @@ t.test('threads and the event loop analyze alike', async (t) => {
   }
   const parsed = JSON.parse(fromThreads[0].parsedJson);
   t.equal(parsed.verdicts.dkim.result, 'pass');
+
+  // The source to store: Authentication-Results, the trace, the message. A caller done with its
+  // bytes hands them to the thread (they are gone from it afterwards) and gets the source back.
+  const trace = 'Received: from client.example.org by mx.postern.test\r\n';
+  const given = Buffer.alloc(raws[0].length);
+  raws[0].copy(given);
+  const kept = Buffer.from(raws[0]);
+  const handed = await threaded.analyze({ ...input(given), trace }, { giveRaw: true });
+  t.equal(given.length, 0, 'the bytes went to the thread, not a copy');
+  t.equal(Buffer.from(handed.source).toString('latin1'), handed.authHeaders + trace + raws[0].toString('latin1'));
+  const copied = await threaded.analyze({ ...input(kept), trace });
+  t.equal(kept.length, raws[0].length, 'without giveRaw the caller keeps its bytes');
+  t.equal(Buffer.from(copied.source).toString('latin1').slice(copied.authHeaders.length), trace + raws[0].toString('latin1'));
+  const pooled = Buffer.from('From: a@b\r\n\r\nshort\r\n'); // a slice of Node's shared pool: never handed over
+  await threaded.analyze(input(pooled), { giveRaw: true });
+  t.equal(pooled.toString(), 'From: a@b\r\n\r\nshort\r\n', 'a pooled buffer is copied, not taken');
   t.equal(parsed.strippedReply, 'Body 1');
   t.equal(parsed.attachments.length, 1);
 
