@@ -140,19 +140,21 @@ export function createReceivedReader({
     return r;
   };
 
+  /** The stored source of a row; null once purged. */
+  const sourceOf = async (r: ReceivedRow): Promise<Buffer | null> =>
+    (await db.selectFrom('inbound_raw').select('source').where('id', '=', r.raw_id).executeTakeFirst())?.source ?? null;
+
   const parsedOf = async (r: ReceivedRow): Promise<StoredParsed> => {
     const p = JSON.parse(r.parsed) as StoredParsed;
-    if (!p.spans) return p;
-    const raw = await db.selectFrom('inbound_raw').select('source').where('id', '=', r.raw_id).executeTakeFirst();
-    return withBodies(p, raw?.source ?? null);
+    return p.spans ? withBodies(p, await sourceOf(r)) : p;
   };
 
   const rawOf = async (r: ReceivedRow): Promise<Buffer> => {
     const gone = () => new AppError('gone', `the raw source and attachments are kept ${retentionDays} days after receipt`);
     if (r.received_at < cutoff()) throw gone();
-    const raw = await db.selectFrom('inbound_raw').select('source').where('id', '=', r.raw_id).executeTakeFirst();
-    if (!raw?.source) throw gone();
-    return Buffer.from(raw.source);
+    const source = await sourceOf(r);
+    if (!source) throw gone();
+    return Buffer.from(source);
   };
 
   return {
