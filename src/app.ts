@@ -249,6 +249,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     threads: config.inbound.analysisThreads,
     dns,
     thread: options.dns ? null : { dnsServers: config.dns.servers, dnsTimeoutMs: config.dns.timeout },
+    youngGenerationMb: config.memory.analysisYoungGenerationMb,
   });
   // Lingering for a batch pays only while commits hold up verification on the same loop.
   const committer = createBatchCommitter(handle.db, handle.dialect, {

@@ -264,9 +264,16 @@ const schema = z.strictObject({
   }),
   // How far V8 lets each heap grow past what its last full collection kept before it collects
   // again (main.ts): 100 doubles it; 0 leaves V8's own factor, which lets a busy heap grow up to
-  // fourfold. docs/performance.md has what each costs in speed and saves in memory.
+  // fourfold. The analysis threads' young generation in MB (analysis-pool.ts); 0 leaves V8's own
+  // size. docs/performance.md has what each costs in speed and saves in memory.
   memory: z.strictObject({
     heapGrowthPercent: z.number().int().min(0).max(1000),
+    analysisYoungGenerationMb: z
+      .number()
+      .int()
+      .min(0)
+      .max(1024)
+      .refine((v) => v === 0 || v >= 3, { message: "must be 0 (V8's own) or at least 3" }),
   }),
   // `postern doctor` (docs/doctor.md): the public addresses mail leaves from, which SPF must
   // authorise and whose reverse DNS must name `hostname`. Empty: those checks only warn.

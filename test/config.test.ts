@@ -21,6 +21,7 @@ t.test('defaults are safe', async (t) => {
   t.equal(c.dataDir, './data');
   t.match(databaseTarget(c), { dialect: 'sqlite', file: /data\/postern\.sqlite$/ });
   t.equal(c.memory.heapGrowthPercent, 100, 'heaps may double past what a full collection kept');
+  t.equal(c.memory.analysisYoungGenerationMb, 24, 'analysis threads keep half of V8’s young generation');
 });
 
 t.test('environment overrides with types', async (t) => {
@@ -32,9 +33,11 @@ t.test('environment overrides with types', async (t) => {
       POSTERN_HTTP_TRUST_PROXY: 'true',
       POSTERN_DATABASE_URL: 'postgres://u@h/db',
       POSTERN_MEMORY_HEAP_GROWTH_PERCENT: '0',
+      POSTERN_MEMORY_ANALYSIS_YOUNG_GENERATION_MB: '0',
     },
   });
   t.equal(c.memory.heapGrowthPercent, 0);
+  t.equal(c.memory.analysisYoungGenerationMb, 0);
   t.equal(c.http.port, 0);
   t.same(c.dns.servers, ['127.0.0.1:5353', '10.0.0.1']);
   t.equal(c.rateLimit.read, 2.5);
@@ -52,6 +55,7 @@ t.test('invalid settings name the setting and why', async (t) => {
     [{ POSTERN_DATABASE_URL: 'mysql://x' }, /databaseUrl \(POSTERN_DATABASE_URL\)/],
     [{ POSTERN_PUBLIC_URL: 'ftp://x' }, /publicUrl/],
     [{ POSTERN_MEMORY_HEAP_GROWTH_PERCENT: '-1' }, /memory\.heapGrowthPercent \(POSTERN_MEMORY_HEAP_GROWTH_PERCENT\)/],
+    [{ POSTERN_MEMORY_ANALYSIS_YOUNG_GENERATION_MB: '2' }, /memory\.analysisYoungGenerationMb .*at least 3/],
   ];
   for (const [env, pattern] of bad) {
     let caught: unknown;

@@ -3,6 +3,7 @@
 // already serialized for the `parsed` column. A pure function of the bytes and the envelope plus
 // DNS, so it can run on the event loop or in an analysis thread (analysis-pool.ts) with the same
 // result.
+import { inTurn } from '../lib/in-turn.js';
 import { asBuffer } from '../lib/threads.js';
 import { findSpan } from './body-spans.js';
 import type { BodySpans, StoredParsed } from './received.js';
@@ -40,6 +41,14 @@ export interface Analysis {
   verdicts: Verdicts;
 }
 
+/**
+ * Messages are parsed one after another, in the order their verification ended (lib/in-turn.ts):
+ * mailparser parses as a stream over many turns of the event loop, and a hundred parses started
+ * side by side would hold a hundred half-built trees at once for no gain in speed. Verification,
+ * which waits on DNS, stays concurrent.
+ */
+const parseInTurn = inTurn();
+
 export async function analyze(lookup: Lookup, input: AnalyzeInput): Promise<Analysis> {
   const raw = asBuffer(input.raw);
   const { verdicts, headers } = await verifyMessage(lookup, {
@@ -49,10 +58,9 @@ export async function analyze(lookup: Lookup, input: AnalyzeInput): Promise<Anal
     mailFrom: input.mailFrom,
     mta: input.mta,
   });
-  const { subject, strippedReply, partial, ...fields } = await parseMessage(raw, {
-    maxBodyBytes: input.maxBodyBytes,
-    maxParts: input.maxParts,
-  });
+  const { subject, strippedReply, partial, ...fields } = await parseInTurn(() =>
+    parseMessage(raw, { maxBodyBytes: input.maxBodyBytes, maxParts: input.maxParts }),
+  );
   // Stored once: a reply that is the whole text (null: mail that quotes nothing) is derived when read,
   // and a body that is the source's own bytes is kept as where it is (body-spans.ts).
   const stored: StoredParsed = { ...fields, ...(strippedReply === null ? {} : { strippedReply }), verdicts };

@@ -9,17 +9,19 @@
 // Starting a thread from a module that sits next to the caller: built, the module is the `.js`
 // beside it; under tsx (tests, benchmarks) the caller is the `.ts` source, and a worker does not
 // always inherit the TypeScript loader, so tsx is registered in the worker first.
-import { parentPort, Worker } from 'node:worker_threads';
+import { parentPort, Worker, type ResourceLimits } from 'node:worker_threads';
 
-export function startThread(callerUrl: string, name: string, workerData: unknown): Worker {
+export function startThread(callerUrl: string, name: string, workerData: unknown, resourceLimits?: ResourceLimits): Worker {
+  const limits = resourceLimits ? { resourceLimits } : {};
   if (callerUrl.endsWith('.ts')) {
     const url = new URL(`./${name}.ts`, callerUrl).href;
     return new Worker(`import('tsx/esm/api').then((m) => { m.register(); return import(${JSON.stringify(url)}); });`, {
       eval: true,
       workerData,
+      ...limits,
     });
   }
-  return new Worker(new URL(`./${name}.js`, callerUrl), { workerData });
+  return new Worker(new URL(`./${name}.js`, callerUrl), { workerData, ...limits });
 }
 
 /** Whether a byte array is the whole of its memory, so it can be handed to another thread (not a slice of a pool). */

@@ -153,6 +153,9 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
         return callback(refuse({ kind: 'deny', reason: 'too-large', maxBytes: opts.maxSizeBytes }));
       }
       const raw = Buffer.concat(chunks, size);
+      // Storing outlives this handler and keeps its scope alive: drop the socket's buffers (64 KiB
+      // each) now, or they stay until the reply and then wait for a full collection.
+      chunks.length = 0;
       if (findBareLineEnding(raw) !== -1) {
         return callback(refuse({ kind: 'deny', reason: 'bare-line-ending' }));
       }

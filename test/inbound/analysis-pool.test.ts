@@ -4,8 +4,10 @@
 import { generateKeyPairSync } from 'node:crypto';
 import t from 'tap';
 import nodemailer from 'nodemailer';
+import { once } from 'node:events';
 import { createAnalyzer } from '../../src/inbound/analysis-pool.js';
 import { createResolver } from '../../src/lib/dns.js';
+import { startThread } from '../../src/lib/threads.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 
 t.test('threads and the event loop analyze alike', async (t) => {
@@ -98,4 +100,16 @@ t.test('text that quotes nothing is stored once', async (t) => {
   // Before, a text ending in a line break differed from its trimmed reply, and both were stored.
   t.notOk('strippedReply' in parsed, 'no second copy of the body');
   t.equal(a.parsedJson.split('Second line').length - 1, 1, 'the body appears once in the column');
+});
+
+t.test('an analysis thread starts with the young generation it is given', async (t) => {
+  // memory.analysisYoungGenerationMb reaches the thread as V8's limit: 24 MB is 8 MB semi-spaces.
+  const pool = new URL('../../src/inbound/analysis-pool.ts', import.meta.url).href;
+  const data = { dnsServers: ['127.0.0.1:9'], dnsTimeoutMs: 100 };
+  const limited = startThread(pool, 'analysis-worker', data, { maxYoungGenerationSizeMb: 24 });
+  const own = startThread(pool, 'analysis-worker', data);
+  t.teardown(() => Promise.all([limited.terminate(), own.terminate()]));
+  await Promise.all([once(limited, 'online'), once(own, 'online')]);
+  t.equal(limited.resourceLimits?.maxYoungGenerationSizeMb, 24);
+  t.not(own.resourceLimits?.maxYoungGenerationSizeMb, 24, 'without a limit, V8 sizes it');
 });
