@@ -13,6 +13,7 @@ import type { AddressObject, ParsedMail } from 'mailparser';
 import type * as Mailparser from 'mailparser';
 import type * as HtmlToText from 'html-to-text';
 import { lazyRequire } from '../lib/lazy.js';
+import { isPlainText, plainHeaderEnd, plainText } from './plain-text.js';
 import { strippedReply } from './stripped-reply.js';
 
 const mailparser = lazyRequire<typeof Mailparser>('mailparser');
@@ -192,11 +193,21 @@ function htmlToText(html: string): { text: string; cut: boolean } {
   }
 }
 
+/** parseBounded, but a single plain text part is parsed for its headers only (plain-text.ts). */
+async function parseForFields(raw: Buffer, maxParts: number): Promise<Bounded & { text?: string }> {
+  const end = plainHeaderEnd(raw, MAX_HEADER_BYTES);
+  if (end !== -1) {
+    const head = await parseBounded(raw.subarray(0, end + 4), maxParts);
+    if (head.parsed && head.partial === null && isPlainText(head.parsed)) return { ...head, text: plainText(raw, end) };
+  }
+  return parseBounded(raw, maxParts);
+}
+
 export async function parseMessage(raw: Buffer, limits: ParseLimits): Promise<ParsedFields & { partial: string | null }> {
-  const { parsed, partial } = await parseBounded(raw, limits.maxParts);
+  const { parsed, partial, text: plain } = await parseForFields(raw, limits.maxParts);
   const from = mailboxes(parsed?.from)[0] ?? { email: '', name: '' };
   const html = typeof parsed?.html === 'string' ? parsed.html : '';
-  let text = parsed?.text ?? '';
+  let text = plain ?? parsed?.text ?? '';
   let cut = false;
   if (!text && html) ({ text, cut } = htmlToText(html.slice(0, limits.maxBodyBytes * 2)));
   const t = truncateUtf8(text, limits.maxBodyBytes);
