@@ -5,7 +5,7 @@
 // result.
 import { inTurn } from '../lib/in-turn.js';
 import { asBuffer } from '../lib/threads.js';
-import { findSpan } from './body-spans.js';
+import { findSpan, tailSpan } from './body-spans.js';
 import type { BodySpans, StoredParsed } from './received.js';
 import { parseMessage } from './parse.js';
 import { verifyMessage, type Lookup, type Verdicts } from './verify.js';
@@ -58,14 +58,15 @@ export async function analyze(lookup: Lookup, input: AnalyzeInput): Promise<Anal
     mailFrom: input.mailFrom,
     mta: input.mta,
   });
-  const { subject, strippedReply, partial, ...fields } = await parseInTurn(() =>
+  const { subject, strippedReply, partial, textAt, ...fields } = await parseInTurn(() =>
     parseMessage(raw, { maxBodyBytes: input.maxBodyBytes, maxParts: input.maxParts }),
   );
   // Stored once: a reply that is the whole text (null: mail that quotes nothing) is derived when read,
   // and a body that is the source's own bytes is kept as where it is (body-spans.ts).
   const stored: StoredParsed = { ...fields, ...(strippedReply === null ? {} : { strippedReply }), verdicts };
   const spans: BodySpans = {};
-  const text = findSpan(raw, fields.text);
+  // A plain text part's bytes are known to be the rest of the source: no search for them.
+  const text = textAt === null ? findSpan(raw, fields.text) : tailSpan(raw, textAt, fields.text);
   if (text) {
     spans.text = text;
     stored.text = '';

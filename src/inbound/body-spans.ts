@@ -8,6 +8,8 @@
 // The span is counted from the end of the stored source: the Authentication-Results and Received
 // lines are prepended when storing, after analysis, and that does not move it.
 
+import { isUtf8 } from 'node:buffer';
+
 /** Where a body is in the stored source: `bytes` bytes ending `fromEnd` bytes before its end. */
 export interface SourceSpan {
   fromEnd: number;
@@ -23,6 +25,29 @@ export function findSpan(raw: Buffer, body: string): SourceSpan | null {
   const bytes = Buffer.from(body.replaceAll('\n', '\r\n'), 'utf8');
   const at = raw.indexOf(bytes);
   return at === -1 ? null : { fromEnd: raw.length - at, bytes: bytes.length };
+}
+
+/**
+ * The span of everything from `start` to the end of `raw`, when `text` was decoded from exactly
+ * those bytes as UTF-8 with CRLF made LF (a single plain text part: plain-text.ts). It is the same
+ * answer as findSpan's without searching: the bytes read back as the text when they are valid UTF-8
+ * and every CR and LF in them is a CRLF pair.
+ */
+export function tailSpan(raw: Buffer, start: number, text: string): SourceSpan | null {
+  if (text.length < MIN_SPAN_BYTES) return null;
+  const body = raw.subarray(start);
+  if (!isUtf8(body) || hasBareLineEnd(body)) return null;
+  return { fromEnd: body.length, bytes: body.length };
+}
+
+function hasBareLineEnd(bytes: Buffer): boolean {
+  for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) {
+    if (i === 0 || bytes[i - 1] !== 0x0d) return true;
+  }
+  for (let i = bytes.indexOf(0x0d); i !== -1; i = bytes.indexOf(0x0d, i + 1)) {
+    if (bytes[i + 1] !== 0x0a) return true;
+  }
+  return false;
 }
 
 // A lone surrogate would not survive UTF-8 and back. (String.prototype.isWellFormed is in Node 20

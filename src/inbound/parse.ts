@@ -13,7 +13,7 @@ import type { AddressObject, ParsedMail } from 'mailparser';
 import type * as Mailparser from 'mailparser';
 import type * as HtmlToText from 'html-to-text';
 import { lazyRequire } from '../lib/lazy.js';
-import { isPlainText, plainHeaderEnd, plainText } from './plain-text.js';
+import { bodyStart, isPlainText, plainHeaderEnd, plainText } from './plain-text.js';
 import { strippedReply } from './stripped-reply.js';
 
 const mailparser = lazyRequire<typeof Mailparser>('mailparser');
@@ -194,20 +194,29 @@ function htmlToText(html: string): { text: string; cut: boolean } {
 }
 
 /** parseBounded, but a single plain text part is parsed for its headers only (plain-text.ts). */
-async function parseForFields(raw: Buffer, maxParts: number): Promise<Bounded & { text?: string }> {
+async function parseForFields(raw: Buffer, maxParts: number): Promise<Bounded & { plain?: { text: string; at: number } }> {
   const end = plainHeaderEnd(raw, MAX_HEADER_BYTES);
   if (end !== -1) {
-    const head = await parseBounded(raw.subarray(0, end + 4), maxParts);
-    if (head.parsed && head.partial === null && isPlainText(head.parsed)) return { ...head, text: plainText(raw, end) };
+    const head = await parseBounded(raw.subarray(0, bodyStart(end)), maxParts);
+    if (head.parsed && head.partial === null && isPlainText(head.parsed)) {
+      return { ...head, plain: { text: plainText(raw, end), at: bodyStart(end) } };
+    }
   }
   return parseBounded(raw, maxParts);
 }
 
-export async function parseMessage(raw: Buffer, limits: ParseLimits): Promise<ParsedFields & { partial: string | null }> {
-  const { parsed, partial, text: plain } = await parseForFields(raw, limits.maxParts);
+export interface ParseResult extends ParsedFields {
+  /** Why the fields are partial, or null. */
+  partial: string | null;
+  /** Where in the source the text's bytes begin, when it is the whole rest of it (plain-text.ts); else null. */
+  textAt: number | null;
+}
+
+export async function parseMessage(raw: Buffer, limits: ParseLimits): Promise<ParseResult> {
+  const { parsed, partial, plain } = await parseForFields(raw, limits.maxParts);
   const from = mailboxes(parsed?.from)[0] ?? { email: '', name: '' };
   const html = typeof parsed?.html === 'string' ? parsed.html : '';
-  let text = plain ?? parsed?.text ?? '';
+  let text = plain?.text ?? parsed?.text ?? '';
   let cut = false;
   if (!text && html) ({ text, cut } = htmlToText(html.slice(0, limits.maxBodyBytes * 2)));
   const t = truncateUtf8(text, limits.maxBodyBytes);
@@ -232,6 +241,7 @@ export async function parseMessage(raw: Buffer, limits: ParseLimits): Promise<Pa
       size: a.size ?? a.content?.length ?? 0,
     })),
     partial: partial ?? (cut ? `HTML nested deeper than ${HTML_MAX_DEPTH} elements` : null),
+    textAt: plain && !t.truncated ? plain.at : null,
   };
 }
 

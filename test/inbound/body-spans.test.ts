@@ -3,7 +3,7 @@
 // retention purge drops the source.
 import t from 'tap';
 import { simpleParser } from 'mailparser';
-import { findSpan, readSpan } from '../../src/inbound/body-spans.js';
+import { findSpan, readSpan, tailSpan } from '../../src/inbound/body-spans.js';
 import { testDatabases } from '../helpers/databases.js';
 import { createAddress, sendRaw, setup } from '../helpers/inbound.js';
 
@@ -118,3 +118,45 @@ for (const db of testDatabases()) {
     t.equal((await d.request('GET', `/v1/inbound/messages/${list[0].id}/raw`, { key })).status, 410);
   });
 }
+
+t.test('a plain body’s span without a search is the one the search finds', async (t) => {
+  // tailSpan trusts that the text was decoded from the whole rest of the source (plain-text.ts);
+  // for every such body it must answer as findSpan does.
+  const head = Buffer.from('From: a@sender.example\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n');
+  const long = (s: string) => s.repeat(Math.ceil(1200 / s.length));
+  const bodies: [string, Buffer][] = [
+    ['ascii', Buffer.from(long('plain words, line after line\r\n'))],
+    ['utf-8', Buffer.from(long('grüße 日本語 😀\r\n'))],
+    ['no final line end', Buffer.from(long('x') + '\r\nlast')],
+    ['invalid utf-8', Buffer.concat([Buffer.from(long('y')), Buffer.from([0xff, 0xfe]), Buffer.from('\r\n')])],
+    ['bare LF', Buffer.from(long('a\nb\r\n'))],
+    ['bare CR', Buffer.from(long('a\rb\r\n'))],
+    ['CR at the end', Buffer.from(long('z') + '\r')],
+    ['short', Buffer.from('short body\r\n')],
+    ['2-byte characters below 1,024 of them', Buffer.from('é'.repeat(700) + '\r\n')],
+  ];
+  const spans: string[] = [];
+  for (const [name, body] of bodies) {
+    const raw = Buffer.concat([head, body]);
+    const text = (await simpleParser(raw, PARSE)).text ?? '';
+    const span = tailSpan(raw, head.length, text);
+    t.same(span, findSpan(raw, text), name);
+    if (span) t.equal(readSpan(raw, span), text, `${name}: reads back as the text`);
+    spans.push(span ? name : `(${name})`);
+  }
+  t.same(
+    spans,
+    [
+      'ascii',
+      'utf-8',
+      'no final line end',
+      '(invalid utf-8)',
+      '(bare LF)',
+      '(bare CR)',
+      '(CR at the end)',
+      '(short)',
+      '(2-byte characters below 1,024 of them)',
+    ],
+    'kept as spans: the bodies that read back exactly',
+  );
+});

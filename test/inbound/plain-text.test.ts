@@ -113,9 +113,12 @@ t.test('parseMessage gives the same fields either way', async (t) => {
     Buffer.concat([Buffer.from('X-Note: format=none\r\n'), message('text/plain; charset=utf-8', '8bit', null, body)]),
     limits,
   );
-  const { headers: h1, ...a } = plain;
-  const { headers: h2, ...b } = whole;
+  const { headers: h1, textAt: at1, ...a } = plain;
+  const { headers: h2, textAt: at2, ...b } = whole;
   t.same(a, b);
+  t.equal(at2, null, 'the whole parse does not say where the text is');
+  const raw = message('text/plain; charset=utf-8', '8bit', null, body);
+  t.equal(raw.subarray(at1!).toString(), body.toString(), 'the shortcut says where the body begins');
   t.same(h1, Object.fromEntries(Object.entries(h2).filter(([k]) => k !== 'x-note')));
   t.equal(plain.text, 'Thanks!\n\nOn Monday Bob wrote:\n> the earlier message\n');
   t.equal(plain.strippedReply, 'Thanks!');
