@@ -18,6 +18,9 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const MAX_MESSAGES = 20_000;
 // The pause before the 220 greeting, for Postern and the bare server alike; Postern's configured
 // default when unset. 100 ms (smtp-server's built-in) caps each session at ~10 new connections/s.
+// BENCH_INBOUND_FORM=alternative sends multipart/alternative mail (text and HTML) instead of one
+// text/plain part (bench/smtp-client.ts).
+const FORM = process.env.BENCH_INBOUND_FORM === 'alternative' ? 'alternative' : 'plain';
 const GREETING_DELAY_MS = process.env.BENCH_GREETING_DELAY_MS === undefined ? undefined : Number(process.env.BENCH_GREETING_DELAY_MS);
 
 interface Result {
@@ -28,7 +31,7 @@ interface Result {
 }
 
 async function scenario(port: number, to: string, size: number, sessions: number, reuse: boolean, seconds = SECONDS): Promise<Result> {
-  const body = message(size, to);
+  const body = message(size, to, FORM);
   const latencies: number[] = [];
   let errors = 0;
   const deadline = performance.now() + seconds * 1000;
@@ -100,7 +103,7 @@ export async function run(): Promise<void> {
   }
 
   console.log(
-    `${SECONDS}s per scenario; greeting delay ${delay} ms (both servers); each server is its own process; latency = connect (new connection) or MAIL FROM (reused) to 250; CPU = Postern's own per message`,
+    `${SECONDS}s per scenario; ${FORM === 'plain' ? 'one text/plain part' : 'multipart/alternative (text and HTML)'}; greeting delay ${delay} ms (both servers); each server is its own process; latency = connect (new connection) or MAIL FROM (reused) to 250; CPU = Postern's own per message`,
   );
   if (pf)
     console.log(

@@ -58,10 +58,29 @@ export class Client {
   }
 }
 
-export function message(size: number, to: string): Buffer {
-  const head = `From: Bench <sender@bench.example.org>\r\nTo: ${to}\r\nSubject: bench message\r\nMessage-ID: <${Math.random()}@bench.example.org>\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n`;
+/**
+ * A message of about `size` bytes. `plain`: one text/plain part (what scripts and notifications
+ * send). `alternative`: multipart/alternative with a text and an HTML half (what mail clients and
+ * most senders send), which Postern parses whole.
+ */
+export function message(size: number, to: string, form: 'plain' | 'alternative' = 'plain'): Buffer {
+  const id = `<${Math.random()}@bench.example.org>`;
+  const head = `From: Bench <sender@bench.example.org>\r\nTo: ${to}\r\nSubject: bench message\r\nMessage-ID: ${id}\r\nMIME-Version: 1.0\r\n`;
   const line = 'The quick brown fox jumps over the lazy dog, again and again and again.\r\n';
-  let body = '';
-  while (head.length + body.length < size) body += line;
-  return Buffer.from(head + body);
+  const fill = (bytes: number, wrap: (l: string) => string) => {
+    let out = '';
+    while (out.length < bytes) out += wrap(line);
+    return out;
+  };
+  if (form === 'plain') {
+    const top = `${head}Content-Type: text/plain; charset=utf-8\r\n\r\n`;
+    return Buffer.from(top + fill(size - top.length, (l) => l));
+  }
+  const half = Math.max(0, (size - head.length) / 2 - 200);
+  return Buffer.from(
+    `${head}Content-Type: multipart/alternative; boundary="b1"\r\n\r\n` +
+      `--b1\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${fill(half, (l) => l)}` +
+      `--b1\r\nContent-Type: text/html; charset=utf-8\r\n\r\n<html><body>\r\n${fill(half, (l) => `<p>${l.trimEnd()}</p>\r\n`)}</body></html>\r\n` +
+      `--b1--\r\n`,
+  );
 }
