@@ -13,6 +13,7 @@ import type { AddressObject, ParsedMail } from 'mailparser';
 import type * as Mailparser from 'mailparser';
 import type * as HtmlToText from 'html-to-text';
 import { lazyRequire } from '../lib/lazy.js';
+import { alternativeSkeleton, fillSkeleton } from './alternative-text.js';
 import { bodyStart, isPlainText, plainHeaderEnd, plainText } from './plain-text.js';
 import { strippedReply } from './stripped-reply.js';
 
@@ -193,14 +194,30 @@ function htmlToText(html: string): { text: string; cut: boolean } {
   }
 }
 
-/** parseBounded, but a single plain text part is parsed for its headers only (plain-text.ts). */
-async function parseForFields(raw: Buffer, maxParts: number): Promise<Bounded & { plain?: { text: string; at: number } }> {
+interface ForFields extends Bounded {
+  /** The text (and HTML) when they were not read from `parsed` (below). */
+  bodies?: { text: string; html: string; textAt: number | null };
+}
+
+/**
+ * parseBounded, but without mailparser walking the bodies of the two commonest forms: a single
+ * plain text part is parsed for its header block only (plain-text.ts), and an alternative of
+ * undecoded text and HTML parts as a skeleton with its bodies left out (alternative-text.ts).
+ */
+async function parseForFields(raw: Buffer, maxParts: number): Promise<ForFields> {
   const end = plainHeaderEnd(raw, MAX_HEADER_BYTES);
   if (end !== -1) {
     const head = await parseBounded(raw.subarray(0, bodyStart(end)), maxParts);
     if (head.parsed && head.partial === null && isPlainText(head.parsed)) {
-      return { ...head, plain: { text: plainText(raw, end), at: bodyStart(end) } };
+      return { ...head, bodies: { text: plainText(raw, end), html: '', textAt: bodyStart(end) } };
     }
+  }
+  const headerEnd = raw.indexOf('\r\n\r\n');
+  const skeleton = headerEnd !== -1 && headerEnd <= MAX_HEADER_BYTES ? alternativeSkeleton(raw, headerEnd) : null;
+  if (skeleton) {
+    const cut = await parseBounded(skeleton.bytes, maxParts);
+    const filled = cut.parsed && cut.partial === null ? fillSkeleton(cut.parsed, skeleton, raw) : null;
+    if (filled) return { ...cut, bodies: { ...filled, textAt: null } };
   }
   return parseBounded(raw, maxParts);
 }
@@ -213,10 +230,10 @@ export interface ParseResult extends ParsedFields {
 }
 
 export async function parseMessage(raw: Buffer, limits: ParseLimits): Promise<ParseResult> {
-  const { parsed, partial, plain } = await parseForFields(raw, limits.maxParts);
+  const { parsed, partial, bodies } = await parseForFields(raw, limits.maxParts);
   const from = mailboxes(parsed?.from)[0] ?? { email: '', name: '' };
-  const html = typeof parsed?.html === 'string' ? parsed.html : '';
-  let text = plain?.text ?? parsed?.text ?? '';
+  const html = bodies ? bodies.html : typeof parsed?.html === 'string' ? parsed.html : '';
+  let text = bodies ? bodies.text : (parsed?.text ?? '');
   let cut = false;
   if (!text && html) ({ text, cut } = htmlToText(html.slice(0, limits.maxBodyBytes * 2)));
   const t = truncateUtf8(text, limits.maxBodyBytes);
@@ -241,7 +258,7 @@ export async function parseMessage(raw: Buffer, limits: ParseLimits): Promise<Pa
       size: a.size ?? a.content?.length ?? 0,
     })),
     partial: partial ?? (cut ? `HTML nested deeper than ${HTML_MAX_DEPTH} elements` : null),
-    textAt: plain && !t.truncated ? plain.at : null,
+    textAt: bodies && bodies.textAt !== null && !t.truncated ? bodies.textAt : null,
   };
 }
 
