@@ -25,6 +25,7 @@ export function plainHeaderEnd(raw: Buffer, maxHeaderBytes: number): number {
   if (/^content-type:(?![ \t]*text\/plain)/im.test(head)) return -1;
   if (/^content-(?:disposition:|transfer-encoding:[ \t]*(?:quoted|base64))/im.test(head)) return -1;
   if (/format[ \t]*=/i.test(head)) return -1;
+  if (/charset[ \t]*=[ \t]*(?!"?(?:utf[-_]?8|us[-_]?ascii|ascii)\b)/i.test(head)) return -1;
   return end;
 }
 
