@@ -13,8 +13,7 @@
 // test/inbound/alternative-text.test.ts holds the result to mailparser's own.
 import { randomBytes } from 'node:crypto';
 import type { ParsedMail } from 'mailparser';
-
-const UNDECODED = new Set(['ascii', 'usascii', 'utf8']);
+import { bodyStart, decodedText, UNDECODED_ENCODING, undecodedCharset } from './plain-text.js';
 
 export interface Skeleton {
   /** The message with each replaced body as its token. */
@@ -41,25 +40,27 @@ const only = (fields: [string, string][], name: string): string | null | false =
   return found.length === 0 ? null : found.length === 1 ? found[0][1] : false;
 };
 
-/** Whether a part with these headers is a text part mailparser leaves undecoded. */
-function undecodedText(fields: [string, string][]): boolean {
+/** The one Content-Type of a header block whose body mailparser passes through as it is; null otherwise. */
+function passedThroughType(fields: [string, string][]): string | null {
   const type = only(fields, 'content-type');
   const encoding = only(fields, 'content-transfer-encoding');
-  if (!type || encoding === false || only(fields, 'content-disposition') !== null) return false;
-  if (encoding !== null && !/^(?:7bit|8bit|binary)$/i.test(encoding)) return false;
-  const m = /^text\/(?:plain|html)\s*(?:;\s*charset\s*=\s*(?:"([^"]*)"|([^\s;"]+))\s*)?;?$/i.exec(type);
+  if (!type || encoding === false || only(fields, 'content-disposition') !== null) return null;
+  return encoding === null || UNDECODED_ENCODING.test(encoding) ? type : null;
+}
+
+/** Whether a part with these headers is a text part mailparser leaves undecoded. */
+function undecodedText(fields: [string, string][]): boolean {
+  const type = passedThroughType(fields);
+  const m = type === null ? null : /^text\/(?:plain|html)\s*(?:;\s*charset\s*=\s*(?:"([^"]*)"|([^\s;"]+))\s*)?;?$/i.exec(type);
   if (!m) return false;
   const charset = m[1] ?? m[2];
-  return charset === undefined || UNDECODED.has(charset.toLowerCase().replace(/[^a-z0-9]+/g, ''));
+  return charset === undefined || undecodedCharset(charset);
 }
 
 /** The skeleton of a one-level multipart/alternative message whose top header block ends at `end`, or null. */
 export function alternativeSkeleton(raw: Buffer, end: number): Skeleton | null {
-  const top = headerFields(raw, 0, end);
-  const type = only(top, 'content-type');
-  const encoding = only(top, 'content-transfer-encoding');
-  if (!type || encoding === false || only(top, 'content-disposition') !== null) return null;
-  if (encoding !== null && !/^(?:7bit|8bit|binary)$/i.test(encoding)) return null;
+  const type = passedThroughType(headerFields(raw, 0, end));
+  if (type === null) return null;
   const m = /^multipart\/alternative\s*;\s*boundary\s*=\s*(?:"([^"\r\n]{1,70})"|([A-Za-z0-9'()+_,./:=?-]{1,70}))\s*;?$/i.exec(type);
   if (!m) return null;
   const boundary = m[1] ?? m[2];
@@ -68,7 +69,7 @@ export function alternativeSkeleton(raw: Buffer, end: number): Skeleton | null {
   // Every occurrence of the delimiter must begin a line and be a delimiter line exactly: "--b" or,
   // once and last, "--b--". Anything near that (trailing blanks, a bare LF) mailparser may read
   // otherwise, so it is left to mailparser.
-  const start = end + 4;
+  const start = bodyStart(end);
   const lines: { at: number; next: number }[] = [];
   let closed = false;
   for (let p = raw.indexOf(delimiter, start); p !== -1; p = raw.indexOf(delimiter, p + 1)) {
@@ -98,13 +99,13 @@ export function alternativeSkeleton(raw: Buffer, end: number): Skeleton | null {
     if (fields.length === 0) return null;
     const partType = only(fields, 'content-type');
     if (partType === false || (partType && /^\s*(?:multipart|message)\//i.test(partType))) return null;
-    const bodyStart = headEnd + 4;
-    if (!undecodedText(fields) || bodyStart === partEnd) continue;
+    const partBody = bodyStart(headEnd);
+    if (!undecodedText(fields) || partBody === partEnd) continue;
     let token: string;
     do token = `postern-part-${randomBytes(12).toString('hex')}`;
     while (raw.includes(token));
-    pieces.push(raw.subarray(copied, bodyStart), Buffer.from(token));
-    bodies.push({ token, start: bodyStart, end: partEnd });
+    pieces.push(raw.subarray(copied, partBody), Buffer.from(token));
+    bodies.push({ token, start: partBody, end: partEnd });
     copied = partEnd;
   }
   if (bodies.length === 0) return null;
@@ -125,7 +126,7 @@ export function fillSkeleton(parsed: ParsedMail, skeleton: Skeleton, raw: Buffer
     const inText = text.split(token);
     const inHtml = html.split(token);
     if (inText.length + inHtml.length !== 3) return null;
-    const body = raw.toString('utf8', start, end).replaceAll('\r\n', '\n');
+    const body = decodedText(raw, start, end);
     if (inText.length === 2) text = inText.join(body);
     else html = inHtml.join(body);
   }

@@ -9,6 +9,7 @@
 // lines are prepended when storing, after analysis, and that does not move it.
 
 import { isUtf8 } from 'node:buffer';
+import { findBareLineEnding } from '../lib/line-endings.js';
 
 /** Where a body is in the stored source: `bytes` bytes ending `fromEnd` bytes before its end. */
 export interface SourceSpan {
@@ -36,18 +37,8 @@ export function findSpan(raw: Buffer, body: string): SourceSpan | null {
 export function tailSpan(raw: Buffer, start: number, text: string): SourceSpan | null {
   if (text.length < MIN_SPAN_BYTES) return null;
   const body = raw.subarray(start);
-  if (!isUtf8(body) || hasBareLineEnd(body)) return null;
+  if (!isUtf8(body) || findBareLineEnding(body) !== -1) return null;
   return { fromEnd: body.length, bytes: body.length };
-}
-
-function hasBareLineEnd(bytes: Buffer): boolean {
-  for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) {
-    if (i === 0 || bytes[i - 1] !== 0x0d) return true;
-  }
-  for (let i = bytes.indexOf(0x0d); i !== -1; i = bytes.indexOf(0x0d, i + 1)) {
-    if (bytes[i + 1] !== 0x0a) return true;
-  }
-  return false;
 }
 
 // A lone surrogate would not survive UTF-8 and back. (String.prototype.isWellFormed is in Node 20

@@ -14,7 +14,7 @@ import type * as Mailparser from 'mailparser';
 import type * as HtmlToText from 'html-to-text';
 import { lazyRequire } from '../lib/lazy.js';
 import { alternativeSkeleton, fillSkeleton } from './alternative-text.js';
-import { bodyStart, isPlainText, plainHeaderEnd, plainText } from './plain-text.js';
+import { bodyStart, decodedText, isPlainText, mayBePlain } from './plain-text.js';
 import { strippedReply } from './stripped-reply.js';
 
 const mailparser = lazyRequire<typeof Mailparser>('mailparser');
@@ -205,15 +205,15 @@ interface ForFields extends Bounded {
  * undecoded text and HTML parts as a skeleton with its bodies left out (alternative-text.ts).
  */
 async function parseForFields(raw: Buffer, maxParts: number): Promise<ForFields> {
-  const end = plainHeaderEnd(raw, MAX_HEADER_BYTES);
-  if (end !== -1) {
+  const end = raw.indexOf('\r\n\r\n');
+  if (end === -1 || end > MAX_HEADER_BYTES) return parseBounded(raw, maxParts);
+  if (mayBePlain(raw, end)) {
     const head = await parseBounded(raw.subarray(0, bodyStart(end)), maxParts);
     if (head.parsed && head.partial === null && isPlainText(head.parsed)) {
-      return { ...head, bodies: { text: plainText(raw, end), html: '', textAt: bodyStart(end) } };
+      return { ...head, bodies: { text: decodedText(raw, bodyStart(end)), html: '', textAt: bodyStart(end) } };
     }
   }
-  const headerEnd = raw.indexOf('\r\n\r\n');
-  const skeleton = headerEnd !== -1 && headerEnd <= MAX_HEADER_BYTES ? alternativeSkeleton(raw, headerEnd) : null;
+  const skeleton = alternativeSkeleton(raw, end);
   if (skeleton) {
     const cut = await parseBounded(skeleton.bytes, maxParts);
     const filled = cut.parsed && cut.partial === null ? fillSkeleton(cut.parsed, skeleton, raw) : null;

@@ -10,23 +10,24 @@ import type { ParsedMail } from 'mailparser';
 
 const HEADER_END = '\r\n\r\n';
 
-/** Charsets mailparser does not decode (it compares them with non-alphanumerics removed). */
-const UNDECODED = new Set(['ascii', 'usascii', 'utf8']);
+/** Whether mailparser leaves a body in this charset undecoded (it compares names with non-alphanumerics removed). */
+export const undecodedCharset = (charset: string): boolean =>
+  ['ascii', 'usascii', 'utf8'].includes(charset.toLowerCase().replace(/[^a-z0-9]+/g, ''));
+
+/** Transfer encodings mailparser passes through as they are (it decodes only quoted-printable and base64). */
+export const UNDECODED_ENCODING = /^\s*(?:7bit|8bit|binary)\s*$/i;
 
 /**
- * Where the header block ends (the index of its blank line) when a glance at it allows a single
- * plain text part; -1 otherwise. The glance only spares the second parse for mail that plainly
- * is something else; `isPlainText` decides.
+ * Whether a glance at the header block that ends at `end` allows a single plain text part. The
+ * glance only spares the second parse for mail that plainly is something else; `isPlainText`
+ * decides.
  */
-export function plainHeaderEnd(raw: Buffer, maxHeaderBytes: number): number {
-  const end = raw.indexOf(HEADER_END);
-  if (end === -1 || end > maxHeaderBytes) return -1;
+export function mayBePlain(raw: Buffer, end: number): boolean {
   const head = raw.toString('latin1', 0, end);
-  if (/^content-type:(?![ \t]*text\/plain)/im.test(head)) return -1;
-  if (/^content-(?:disposition:|transfer-encoding:[ \t]*(?:quoted|base64))/im.test(head)) return -1;
-  if (/format[ \t]*=/i.test(head)) return -1;
-  if (/charset[ \t]*=[ \t]*(?!"?(?:utf[-_]?8|us[-_]?ascii|ascii)\b)/i.test(head)) return -1;
-  return end;
+  if (/^content-type:(?![ \t]*text\/plain)/im.test(head)) return false;
+  if (/^content-(?:disposition:|transfer-encoding:[ \t]*(?:quoted|base64))/im.test(head)) return false;
+  if (/format[ \t]*=/i.test(head)) return false;
+  return !/charset[ \t]*=[ \t]*(?!"?(?:utf[-_]?8|us[-_]?ascii|ascii)\b)/i.test(head);
 }
 
 /** Whether mailparser, given this header block, takes the body as one undecoded text/plain part. */
@@ -40,12 +41,10 @@ export function isPlainText(parsed: ParsedMail): boolean {
     const params = Object.entries(type.params ?? {});
     if (params.some(([k]) => k !== 'charset')) return false;
     const charset = params.length ? params[0][1] : undefined;
-    if (charset !== undefined && (typeof charset !== 'string' || !UNDECODED.has(charset.toLowerCase().replace(/[^a-z0-9]+/g, '')))) {
-      return false;
-    }
+    if (charset !== undefined && (typeof charset !== 'string' || !undecodedCharset(charset))) return false;
   }
   const encoding = parsed.headers.get('content-transfer-encoding');
-  if (encoding !== undefined && !(typeof encoding === 'string' && /^\s*(?:7bit|8bit|binary)\s*$/i.test(encoding))) return false;
+  if (encoding !== undefined && !(typeof encoding === 'string' && UNDECODED_ENCODING.test(encoding))) return false;
   return !parsed.attachments?.length;
 }
 
@@ -53,9 +52,9 @@ export function isPlainText(parsed: ParsedMail): boolean {
 export const bodyStart = (end: number): number => end + HEADER_END.length;
 
 /**
- * The text mailparser gives for the body of a plain text message whose header block ends at `end`.
- * mailparser replaces /\r?\n/ with LF; replacing CRLF alone is the same string, found faster.
+ * The text mailparser gives for undecoded bytes of a text part: UTF-8, line ends made LF. It
+ * replaces /\r?\n/ with LF; replacing CRLF alone is the same string, found faster.
  */
-export function plainText(raw: Buffer, end: number): string {
-  return raw.toString('utf8', bodyStart(end)).replaceAll('\r\n', '\n');
+export function decodedText(raw: Buffer, start: number, end = raw.length): string {
+  return raw.toString('utf8', start, end).replaceAll('\r\n', '\n');
 }

@@ -21,6 +21,7 @@ import { MessageRefused, type MailboxRoute, type Receiver } from '../inbound/rec
 import type { Route, Router } from '../inbound/routing.js';
 import type { Clock } from '../lib/clock.js';
 import type { DnsResolver } from '../lib/dns.js';
+import { findBareLineEnding } from '../lib/line-endings.js';
 import type { Logger } from '../lib/logger.js';
 import { createClientLimits } from './client-limits.js';
 import { setGreetingDelay } from './greeting-delay.js';
@@ -63,17 +64,6 @@ const MAX_LOCAL_PART_OCTETS = 64;
 
 /** Where one accepted recipient goes: a route of the inbound router, or the operator's mailbox. */
 type Destination = Route | { kind: 'postmaster'; rcpt: string };
-
-/** Index of the first LF not preceded by CR or CR not followed by LF, or -1. */
-function findBareLineEnding(buf: Buffer): number {
-  for (let i = buf.indexOf(0x0a); i !== -1; i = buf.indexOf(0x0a, i + 1)) {
-    if (i === 0 || buf[i - 1] !== 0x0d) return i;
-  }
-  for (let i = buf.indexOf(0x0d); i !== -1; i = buf.indexOf(0x0d, i + 1)) {
-    if (i === buf.length - 1 || buf[i + 1] !== 0x0a) return i;
-  }
-  return -1;
-}
 
 export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
   const { config, log } = deps;

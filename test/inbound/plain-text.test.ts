@@ -5,17 +5,17 @@
 // flowed text, attachments, multipart).
 import t from 'tap';
 import { simpleParser } from 'mailparser';
-import { isPlainText, plainHeaderEnd, plainText } from '../../src/inbound/plain-text.js';
+import { bodyStart, decodedText, isPlainText, mayBePlain } from '../../src/inbound/plain-text.js';
 import { parseMessage } from '../../src/inbound/parse.js';
 
 const OPTIONS = { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true } as const;
 
 /** What the shortcut gives for a message: its text, or null when it declines. */
 async function shortcut(raw: Buffer): Promise<string | null> {
-  const end = plainHeaderEnd(raw, 1 << 20);
-  if (end === -1) return null;
-  const head = await simpleParser(raw.subarray(0, end + 4), OPTIONS);
-  return isPlainText(head) ? plainText(raw, end) : null;
+  const end = raw.indexOf('\r\n\r\n');
+  if (end === -1 || !mayBePlain(raw, end)) return null;
+  const head = await simpleParser(raw.subarray(0, bodyStart(end)), OPTIONS);
+  return isPlainText(head) ? decodedText(raw, bodyStart(end)) : null;
 }
 
 const TYPES = [
