@@ -39,5 +39,6 @@ VOLUME ["/data"]
 EXPOSE 25 8025
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=30s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.POSTERN_HTTP_PORT||8025)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
-ENTRYPOINT ["node", "bin/postern.js"]
+# The node flags size what only Node's command line can (src/lib/heap-sizes.ts).
+ENTRYPOINT ["node", "--max-semi-space-size=8", "bin/postern.js"]
 CMD ["serve"]

@@ -9,6 +9,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { main as cli } from '../src/cli.js';
+import { LAUNCH_FLAGS } from '../src/lib/heap-sizes.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -88,7 +89,8 @@ export async function startPostern(
     POSTERN_RATE_LIMIT_READ: '0',
     ...env,
   };
-  const child = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin', 'postern.js'), 'serve'], {
+  // The flags every shipped launcher passes (src/lib/heap-sizes.ts): the bench measures what ships.
+  const child = spawn(process.execPath, [...LAUNCH_FLAGS, ...nodeArgs, path.join(ROOT, 'bin', 'postern.js'), 'serve'], {
     env: { ...process.env, ...fullEnv },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -5,12 +5,12 @@
 // journald or a container log.
 import { unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import v8 from 'node:v8';
 import type { App } from './app.js';
 import { checkDataDir, createApp, publicUrlWarning } from './app.js';
 import { databaseFailure } from './cli/database.js';
 import { databaseTarget, type Config } from './config.js';
 import { AppError } from './lib/errors.js';
+import { LAUNCH_FLAGS, launchedWithFlags, sizeHeaps } from './lib/heap-sizes.js';
 import { writeLine, type Logger } from './lib/logger.js';
 
 /** Where the first start writes its keys when stderr is not a terminal. */
@@ -120,23 +120,12 @@ function formatDuration(ms: number): string {
 }
 
 /**
- * Under load V8 lets a heap grow to several times what its last full collection kept (most of it
- * garbage awaiting the next one): delivering 5,000 messages the event loop's old generation held
- * 96 MB for 35 MB live, and the daemon peaked at 317–357 MiB. Doubling at most kept it to 258–269
- * MiB for 3–5 % of delivery speed (docs/performance.md). The flag is process-wide, so it holds for
- * the threads too, and V8 reads it at each collection, so setting it at start is enough.
- */
-export function limitHeapGrowth(percent: number): void {
-  if (percent > 0) v8.setFlagsFromString(`--heap-growing-percent=${percent}`);
-}
-
-/**
  * Runs the daemon until a signal stops it. What the machine must provide is checked before the
  * first-start keys are made: the data directory first, then both listeners (a ConfigError, exit 2).
  */
 export async function serve(config: Config): Promise<number> {
   checkDataDir(config);
-  limitHeapGrowth(config.memory.heapGrowthPercent);
+  sizeHeaps(config.memory);
   let app: App;
   try {
     app = await createApp({ config });
@@ -154,6 +143,12 @@ export async function serve(config: Config): Promise<number> {
   await bootstrapFirstStart(app);
   const warning = publicUrlWarning(config, app.publicUrl());
   if (warning) app.log.warn({ publicUrl: app.publicUrl() }, warning);
+  if (!launchedWithFlags(process.execArgv, process.env.NODE_OPTIONS)) {
+    app.log.info(
+      { flags: LAUNCH_FLAGS },
+      `started without ${LAUNCH_FLAGS.join(' ')}: the event loop's heap runs at V8's own size, about 20 MiB more at peak (bin/postern.js and the shipped launchers pass it)`,
+    );
+  }
   // The ready line is printed whatever the log level: supervisors and tests wait for it. It goes
   // through the logger's stream, so it cannot overtake the bootstrap and public-URL lines above.
   writeLine(

@@ -17,9 +17,12 @@ export interface Spawned {
   exited: Promise<number | null>;
 }
 
-/** Starts `postern serve` and resolves once it prints its ready line. */
-export function spawnDaemon(env: Record<string, string>, args: string[] = []): Promise<Spawned> {
-  const child = spawn(process.execPath, [BIN, 'serve', ...args], {
+/**
+ * Starts `postern serve` and resolves once it prints its ready line. `command: BIN` runs the file
+ * itself, through its first line, as `npx postern` does; by default `node bin/postern.js`.
+ */
+export function spawnDaemon(env: Record<string, string>, args: string[] = [], opts: { command?: string } = {}): Promise<Spawned> {
+  const child = spawn(opts.command ?? process.execPath, [...(opts.command ? [] : [BIN]), 'serve', ...args], {
     // Port 0 for metrics too, so daemons of parallel tests never meet on 9464.
     env: { ...process.env, POSTERN_LOG_LEVEL: 'info', POSTERN_METRICS_PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
