@@ -53,7 +53,8 @@ export function createAnalyzer(opts: AnalyzerOptions): Analyzer {
   });
   return {
     threaded: true,
-    analyze: (input, o) => pool.call(input, undefined, o?.giveRaw && ownsBuffer(input.raw) ? [input.raw.buffer as ArrayBuffer] : []),
+    analyze: (input, o) =>
+      pool.call(input, undefined, o?.giveRaw && ownsBuffer(input.raw, input.headroom) ? [input.raw.buffer as ArrayBuffer] : []),
     warm: () => pool.warm(),
     close: () => pool.close(),
   };

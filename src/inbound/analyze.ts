@@ -21,14 +21,20 @@ export interface AnalyzeInput {
   maxParts: number;
   /** Trace lines (CRLF-terminated) to store between the Authentication-Results and the message. */
   trace?: string;
+  /**
+   * Bytes before `raw` in its memory that are free to write (SOURCE_HEADROOM from the SMTP
+   * listener, receive.ts): the lines stored above the message are written there, not copied with it.
+   */
+  headroom?: number;
 }
 
 export interface Analysis {
   /** Header lines (CRLF-terminated) to prepend to the raw source. */
   authHeaders: string;
   /**
-   * The source to store: the Authentication-Results lines, the trace and the message. Made where the
-   * analysis runs, in memory of its own, so a thread hands it back without a copy (analysis-pool.ts).
+   * The source to store: the Authentication-Results lines, the trace and the message. In the memory
+   * of `raw` when its headroom holds the lines, else in memory of its own; either way a thread
+   * hands it back without a copy (analysis-pool.ts).
    */
   source: Uint8Array;
   subject: string;
@@ -79,7 +85,7 @@ export async function analyze(lookup: Lookup, input: AnalyzeInput): Promise<Anal
   if (text || html) stored.spans = spans;
   return {
     authHeaders: headers,
-    source: storedSource([headers, input.trace ?? ''], raw),
+    source: storedSource(headers + (input.trace ?? ''), raw, input.headroom ?? 0),
     subject,
     fromEmail: fields.from.email,
     parsedJson: JSON.stringify(stored),
@@ -88,8 +94,14 @@ export async function analyze(lookup: Lookup, input: AnalyzeInput): Promise<Anal
   };
 }
 
-function storedSource(lines: string[], raw: Buffer): Buffer {
-  const head = Buffer.from(lines.join(''), 'utf8');
+function storedSource(lines: string, raw: Buffer, headroom: number): Buffer {
+  const length = Buffer.byteLength(lines);
+  if (length <= headroom) {
+    const out = Buffer.from(raw.buffer, raw.byteOffset - length, length + raw.length);
+    out.write(lines, 0, 'utf8');
+    return out;
+  }
+  const head = Buffer.from(lines, 'utf8');
   const out = Buffer.allocUnsafeSlow(head.length + raw.length);
   head.copy(out, 0);
   raw.copy(out, head.length);

@@ -25,9 +25,18 @@ export interface IncomingMail {
   helo: string;
   /** Trace header lines (CRLF-terminated) to store above the message: the SMTP listener's Received. */
   trace?: string;
+  /** Bytes before `raw` in its memory, free to write: where the lines stored above it go (analyze.ts). */
+  headroom?: number;
 }
 
 export type { StoredMessage } from './store.js';
+
+/**
+ * What the SMTP listener leaves free before a message it received: room for the Authentication-
+ * Results and Received lines, typically 400–900 bytes. Lines that do not fit are stored all the
+ * same, through a copy of the message.
+ */
+export const SOURCE_HEADROOM = 2048;
 
 export interface Receiver {
   receive(mail: IncomingMail): Promise<StoredMessage[]>;
@@ -74,6 +83,7 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
           maxBodyBytes: config.inbound.maxBodyBytes,
           maxParts: config.inbound.maxParts,
           trace: mail.trace ?? '',
+          headroom: mail.headroom ?? 0,
         },
         { giveRaw: !scanner?.enabled },
       );

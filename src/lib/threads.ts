@@ -24,9 +24,12 @@ export function startThread(callerUrl: string, name: string, workerData: unknown
   return new Worker(new URL(`./${name}.js`, callerUrl), { workerData, ...limits });
 }
 
-/** Whether a byte array is the whole of its memory, so it can be handed to another thread (not a slice of a pool). */
-export function ownsBuffer(bytes: Uint8Array): boolean {
-  return bytes.byteOffset === 0 && bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
+/**
+ * Whether a byte array is the whole of its memory, so it can be handed to another thread (not a
+ * slice of a pool). `headroom`: bytes before it in its memory that are its own too.
+ */
+export function ownsBuffer(bytes: Uint8Array, headroom = 0): boolean {
+  return bytes.byteOffset === headroom && headroom + bytes.byteLength === bytes.buffer.byteLength && bytes.buffer instanceof ArrayBuffer;
 }
 
 /** Bytes that crossed a thread: a posted Buffer arrives as a plain Uint8Array; viewed as a Buffer, not copied. */

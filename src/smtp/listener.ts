@@ -17,7 +17,7 @@ import type { ReportInbox } from '../reports/inbox.js';
 import { parseRate } from '../channels/email/rates.js';
 import type { Config } from '../config.js';
 import type { PassedClients } from '../inbound/passed-clients.js';
-import { MessageRefused, type MailboxRoute, type Receiver } from '../inbound/receive.js';
+import { MessageRefused, SOURCE_HEADROOM, type MailboxRoute, type Receiver } from '../inbound/receive.js';
 import type { Route, Router } from '../inbound/routing.js';
 import type { Clock } from '../lib/clock.js';
 import type { DnsResolver } from '../lib/dns.js';
@@ -142,7 +142,12 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
       if (stream.sizeExceeded || size > opts.maxSizeBytes) {
         return callback(refuse({ kind: 'deny', reason: 'too-large', maxBytes: opts.maxSizeBytes }));
       }
-      const raw = Buffer.concat(chunks, size);
+      // Room before the message for the lines stored above it, which the analysis writes there
+      // rather than copying the message behind them (analyze.ts).
+      const whole = Buffer.allocUnsafeSlow(SOURCE_HEADROOM + size);
+      let at = SOURCE_HEADROOM;
+      for (const chunk of chunks) at += chunk.copy(whole, at);
+      const raw = whole.subarray(SOURCE_HEADROOM);
       // Storing outlives this handler and keeps its scope alive: drop the socket's buffers (64 KiB
       // each) now, or they stay until the reply and then wait for a full collection.
       chunks.length = 0;
@@ -173,6 +178,7 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
             ip: session.remoteAddress,
             helo: session.hostNameAppearsAs ?? '',
             trace: received,
+            headroom: SOURCE_HEADROOM,
           });
           ids = stored.map((s) => s.id);
         }

@@ -82,6 +82,31 @@ t.test('threads and the event loop analyze alike', async (t) => {
   const pooled = Buffer.from('From: a@b\r\n\r\nshort\r\n'); // a slice of Node's shared pool: never handed over
   await threaded.analyze(input(pooled), { giveRaw: true });
   t.equal(pooled.toString(), 'From: a@b\r\n\r\nshort\r\n', 'a pooled buffer is copied, not taken');
+
+  // Bytes with headroom (as the SMTP listener gives them): the lines go in front, in the same
+  // memory, and come back with it; lines longer than the headroom are stored through a copy.
+  const withRoom = (raw: Buffer, room: number) => {
+    const whole = Buffer.alloc(room + raw.length, 0x7e);
+    raw.copy(whole, room);
+    return whole.subarray(room);
+  };
+  for (const analyzer of [threaded, inline]) {
+    const room = withRoom(raws[0], 2048);
+    const memory = room.buffer;
+    const a = await analyzer.analyze({ ...input(room), trace, headroom: 2048 }, { giveRaw: true });
+    t.equal(Buffer.from(a.source).toString('latin1'), a.authHeaders + trace + raws[0].toString('latin1'), 'the lines, then the message');
+    t.equal(a.source.buffer.byteLength, 2048 + raws[0].length, 'in the memory the message came in, not a copy of it');
+    t.equal(a.source.byteOffset + a.source.length, a.source.buffer.byteLength, 'ending where the message ends');
+    if (analyzer === inline) t.equal(a.source.buffer, memory, 'on the event loop, the very same memory');
+    const tight = withRoom(raws[1], 16);
+    const b = await analyzer.analyze({ ...input(tight), trace, headroom: 16 }, { giveRaw: true });
+    t.equal(Buffer.from(b.source).toString('latin1'), b.authHeaders + trace + raws[1].toString('latin1'), 'lines longer than the headroom');
+    t.equal(b.source.buffer.byteLength, b.source.length, 'stored through a copy');
+    const kept = withRoom(raws[2], 2048);
+    const c = await analyzer.analyze({ ...input(kept), trace, headroom: 2048 });
+    t.equal(Buffer.from(c.source).toString('latin1'), c.authHeaders + trace + raws[2].toString('latin1'), 'bytes the caller keeps');
+    t.equal(kept.toString('latin1'), raws[2].toString('latin1'), 'are left as they were');
+  }
   t.equal(parsed.strippedReply, 'Body 1');
   t.equal(parsed.attachments.length, 1);
 
