@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { validateDetailed } from 'node-cron';
 import { z } from 'zod';
 import { deprecatedEnvNames, renamedFromEnv, renameRetrySchedule, renameSettings } from './config-renames.js';
 import { parseDuration } from './lib/duration.js';
@@ -117,7 +118,15 @@ const schema = z.strictObject({
   inbound: z.strictObject({
     maxBodyBytes: z.number().int().min(1024),
     retention: duration({ min: '1d' }),
-    purgeCron: z.string().min(1),
+    // Checked here, not when the daemon schedules it: a bad expression is a setting to fix (exit
+    // 2), not a crash once the listeners are up.
+    purgeCron: z
+      .string()
+      .min(1)
+      .superRefine((v, ctx) => {
+        const check = validateDetailed(v);
+        if (!check.valid) ctx.addIssue({ code: 'custom', message: `not a cron expression: ${check.errors[0]?.message ?? 'invalid'}` });
+      }),
     groupCommit: z.boolean(),
     analysisThreads: z.number().int().min(0).max(64),
     maxParts: z.number().int().min(10).max(100_000),
