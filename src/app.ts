@@ -6,7 +6,6 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { sql } from 'kysely';
-import cron from 'node-cron';
 import { createConnectionTransports, type ConnectionTransports } from './channels/connection-transport.js';
 import { createConnectionStore, type ConnectionStore } from './channels/connections.js';
 import { createBounceHandler, type BounceHandler } from './channels/email/bounces.js';
@@ -54,6 +53,7 @@ import { createReceiver, type Receiver } from './inbound/receive.js';
 import { createRouter as createInboundRouter } from './inbound/routing.js';
 import { storeMessages } from './inbound/store.js';
 import { systemClock, type Clock } from './lib/clock.js';
+import { scheduleCron } from './lib/cron.js';
 import { createResolver, type DnsResolver } from './lib/dns.js';
 import { createChangeFeed, type ChangeFeed } from './cluster/change-feed.js';
 import { destinationRoutes } from './http/routes/destinations.js';
@@ -497,7 +497,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         });
       }
       for (const w of workers) w.start();
-      purgeTask = cron.schedule(config.inbound.purgeCron, () => void runDailyJobs(new Date()));
+      purgeTask = scheduleCron(config.inbound.purgeCron, () => void runDailyJobs(new Date()));
       return { http: httpPort, smtp: smtpPort, metrics: metricsPort };
     },
     stop() {

@@ -6,9 +6,9 @@ import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { validateDetailed } from 'node-cron';
 import { z } from 'zod';
 import { deprecatedEnvNames, renamedFromEnv, renameRetrySchedule, renameSettings } from './config-renames.js';
+import { parseCron } from './lib/cron.js';
 import { parseDuration } from './lib/duration.js';
 
 const hostPort = /^(\[[0-9a-fA-F:]+\]|[0-9.]+|[0-9a-fA-F:]+)(:\d{1,5})?$/;
@@ -124,8 +124,8 @@ const schema = z.strictObject({
       .string()
       .min(1)
       .superRefine((v, ctx) => {
-        const check = validateDetailed(v);
-        if (!check.valid) ctx.addIssue({ code: 'custom', message: `not a cron expression: ${check.errors[0]?.message ?? 'invalid'}` });
+        const fields = parseCron(v);
+        if ('error' in fields) ctx.addIssue({ code: 'custom', message: fields.error });
       }),
     groupCommit: z.boolean(),
     analysisThreads: z.number().int().min(0).max(64),

@@ -1,0 +1,105 @@
+// Cron expressions: node-cron reads and checks them (five fields, or six with seconds first; names,
+// ranges, steps, @daily and the like), and this module works out when one next fires, in the
+// machine's time zone, and runs a job then. node-cron's own scheduler wakes every second and reads
+// the clock through Intl.DateTimeFormat, which loads ICU's data: an idle daemon held about 20 MiB
+// more with it (docs/performance.md).
+import { parse, validateDetailed } from 'node-cron';
+
+export interface CronFields {
+  second: number[];
+  minute: number[];
+  hour: number[];
+  dayOfMonth: number[];
+  month: number[];
+  /** 0 is Sunday. */
+  dayOfWeek: number[];
+}
+
+const FIELDS = ['second', 'minute', 'hour', 'dayOfMonth', 'month', 'dayOfWeek'] as const;
+
+/** The fields of an expression, each ascending, or why it cannot be used. */
+export function parseCron(expression: string): CronFields | { error: string } {
+  const check = validateDetailed(expression);
+  if (!check.valid) return { error: `not a cron expression: ${check.errors[0]?.message ?? 'invalid'}` };
+  const parsed = parse(expression) as Record<(typeof FIELDS)[number], (number | string)[]>;
+  const fields = {} as CronFields;
+  for (const name of FIELDS) {
+    const values = parsed[name];
+    // node-cron's last-day (L) and nth-weekday (#) forms; a daily job has no use for them.
+    if (values.some((v) => typeof v !== 'number')) return { error: `${name}: the L and # forms are not supported` };
+    fields[name] = [...new Set(values as number[])].sort((a, b) => a - b);
+  }
+  return fields;
+}
+
+/** Far enough for any expression that fires at all (29 February on a given weekday recurs within 28 years). */
+const SEARCH_DAYS = 366 * 29;
+
+/**
+ * The first whole second at or after `from` that the fields match, in local time, or null if none
+ * within 29 years. A day matches when its month, day of month and day of week all do (node-cron's
+ * rule). A time that does not exist on a day (a clock set forward) is skipped; one that happens
+ * twice (a clock set back) matches the first time.
+ */
+export function nextRun(fields: CronFields, from: Date): Date | null {
+  const start = Math.ceil(from.getTime() / 1000) * 1000;
+  const first = new Date(start);
+  for (let d = 0; d < SEARCH_DAYS; d++) {
+    const day = new Date(first.getFullYear(), first.getMonth(), first.getDate() + d);
+    if (
+      !fields.month.includes(day.getMonth() + 1) ||
+      !fields.dayOfMonth.includes(day.getDate()) ||
+      !fields.dayOfWeek.includes(day.getDay())
+    ) {
+      continue;
+    }
+    for (const h of fields.hour) {
+      for (const m of fields.minute) {
+        for (const s of fields.second) {
+          const t = new Date(day.getFullYear(), day.getMonth(), day.getDate(), h, m, s);
+          if (t.getTime() >= start && t.getHours() === h && t.getMinutes() === m) return t;
+        }
+      }
+    }
+  }
+  return null;
+}
+
+/** The longest a timer waits before looking at the clock again (a clock set back, timers' 24-day limit). */
+const MAX_WAIT_MS = 60 * 60 * 1000;
+
+/**
+ * Runs `job` each time the expression fires, from now on. Occurrences missed while the process
+ * slept or the clock jumped ahead are skipped, as cron skips them. The timer never keeps the
+ * process alive. Throws on an expression parseCron refuses (config.ts refuses it first).
+ */
+export function scheduleCron(expression: string, job: (at: Date) => void, now: () => Date = () => new Date()): { stop(): void } {
+  const fields = parseCron(expression);
+  if ('error' in fields) throw new Error(`${expression}: ${fields.error}`);
+  let next = nextRun(fields, now());
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+  const arm = () => {
+    if (stopped || !next) return;
+    timer = setTimeout(tick, Math.max(0, Math.min(next.getTime() - now().getTime(), MAX_WAIT_MS)));
+    timer.unref();
+  };
+  const tick = () => {
+    const t = now();
+    if (next && t.getTime() >= next.getTime()) {
+      const at = next;
+      next = nextRun(fields, new Date(Math.max(at.getTime() + 1000, t.getTime())));
+      arm();
+      job(at);
+      return;
+    }
+    arm();
+  };
+  arm();
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
