@@ -6,6 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { sql } from 'kysely';
+import { parse, validateDetailed } from 'node-cron';
 import { createConnectionTransports, type ConnectionTransports } from './channels/connection-transport.js';
 import { createConnectionStore, type ConnectionStore } from './channels/connections.js';
 import { createBounceHandler, type BounceHandler } from './channels/email/bounces.js';
@@ -53,7 +54,7 @@ import { createReceiver, type Receiver } from './inbound/receive.js';
 import { createRouter as createInboundRouter } from './inbound/routing.js';
 import { storeMessages } from './inbound/store.js';
 import { systemClock, type Clock } from './lib/clock.js';
-import { scheduleCron } from './lib/cron.js';
+import { cronFields, scheduleCron, type CronFields } from './lib/cron.js';
 import { createResolver, type DnsResolver } from './lib/dns.js';
 import { createChangeFeed, type ChangeFeed } from './cluster/change-feed.js';
 import { destinationRoutes } from './http/routes/destinations.js';
@@ -140,6 +141,8 @@ export interface App extends Deps {
 
 export async function createApp(options: AppOptions): Promise<App> {
   const { config } = options;
+  // Checked before anything opens: a bad expression is a setting to fix, not a crash later.
+  const purgeFields = purgeSchedule(config.inbound.purgeCron);
 
   // Storage and infrastructure.
   const clock = options.clock ?? systemClock;
@@ -497,7 +500,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         });
       }
       for (const w of workers) w.start();
-      purgeTask = scheduleCron(config.inbound.purgeCron, () => void runDailyJobs(new Date()));
+      purgeTask = scheduleCron(purgeFields, () => void runDailyJobs(new Date()));
       return { http: httpPort, smtp: smtpPort, metrics: metricsPort };
     },
     stop() {
@@ -594,6 +597,18 @@ function usableDirectory(dir: string, setting: string[]): void {
  * SQLite file's, when `databaseUrl` puts it elsewhere) exists or can be made, and is writable.
  * Throws a ConfigError naming the setting.
  */
+/**
+ * `inbound.purgeCron` read by node-cron (here, where the daemon is put together, not in config.ts:
+ * node-cron is an adapter's package), as the fields lib/cron.ts times the daily jobs by. A
+ * ConfigError (exit 2) names the setting and what is wrong with the expression.
+ */
+export function purgeSchedule(expression: string): CronFields {
+  const check = validateDetailed(expression);
+  const fields = check.valid ? cronFields(parse(expression)) : { error: `not a cron expression: ${check.errors[0]?.message ?? 'invalid'}` };
+  if ('error' in fields) throw new ConfigError(`invalid setting inbound.purgeCron (${envName(['inbound', 'purgeCron'])}): ${fields.error}`);
+  return fields;
+}
+
 export function checkDataDir(config: Config): void {
   const dataDir = path.resolve(config.dataDir);
   usableDirectory(dataDir, ['dataDir']);

@@ -8,7 +8,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { deprecatedEnvNames, renamedFromEnv, renameRetrySchedule, renameSettings } from './config-renames.js';
-import { parseCron } from './lib/cron.js';
 import { parseDuration } from './lib/duration.js';
 
 const hostPort = /^(\[[0-9a-fA-F:]+\]|[0-9.]+|[0-9a-fA-F:]+)(:\d{1,5})?$/;
@@ -118,15 +117,9 @@ const schema = z.strictObject({
   inbound: z.strictObject({
     maxBodyBytes: z.number().int().min(1024),
     retention: duration({ min: '1d' }),
-    // Checked here, not when the daemon schedules it: a bad expression is a setting to fix (exit
-    // 2), not a crash once the listeners are up.
-    purgeCron: z
-      .string()
-      .min(1)
-      .superRefine((v, ctx) => {
-        const fields = parseCron(v);
-        if ('error' in fields) ctx.addIssue({ code: 'custom', message: fields.error });
-      }),
+    // Read by node-cron, an adapter's package, so checked where the daemon is put together
+    // (purgeSchedule in app.ts), before anything opens.
+    purgeCron: z.string().min(1),
     groupCommit: z.boolean(),
     analysisThreads: z.number().int().min(0).max(64),
     maxParts: z.number().int().min(10).max(100_000),

@@ -1,9 +1,8 @@
-// Cron expressions: node-cron reads and checks them (five fields, or six with seconds first; names,
-// ranges, steps, @daily and the like), and this module works out when one next fires, in the
-// machine's time zone, and runs a job then. node-cron's own scheduler wakes every second and reads
-// the clock through Intl.DateTimeFormat, which loads ICU's data: an idle daemon held about 20 MiB
-// more with it (docs/performance.md).
-import { parse, validateDetailed } from 'node-cron';
+// When a cron expression next fires, in the machine's time zone, and a timer that runs a job then.
+// node-cron reads and checks the expression (five fields, or six with seconds first; names, ranges,
+// steps, @daily and the like) where the daemon is put together (app.ts); its fields come here.
+// node-cron's own scheduler wakes every second and reads the clock through Intl.DateTimeFormat,
+// which loads ICU's data: an idle daemon held 7–8 MiB more with it (docs/performance.md).
 
 export interface CronFields {
   second: number[];
@@ -17,11 +16,8 @@ export interface CronFields {
 
 const FIELDS = ['second', 'minute', 'hour', 'dayOfMonth', 'month', 'dayOfWeek'] as const;
 
-/** The fields of an expression, each ascending, or why it cannot be used. */
-export function parseCron(expression: string): CronFields | { error: string } {
-  const check = validateDetailed(expression);
-  if (!check.valid) return { error: `not a cron expression: ${check.errors[0]?.message ?? 'invalid'}` };
-  const parsed = parse(expression) as Record<(typeof FIELDS)[number], (number | string)[]>;
+/** node-cron's parse of an expression as fields, each ascending, or why they cannot be used. */
+export function cronFields(parsed: Record<(typeof FIELDS)[number], (number | string)[]>): CronFields | { error: string } {
   const fields = {} as CronFields;
   for (const name of FIELDS) {
     const values = parsed[name];
@@ -71,11 +67,9 @@ const MAX_WAIT_MS = 60 * 60 * 1000;
 /**
  * Runs `job` each time the expression fires, from now on. Occurrences missed while the process
  * slept or the clock jumped ahead are skipped, as cron skips them. The timer never keeps the
- * process alive. Throws on an expression parseCron refuses (config.ts refuses it first).
+ * process alive.
  */
-export function scheduleCron(expression: string, job: (at: Date) => void, now: () => Date = () => new Date()): { stop(): void } {
-  const fields = parseCron(expression);
-  if ('error' in fields) throw new Error(`${expression}: ${fields.error}`);
+export function scheduleCron(fields: CronFields, job: (at: Date) => void, now: () => Date = () => new Date()): { stop(): void } {
   let next = nextRun(fields, now());
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;

@@ -130,6 +130,19 @@ t.test('a data directory that cannot be written: one line naming it, exit 2, not
   t.same(readdirSync(ro), [], 'nothing was created');
 });
 
+t.test('a purge schedule that is not a cron expression is a setting to fix, before anything opens', async (t) => {
+  // Before, the daemon started, created its database, opened its listeners and then crashed with
+  // node-cron's stack trace.
+  const dataDir = t.testdir({});
+  const r = await runBin(['serve'], { env: { ...base, POSTERN_DATA_DIR: dataDir, POSTERN_INBOUND_PURGE_CRON: '17 3 * *' } });
+  t.equal(r.code, 2);
+  t.match(
+    oneLine(t, r),
+    'postern: invalid setting inbound.purgeCron (POSTERN_INBOUND_PURGE_CRON): not a cron expression: expected 5 or 6 fields but got 4',
+  );
+  t.same(readdirSync(dataDir), [], 'nothing was created');
+});
+
 t.test('the daemon and the CLI say so when a named config file is missing', async (t) => {
   const dataDir = t.testdir({});
   for (const [argv, env, source] of [
