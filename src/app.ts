@@ -16,7 +16,7 @@ import { recordEngagement } from './channels/email/tracking/engagement.js';
 import { channelSsrfPolicy } from './channels/provider-http.js';
 import { createProviderStatusSink } from './channels/provider-status.js';
 import { CONNECTION_CHANNELS } from './channels/registry.js';
-import { ConfigError, databaseTarget, envName, type Config } from './config.js';
+import { ConfigError, databaseTarget, envName, invalidSetting, type Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { createBatchCommitter, createWriteBatcher } from './db/group-commit.js';
 import { migrateToLatest, pendingMigrations } from './db/migrate.js';
@@ -593,11 +593,6 @@ function usableDirectory(dir: string, setting: string[]): void {
 }
 
 /**
- * Makes sure the daemon can keep its state before it creates any: the data directory (and the
- * SQLite file's, when `databaseUrl` puts it elsewhere) exists or can be made, and is writable.
- * Throws a ConfigError naming the setting.
- */
-/**
  * `inbound.purgeCron` read by node-cron (here, where the daemon is put together, not in config.ts:
  * node-cron is an adapter's package), as the fields lib/cron.ts times the daily jobs by. A
  * ConfigError (exit 2) names the setting and what is wrong with the expression.
@@ -605,10 +600,15 @@ function usableDirectory(dir: string, setting: string[]): void {
 export function purgeSchedule(expression: string): CronFields {
   const check = validateDetailed(expression);
   const fields = check.valid ? cronFields(parse(expression)) : { error: `not a cron expression: ${check.errors[0]?.message ?? 'invalid'}` };
-  if ('error' in fields) throw new ConfigError(`invalid setting inbound.purgeCron (${envName(['inbound', 'purgeCron'])}): ${fields.error}`);
+  if ('error' in fields) throw new ConfigError(invalidSetting(['inbound', 'purgeCron'], fields.error));
   return fields;
 }
 
+/**
+ * Makes sure the daemon can keep its state before it creates any: the data directory (and the
+ * SQLite file's, when `databaseUrl` puts it elsewhere) exists or can be made, and is writable.
+ * Throws a ConfigError naming the setting.
+ */
 export function checkDataDir(config: Config): void {
   const dataDir = path.resolve(config.dataDir);
   usableDirectory(dataDir, ['dataDir']);

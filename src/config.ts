@@ -467,14 +467,18 @@ export function loadConfig(options: LoadConfigOptions = {}): Config {
   renameRetrySchedule(merged, warn);
   const result = schema.safeParse(merged);
   if (!result.success) {
-    const problems = result.error.issues.map((issue) => {
-      const keyPath = issue.path.map(String);
-      const where = keyPath.length ? `${keyPath.join('.')} (${envName(keyPath.filter((p) => !/^\d+$/.test(p)))})` : 'config';
-      return `invalid setting ${where}: ${issue.message}`;
-    });
-    throw new ConfigError(problems.join('; '));
+    throw new ConfigError(result.error.issues.map((issue) => invalidSetting(issue.path.map(String), issue.message)).join('; '));
   }
   return result.data;
+}
+
+/**
+ * What is said of a setting that cannot be used, naming it and its variable: `invalid setting
+ * inbound.purgeCron (POSTERN_INBOUND_PURGE_CRON): …`. Array indexes name no variable of their own.
+ */
+export function invalidSetting(keyPath: string[], message: string): string {
+  const where = keyPath.length ? `${keyPath.join('.')} (${envName(keyPath.filter((p) => !/^\d+$/.test(p)))})` : 'config';
+  return `invalid setting ${where}: ${message}`;
 }
 
 /** The SQLite file or PostgreSQL URL the config selects. */
