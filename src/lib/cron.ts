@@ -72,28 +72,20 @@ const MAX_WAIT_MS = 60 * 60 * 1000;
 export function scheduleCron(fields: CronFields, job: (at: Date) => void, now: () => Date = () => new Date()): { stop(): void } {
   let next = nextRun(fields, now());
   let timer: NodeJS.Timeout | undefined;
-  let stopped = false;
   const arm = () => {
-    if (stopped || !next) return;
+    if (!next) return;
     timer = setTimeout(tick, Math.max(0, Math.min(next.getTime() - now().getTime(), MAX_WAIT_MS)));
     timer.unref();
   };
+  // Woken early (a long wait cut short), it only waits again. Re-armed before the job runs, so a
+  // job that stops the schedule clears the timer that would have come next.
   const tick = () => {
     const t = now();
-    if (next && t.getTime() >= next.getTime()) {
-      const at = next;
-      next = nextRun(fields, new Date(Math.max(at.getTime() + 1000, t.getTime())));
-      arm();
-      job(at);
-      return;
-    }
+    const due = next && t.getTime() >= next.getTime() ? next : null;
+    if (due) next = nextRun(fields, new Date(Math.max(due.getTime() + 1000, t.getTime())));
     arm();
+    if (due) job(due);
   };
   arm();
-  return {
-    stop() {
-      stopped = true;
-      clearTimeout(timer);
-    },
-  };
+  return { stop: () => clearTimeout(timer) };
 }
