@@ -11,10 +11,13 @@
 // they are encoded, and the composed message is put in canonical form (every CR, LF or CRLF as
 // CRLF) before it is signed: nothing but CRLF ever reaches the wire, and DKIM signs those bytes.
 import type MailComposerClass from 'nodemailer/lib/mail-composer/index.js';
+import type MimeNode from 'nodemailer/lib/mime-node/index.js';
 import { lazyRequire } from '../../lib/lazy.js';
 import type { Attachment } from '../../channel.js';
 import type { SigningKey } from '../../domains/sending.js';
 import { signMessage } from './dkim.js';
+import { foldField, mailbox, parameter, subjectValue } from './header-values.js';
+import { QP_ASCII, quotedPrintableAscii } from './quoted-printable.js';
 
 // Loaded where mail is composed: on a delivery thread, not the event loop (lib/lazy.ts).
 const mailComposer = lazyRequire<typeof MailComposerClass>('nodemailer/lib/mail-composer/index.js');
@@ -80,52 +83,68 @@ const crlf = (text: string) => (text.includes('\r') || text.includes('\n') ? tex
 /** A header value on one line: a line ending becomes a space (folding is the composer's job). */
 const oneLine = (value: string) => (value.includes('\r') || value.includes('\n') ? value.replace(LINE_ENDING, ' ') : value);
 
-const ASCII = /^[\x09\x0a\x0d\x20-\x7e]*$/;
-const LONG_LINE = /[^\r\n]{77}/;
-
 /**
- * Quoted-printable (RFC 2045 §6.7) of ASCII text, lines ending in CRLF: `=` escaped, whitespace at
- * a line's end escaped, soft breaks keeping every line within 76 characters. nodemailer's encoder
- * does the same through a stream transform with a regex per line and was the largest single cost
- * of composing a 5 KiB html message; this is a straight loop over the lines.
+ * The fast path of the quoted-printable parts (quoted-printable.ts): a leaf whose content is ASCII
+ * text that nodemailer would send quoted-printable keeps nodemailer's own header block and gets
+ * nodemailer's body from our encoder, as one raw node. Every other node is nodemailer's alone. For
+ * ASCII content nodemailer's census of the text (more letters than other characters: Q, else B)
+ * only asks whether there is a letter, so with one the node is asked with 'Q' and the census is
+ * skipped; with no letter it is left to decide (base64). The message is byte for byte what
+ * nodemailer composes without this (test/channels/email/compose-oracle.test.ts).
  */
-export function quotedPrintableAscii(text: string): string {
-  const out: string[] = [];
-  for (const line of text.split(/\r\n|\r|\n/)) {
-    let enc = line.includes('=') ? line.replaceAll('=', '=3D') : line;
-    const last = enc.charCodeAt(enc.length - 1);
-    if (last === 0x20 || last === 0x09) enc = enc.replace(/[ \t]+$/, (ws) => ws.replaceAll(' ', '=20').replaceAll('\t', '=09'));
-    let pos = 0;
-    while (enc.length - pos > 76) {
-      let end = pos + 75;
-      // Never split an =XX escape across a soft break (look at the two characters before the cut).
-      if (enc.charCodeAt(end - 1) === 0x3d) end -= 1;
-      else if (enc.charCodeAt(end - 2) === 0x3d) end -= 2;
-      out.push(enc.slice(pos, end) + '=');
-      pos = end;
-    }
-    out.push(enc.slice(pos));
-  }
-  return out.join('\r\n');
+function encodeAsciiParts(node: MimeNode): void {
+  for (const child of node.childNodes) encodeAsciiParts(child);
+  const content = node.content;
+  if (node.childNodes.length || typeof content !== 'string' || !QP_ASCII.test(content) || !/[a-z]/i.test(content)) return;
+  // Asked with 'Q' in place of the census; put back, as the node's headers are encoded with it.
+  const own = node.textEncoding;
+  node.textEncoding = 'Q';
+  const encoding = node.getTransferEncoding();
+  node.textEncoding = own;
+  if (encoding !== 'quoted-printable') return;
+  // Named before the header block is built, so building it does not take the census either.
+  node.setHeader('Content-Transfer-Encoding', encoding);
+  node.setRaw(`${node.buildHeaders()}\r\n\r\n${quotedPrintableAscii(content)}`);
 }
 
 /**
- * A text part as nodemailer takes it: ASCII with a line too long for 7bit is handed over already
- * encoded (a raw MIME node); anything else is left to nodemailer (7bit, or its Q-or-B choice).
+ * An attachment as MailComposer takes it, its bytes sent base64. A message/* or multipart/* part
+ * cannot be base64 (RFC 2046 §5.2.1, §5.1): nodemailer would send a message's bytes as they are
+ * (8-bit, any line length, whatever they hold) and build a broken tree for a multipart type, so
+ * such an attachment is sent as application/octet-stream (its name, `.eml` say, still tells a
+ * mail client what it is).
  */
-function textPart(content: string, type: 'plain' | 'html'): string | { raw: string } | undefined {
-  if (!content) return undefined;
-  if (!ASCII.test(content) || !LONG_LINE.test(content)) return content;
-  return {
-    raw: `Content-Type: text/${type}; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n${quotedPrintableAscii(content)}`,
-  };
+function attachmentOf(a: Attachment) {
+  const contentType = /^(?:message|multipart)\//i.test(a.contentType) ? 'application/octet-stream' : a.contentType;
+  return { filename: oneLine(a.filename), contentType: oneLine(contentType), content: a.content, encoding: 'base64' };
 }
 
-/** The message, every line ending CRLF (see the header of this file). */
-export async function composeMessage(input: ComposeInput): Promise<Buffer> {
-  const subject = oneLine(input.subject);
-  const html = crlf(input.html);
-  const text = crlf(input.text);
+/** An attachment's Content-Type and Content-Disposition, with its name in a form that parses back (header-values.ts). */
+function nameAttachments(node: MimeNode): void {
+  for (const child of node.childNodes) nameAttachments(child);
+  const filename = node.filename;
+  if (!filename) return;
+  const type = String(node.getHeader('Content-Type')).toLowerCase();
+  // Prepared values are written as they are (folded), instead of nodemailer's.
+  node.setHeader('Content-Type', { prepared: true, foldLines: true, value: `${type}; ${parameter('name', filename)}` } as never);
+  node.setHeader('Content-Disposition', {
+    prepared: true,
+    foldLines: true,
+    value: `attachment; ${parameter('filename', filename)}`,
+  } as never);
+}
+
+/** The message with its (unfolded) field `name` replaced by `value`, folded. */
+function replaceField(raw: Buffer, name: string, value: string): Buffer {
+  const text = raw.toString('utf8');
+  const end = text.indexOf('\r\n\r\n');
+  const head = text.slice(0, end);
+  const field = new RegExp(`^${name}:.*(?:\\r\\n[ \\t].*)*`, 'm');
+  return Buffer.from(head.replace(field, () => foldField(name, value)) + text.slice(end));
+}
+
+/** The message as nodemailer composes it, before canonical line endings; `fast` encodes ASCII parts with our encoder. */
+export async function buildMime(input: ComposeInput, opts: { fast: boolean } = { fast: true }): Promise<Buffer> {
   const fromName = oneLine(input.from.name);
   const headers: Record<string, string> = {};
   if (input.unsubscribeUrl) {
@@ -133,32 +152,31 @@ export async function composeMessage(input: ComposeInput): Promise<Buffer> {
     headers['List-Unsubscribe-Post'] = 'List-Unsubscribe=One-Click';
   }
   const composer = new (mailComposer())({
-    from: fromName ? { name: fromName, address: input.from.address } : input.from.address,
+    // The display name is written after the build (header-values.ts: nodemailer cannot be told how).
+    from: input.from.address,
     to: input.to,
     cc: input.cc.length ? input.cc : undefined,
     replyTo: input.replyTo ?? undefined,
-    subject,
-    // `raw` content nodes are supported by MailComposer but missing from its type definitions.
-    html: textPart(html, 'html') as string | undefined,
-    text: textPart(text, 'plain') as string | undefined,
+    subject: subjectValue(oneLine(input.subject)),
+    html: crlf(input.html) || undefined,
+    text: crlf(input.text) || undefined,
     messageId: input.messageId,
     date: input.date,
     headers,
-    // Attachment bytes are kept as given: base64 on the wire, except message/* parts, which MIME
-    // sends as they are and the canonical form below gives CRLF line endings.
-    attachments: input.attachments.map((a) => ({
-      filename: oneLine(a.filename),
-      contentType: oneLine(a.contentType),
-      content: a.content,
-      encoding: 'base64',
-    })),
-    // Bodies that are plain ASCII are quoted-printable without nodemailer's per-part character
-    // census (a measurable cost per message); others keep its Q-or-B choice.
-    textEncoding: ASCII.test(html + text + subject) ? 'quoted-printable' : undefined,
+    attachments: input.attachments.map(attachmentOf),
     disableFileAccess: true,
     disableUrlAccess: true,
   });
-  return crlfLineEndings(await composer.compile().build());
+  const root = composer.compile();
+  nameAttachments(root);
+  if (opts.fast) encodeAsciiParts(root);
+  const raw = await root.build();
+  return fromName ? replaceField(raw, 'From', mailbox(fromName, input.from.address)) : raw;
+}
+
+/** The message, every line ending CRLF (see the header of this file). */
+export async function composeMessage(input: ComposeInput): Promise<Buffer> {
+  return crlfLineEndings(await buildMime(input));
 }
 
 export interface ComposeRequest {
