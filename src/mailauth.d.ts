@@ -6,7 +6,7 @@ declare module 'mailauth' {
   export function authenticate(input: Buffer | string | NodeJS.ReadableStream, opts: Record<string, unknown>): Promise<any>;
   export function sealMessage(
     input: Buffer | string,
-    seal: { signingDomain: string; selector: string; privateKey: string; authResults: string; cv: string },
+    seal: { signTime?: Date; signingDomain: string; selector: string; privateKey: string; authResults: string; cv: string },
   ): Promise<Buffer>;
 }
 
