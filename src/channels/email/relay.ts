@@ -11,6 +11,7 @@
 //   require: STARTTLS with a verified certificate, or the message is deferred (never plain text);
 //   none: never STARTTLS (smtps:// is still TLS, unverified).
 // A certificate verifies against the system's CAs plus those of `delivery.relayCaFile`.
+import { isAscii } from 'node:buffer';
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
 import type Nodemailer from 'nodemailer';
@@ -84,7 +85,12 @@ export function createRelayTransport(deps: RelayDeps): ChannelTransport {
         const reject = (r: (typeof todo)[number], err: SmtpError) => recordRejection(r, err, relayHost, summary);
         try {
           const info = (await transport.sendMail({
-            envelope: { from: prepared.envelopeFrom, to: todo.map((r) => r.address) },
+            // 8-bit bytes (a forwarded message's own) are announced with BODY=8BITMIME (RFC 6152).
+            // (nodemailer passes the envelope's extra fields to its connection; its types do not say so.)
+            envelope: { from: prepared.envelopeFrom, to: todo.map((r) => r.address), use8BitMime: !isAscii(prepared.raw) } as {
+              from: string;
+              to: string[];
+            },
             raw: prepared.raw,
           })) as {
             accepted: string[];

@@ -15,6 +15,7 @@
 // valid for the MX name; DANE needs STARTTLS and a chain matching the host's TLSA records, which is
 // checked here, where the socket is, before any mail is sent. A connection is keyed by its demand
 // too, so one opened under a weaker demand never carries mail that needs a stronger one.
+import { isAscii } from 'node:buffer';
 import { rootCertificates, type TLSSocket } from 'node:tls';
 import type SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
 import { lazyRequire } from '../../lib/lazy.js';
@@ -103,6 +104,28 @@ export interface SmtpPool {
   send(target: Target, envelope: { from: string; to: string[] }, raw: Buffer): Promise<SendResult>;
   stats(): { open: number; waiting: number };
   close(): Promise<void>;
+}
+
+/**
+ * Why 8-bit mail cannot go to this peer, or null. Postern's own messages are 7-bit (the composer
+ * encodes); a forwarded message keeps the bytes it arrived with, which may be 8-bit (RFC 6152) or
+ * hold UTF-8 header fields (RFC 6532). Such mail is announced with BODY=8BITMIME, needs the peer to
+ * offer 8BITMIME, and with UTF-8 in its header block or envelope needs SMTPUTF8 too; a peer
+ * without them gets nothing, and the failure is permanent (no retry makes the peer change), as
+ * Postfix has it ("SMTPUTF8 is required, but was not offered by host").
+ */
+function eightBitRefusal(smtp: SMTPConnection, raw: Buffer, envelope: { from: string; to: string[] }, host: string): SmtpError | null {
+  // nodemailer keeps the EHLO reply's extensions on the connection and does not expose them.
+  const offered = (smtp as unknown as { _supportedExtensions?: string[] })._supportedExtensions ?? [];
+  const end = raw.indexOf('\r\n\r\n');
+  const utf8Header = !isAscii(raw.subarray(0, end === -1 ? raw.length : end));
+  const utf8Envelope = [envelope.from, ...envelope.to].some((a) => /[^\x00-\x7f]/.test(a));
+  let why: string | null = null;
+  if ((utf8Header || utf8Envelope) && !offered.includes('SMTPUTF8')) why = `SMTPUTF8 is required, but was not offered by ${host}`;
+  else if (!offered.includes('8BITMIME')) why = `the message holds 8-bit data and ${host} does not offer 8BITMIME`;
+  if (!why) return null;
+  // Refused before MAIL FROM like an oversized message (classify.ts: permanent, not the address's fault).
+  return Object.assign(new Error(why), { code: 'EMESSAGE', command: 'MAIL FROM' });
 }
 
 export function createSmtpPool(opts: PoolOptions): SmtpPool {
@@ -270,9 +293,17 @@ export function createSmtpPool(opts: PoolOptions): SmtpPool {
   return {
     async send(target, envelope, raw) {
       const c = await acquire(target);
+      const use8BitMime = !isAscii(raw);
+      const refused = use8BitMime ? eightBitRefusal(c.smtp, raw, envelope, target.host) : null;
+      if (refused) {
+        release(c);
+        throw refused;
+      }
       try {
         const info = await new Promise<SMTPConnection.SentMessageInfo>((resolve, reject) => {
-          c.smtp.send({ from: envelope.from, to: envelope.to, size: raw.length }, raw, (err, info) => (err ? reject(err) : resolve(info)));
+          c.smtp.send({ from: envelope.from, to: envelope.to, size: raw.length, use8BitMime }, raw, (err, info) =>
+            err ? reject(err) : resolve(info),
+          );
         });
         c.sent++;
         const rejectedErrors = ((info as { rejectedErrors?: SmtpError[] }).rejectedErrors ?? []) as (SmtpError & { recipient?: string })[];
