@@ -10,7 +10,7 @@ import { parse, validateDetailed } from 'node-cron';
 import { createConnectionTransports, type ConnectionTransports } from './channels/connection-transport.js';
 import { createConnectionStore, type ConnectionStore } from './channels/connections.js';
 import { createBounceHandler, type BounceHandler } from './channels/email/bounces.js';
-import { createEmailTransport, createTokenSource } from './channels/email/index.js';
+import { createEmailSource, createEmailTransport, createTokenSource } from './channels/email/index.js';
 import { createCustomDomainPlanCheck, createSenderCapsCheck } from './channels/email/sender-caps.js';
 import { recordEngagement } from './channels/email/tracking/engagement.js';
 import { channelSsrfPolicy } from './channels/provider-http.js';
@@ -326,6 +326,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     webhooks: webhooks.endpoints,
     nodes,
     publicUrl,
+    emailSource: createEmailSource({ ...deps, publicUrl, tokens: emailTokens }),
   });
   const sessionAuth = sessionPrincipal({ sessions, workspaces, audit });
   const httpApp = createHttpApp({

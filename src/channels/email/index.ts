@@ -1,11 +1,11 @@
 // The email channel as the composition root sees it: the live transport `delivery.mode` selects
 // (smtp-direct with its connection pool and per-domain rate limits, or smtp-relay), the tracking
-// token signer the transport and the tracking routes share, and the read-only connection the
-// config describes. Forwarding hands its ready-made bytes to the same transport (`source`).
+// token signer the transport and the tracking routes share, the composer the dashboard's source
+// view shares with delivery, and the read-only connection the config describes. Forwarding hands its ready-made bytes to the same transport (`source`).
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import type { ChannelTransport } from '../../channel.js';
+import type { ChannelTransport, EmailOutput, OutboundMessage } from '../../channel.js';
 import type { Config } from '../../config.js';
 import type { Deps } from '../../deps.js';
 import { ConfigError } from '../../config.js';
@@ -17,7 +17,7 @@ import type { ComposeRequest } from './compose.js';
 import type { Destinations } from './destinations.js';
 import { createDirectTransport } from './direct.js';
 import { createMtaSts } from './mta-sts.js';
-import type { RawSource } from './prepare.js';
+import { composeEmail, type RawSource } from './prepare.js';
 import { createDomainRateLimiter } from './rates.js';
 import { createRelayTransport } from './relay.js';
 import { createSmtpPool, type PoolOptions, type SmtpPool } from './smtp-pool.js';
@@ -99,6 +99,15 @@ export function createTokenSource(deps: Pick<Deps, 'config' | 'db' | 'clock'>): 
     signer.catch(() => (signer = null));
     return signer;
   };
+}
+
+/** A message as the email channel would put it on the wire (without its envelope), for the dashboard's source view. */
+export type EmailSource = (message: OutboundMessage, content: EmailOutput, date: Date) => Promise<Buffer>;
+
+/** The email channel's composer, outside delivery: the same From, tracking, headers and signature as a delivery. */
+export function createEmailSource(deps: Pick<EmailChannelDeps, 'config' | 'db' | 'bus' | 'publicUrl' | 'tokens'>): EmailSource {
+  const signingKeys = createSigningKeys(deps);
+  return async (message, content, date) => (await composeEmail({ ...deps, signingKeys }, message, content, date)).raw;
 }
 
 /** The PEM of `delivery.tlsCaFile`, or undefined; a file that cannot be read stops the start. */

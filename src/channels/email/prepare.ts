@@ -5,7 +5,7 @@
 // tracking (when on for the workspace), List-Unsubscribe on template sends, the MIME message, its
 // DKIM signature and the VERP envelope sender — unless a raw source hands them over ready-made
 // (forwarding: the received message as it arrived, from an SRS envelope sender).
-import type { Delivery, EmailOutput } from '../../channel.js';
+import type { Delivery, EmailOutput, OutboundMessage } from '../../channel.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import type { RecipientKind } from '../../db/schema.js';
@@ -104,11 +104,21 @@ async function recipientsOf(deps: EmailDeps, delivery: Delivery): Promise<{ reci
   return { recipients, notes };
 }
 
-/** Composes and signs the message of a delivery; notes what the caller should know (a replaced from). */
-async function compose(deps: EmailDeps, delivery: Delivery): Promise<WireMessage & { notes: string[] }> {
+/** What composing a message needs: the sender's settings, its signing key, tracking and where the message is built. */
+export type ComposeDeps = Pick<EmailDeps, 'config' | 'db' | 'signingKeys' | 'publicUrl' | 'tokens' | 'composer'>;
+
+/**
+ * Composes and signs a message as it goes on the wire at `date`; notes what the caller should know
+ * (a replaced from). Delivery and the dashboard's source view both compose through here, so what
+ * the dashboard shows is what is sent.
+ */
+export async function composeEmail(
+  deps: ComposeDeps,
+  m: OutboundMessage,
+  content: EmailOutput,
+  date: Date,
+): Promise<WireMessage & { notes: string[] }> {
   const { config, db } = deps;
-  const m = delivery.message;
-  const content = delivery.content as EmailOutput;
   const base = defaultFrom(config);
 
   // From: the override only on a verified sending domain of the workspace; its key signs the
@@ -155,7 +165,7 @@ async function compose(deps: EmailDeps, delivery: Delivery): Promise<WireMessage
     text: content.text,
     attachments: m.attachments,
     messageId,
-    date: deps.clock.now(),
+    date,
     unsubscribeUrl,
   };
   const raw = await (deps.composer ?? { compose: composeSigned }).compose({ input, key });
@@ -169,6 +179,8 @@ export async function prepareEmail(deps: EmailDeps, delivery: Delivery): Promise
   const ready = deps.source ? await deps.source(delivery) : null;
   if (ready && 'gone' in ready) return ready;
   const { recipients, notes } = await recipientsOf(deps, delivery);
-  const { notes: composeNotes, ...wire } = ready ? { ...ready, notes: [] } : await compose(deps, delivery);
+  const { notes: composeNotes, ...wire } = ready
+    ? { ...ready, notes: [] }
+    : await composeEmail(deps, delivery.message, delivery.content as EmailOutput, deps.clock.now());
   return { ...wire, recipients, notes: [...composeNotes, ...notes], suppressedSome: notes.length > 0 };
 }

@@ -2,6 +2,7 @@
 import type { NodeRegistry } from '../../cluster/nodes.js';
 import type { Request, Response } from 'express';
 import type { ConnectionStore } from '../../channels/connections.js';
+import type { EmailSource } from '../../channels/email/index.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import type { Env } from '../../db/schema.js';
@@ -38,6 +39,8 @@ export interface DashboardDeps {
   /** The nodes sharing the database. */
   nodes: Pick<NodeRegistry, 'list'>;
   publicUrl(): string;
+  /** An email message as delivery would compose it (the source view). */
+  emailSource: EmailSource;
 }
 
 export function sessionOf(res: Response): Session {

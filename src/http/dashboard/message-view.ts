@@ -1,16 +1,16 @@
 // An outbound message's content for the dashboard. Rendered output is not stored (a message keeps
 // its content and vars; the dispatcher renders at each attempt), so these routes render it again
 // with the dispatcher's own request (outbound/dispatcher.ts renderRequestOf) and renderer
-// (templates/render.ts), and compose the MIME source with the email channel's composer
-// (channels/email/compose.ts). The source is a reconstruction: it is what the message looks like
-// now, not signed, without click tracking, with the From the send asked for (the email channel
-// may have replaced it: the timeline says so).
+// (templates/render.ts), and compose the MIME source with the email channel's own composer
+// (channels/email/prepare.ts composeEmail, through createEmailSource): the From delivery uses,
+// tracking, List-Unsubscribe, the DKIM signature. It is what delivery sends, but for the Date (and
+// so the signature), which delivery sets when the message goes; a test-mode message shows what a
+// live one would have been.
 //   /dashboard/view/messages/:id/html        the HTML alone, with its own CSP (no script, no remote
 //                                            load), for an <iframe sandbox> in the dashboard
 //   /dashboard/view/messages/:id/source.eml  the source, as a download
 //   /dashboard/api/messages/:id/rendered     { channel, output, headers: [[name, value]] } (JSON)
 import { Router, type Response } from 'express';
-import { composeMessage, messageIdFor } from '../../channels/email/compose.js';
 import type { EmailOutput } from '../../channel.js';
 import { AppError } from '../../lib/errors.js';
 import { rowToOutbound, type MessageRow } from '../../messages/message.js';
@@ -33,24 +33,10 @@ function rendered(row: MessageRow) {
   }
 }
 
+/** The message as delivery composes it, dated when it was accepted (a delivery is dated when it goes). */
 async function source(deps: DashboardDeps, row: MessageRow): Promise<Buffer> {
   if (row.channel !== 'email') throw new AppError('not_found', 'only an email message has a MIME source');
-  const m = rowToOutbound(row);
-  const out = rendered(row) as EmailOutput;
-  const base = deps.config.delivery.from;
-  return composeMessage({
-    from: { address: m.fromOverride ?? (base.address || `postern@${deps.config.hostname}`), name: m.fromNameOverride ?? base.name },
-    to: m.recipient,
-    cc: m.cc,
-    replyTo: m.replyTo,
-    subject: out.subject,
-    html: out.html,
-    text: out.text,
-    attachments: m.attachments,
-    messageId: messageIdFor(m.publicId, deps.config.hostname),
-    date: new Date(row.created_at),
-    unsubscribeUrl: null,
-  });
+  return deps.emailSource(rowToOutbound(row), rendered(row) as EmailOutput, new Date(row.created_at));
 }
 
 /** The headers of a composed source, unfolded, in order. */
