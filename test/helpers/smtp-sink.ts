@@ -16,6 +16,10 @@ export interface Received {
   /** When the final dot arrived (ms since the epoch, before any answer delay). */
   at: number;
   from: string;
+  /** MAIL FROM's BODY parameter, lower-cased (`8bitmime`), or null. */
+  body: string | null;
+  /** Whether MAIL FROM carried SMTPUTF8. */
+  smtpUtf8: boolean;
   to: string[];
   raw: Buffer;
   secure: boolean;
@@ -63,6 +67,8 @@ export interface SinkOptions {
   size?: number;
   /** Milliseconds to wait after the final dot before answering (a slow receiver). */
   delayMs?: number;
+  /** A 7-bit peer: offers neither 8BITMIME nor SMTPUTF8. */
+  sevenBit?: boolean;
 }
 
 export async function startSink(t: { teardown(fn: () => unknown): void }, opts: SinkOptions = {}): Promise<Sink> {
@@ -82,6 +88,7 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, opts: 
     ...(opts.secure ? { secure: true } : {}),
     ...(opts.sni ? { sniOptions: opts.sni } : {}),
     ...(opts.size ? { size: opts.size } : {}),
+    ...(opts.sevenBit ? { hide8BITMIME: true, hideSMTPUTF8: true } : {}),
     onConnect(session, cb) {
       connectionOf.set(session.id, connectionOf.size + 1);
       cb();
@@ -109,6 +116,8 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, opts: 
         received.push({
           at,
           from: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+          body: (session.envelope as { bodyType?: string }).bodyType ?? null,
+          smtpUtf8: (session.envelope as { smtpUtf8?: boolean }).smtpUtf8 === true,
           to: session.envelope.rcptTo.map((a) => a.address),
           raw: Buffer.concat(chunks),
           secure: session.secure,
