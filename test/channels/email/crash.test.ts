@@ -18,7 +18,8 @@ import { readBootstrapKeys } from '../../helpers/run-bin.js';
 import { spawnDaemon, type Spawned } from '../../helpers/spawn.js';
 import { startSink } from '../../helpers/smtp-sink.js';
 
-const KILLS = 3;
+// CRASH_KILLS=10 runs a longer drill (docs/testing.md).
+const KILLS = Number(process.env.CRASH_KILLS) || 3;
 const CONCURRENCY = 8;
 const idOf = (raw: Buffer) => /^Message-ID: <(msg_[0-9A-Za-z]+)@/im.exec(raw.toString())?.[1];
 
