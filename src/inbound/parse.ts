@@ -136,11 +136,21 @@ function headerObject(parsed: ParsedMail): Record<string, string | string[]> {
   return out;
 }
 
-/** The top-level header block, for a message the parser cannot take whole. */
+/**
+ * The top-level header block, for a message the parser cannot take whole: the fields that fit in
+ * mailparser's limit with the blank line that ends the block (a field cut in two would be read as
+ * something it is not, and a block one byte over the limit is refused whole).
+ */
 function headerBlock(raw: Buffer): Buffer {
   const end = raw.indexOf('\r\n\r\n');
-  const head = raw.subarray(0, Math.min(end === -1 ? raw.length : end, MAX_HEADER_BYTES));
-  return Buffer.concat([head, Buffer.from('\r\n\r\n')]);
+  let cut = end === -1 ? raw.length : end;
+  if (cut > MAX_HEADER_BYTES - 4) {
+    cut = raw.lastIndexOf('\r\n', MAX_HEADER_BYTES - 4);
+    // A line break followed by a blank continues the field above it.
+    while (cut > 0 && (raw[cut + 2] === 0x20 || raw[cut + 2] === 0x09)) cut = raw.lastIndexOf('\r\n', cut - 1);
+    cut = Math.max(cut, 0);
+  }
+  return Buffer.concat([raw.subarray(0, cut), Buffer.from('\r\n\r\n')]);
 }
 
 /** Where the `n`th line starting with `--` begins: every part after the first starts at one. */

@@ -1,0 +1,30 @@
+// parseMessage's bounds (inbound/parse.ts): what is kept of a message the parser cannot take whole.
+import t from 'tap';
+import { parseMessage } from '../../src/inbound/parse.js';
+
+const LIMITS = { maxBodyBytes: 1 << 20, maxParts: 100 };
+
+t.test('a header block over 1 MiB keeps the fields that fit in it', async (t) => {
+  const head = ['From: Alice <alice@sender.example>', 'Subject: a long header block', 'X-Folded: one\r\n two'];
+  const many = Array.from({ length: 30_000 }, (_, i) => `X-Pad-${i}: ${'d'.repeat(30)}`);
+  // The fields that fit: each with its line break, and the blank line that ends the block.
+  let fit = 0;
+  for (let bytes = head.join('\r\n').length + 4; bytes + many[fit].length + 2 <= 1 << 20; fit++) bytes += many[fit].length + 2;
+  for (const [label, pad] of [
+    ['one long field', `X-Pad: ${'a'.repeat(1 << 20)}`],
+    ['a long folded field', `X-Pad: ${'b'.repeat(700_000)}\r\n ${'c'.repeat(700_000)}`],
+    ['many fields', many.join('\r\n')],
+  ]) {
+    const raw = Buffer.from(`${head.join('\r\n')}\r\n${pad}\r\n\r\nthe body\r\n`);
+    const p = await parseMessage(raw, LIMITS);
+    t.match(p.partial, /^unparseable: .*; kept the headers only$/, `${label}: parsed in part`);
+    t.same(p.from, { email: 'alice@sender.example', name: 'Alice' }, `${label}: from`);
+    t.equal(p.subject, 'a long header block', `${label}: subject`);
+    t.equal(p.headers['x-folded'], 'one two', `${label}: a folded field`);
+    const kept = Object.keys(p.headers).filter((k) => k.startsWith('x-pad'));
+    const block = Object.entries(p.headers).reduce((n, [k, v]) => n + k.length + 2 + String(v).length + 2, 0);
+    t.ok(block <= 1 << 20, `${label}: no more than the limit kept (${block} bytes)`);
+    if (label === 'many fields') t.equal(kept.length, fit, `${label}: every field that fits`);
+    else t.same(kept, [], `${label}: the field cut by the limit is left out, not kept in part`);
+  }
+});
