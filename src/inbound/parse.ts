@@ -9,6 +9,10 @@
 // take at all (a header block over 1 MiB, nesting deeper than the stack) keeps only its top-level
 // headers; HTML is converted to text at most 256 elements deep. Each of these sets `truncated`. The
 // raw source is always stored whole.
+//
+// `headers` are the header lines as sent, each read as UTF-8 when its bytes are UTF-8 (SMTPUTF8
+// mail) and byte for byte otherwise (headerText), whichever way the message was parsed.
+import { isUtf8 } from 'node:buffer';
 import type { AddressObject, ParsedMail } from 'mailparser';
 import type * as Mailparser from 'mailparser';
 import type * as HtmlToText from 'html-to-text';
@@ -125,10 +129,26 @@ export function safeContentType(value: unknown): string {
   return MEDIA_TYPE.test(v) ? v : 'application/octet-stream';
 }
 
+/**
+ * A header line as text. mailparser gives each line one character per byte; SMTPUTF8 mail
+ * (RFC 6532) carries UTF-8 in its header fields, so a line whose bytes are valid UTF-8 is read as
+ * UTF-8. A line that is not (legacy 8-bit mail, most often Latin-1 or windows-1252) keeps one
+ * character per byte: no byte is lost or replaced, and Latin-1 reads right. A string that already
+ * holds a character above U+00FF is text already and is returned as it is.
+ */
+export function headerText(line: string): string {
+  if (!/[^\x00-\x7f]/.test(line) || /[^\x00-\xff]/.test(line)) return line;
+  const bytes = Buffer.from(line, 'latin1');
+  return isUtf8(bytes) ? bytes.toString('utf8') : line;
+}
+
 function headerObject(parsed: ParsedMail): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
-  for (const { key, line } of parsed.headerLines ?? []) {
+  for (const { line: bytes } of parsed.headerLines ?? []) {
+    const line = headerText(bytes);
     const colon = line.indexOf(':');
+    // mailparser's key, taken from the line as read (the same for a name in ASCII, as names should be).
+    const key = line.slice(0, Math.max(colon, 0)).toLowerCase().trim();
     const value = (colon >= 0 ? line.slice(colon + 1) : '').replace(/\r?\n[ \t]+/g, ' ').trim();
     const prev = out[key];
     out[key] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
