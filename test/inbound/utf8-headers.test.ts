@@ -6,7 +6,7 @@
 import t from 'tap';
 import { parseMessage } from '../../src/inbound/parse.js';
 import { testDatabases } from '../helpers/databases.js';
-import { createAddress, setup } from '../helpers/inbound.js';
+import { createAddress, sendRaw, setup } from '../helpers/inbound.js';
 import { postfixUnavailable, startPostfix } from '../helpers/postfix.js';
 import { tick } from '../helpers/webhooks.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
@@ -83,6 +83,40 @@ for (const db of testDatabases()) {
     await tick(d);
     t.equal(hooks.requests.length, 1);
     t.same(hooks.requests[0].json.data, m, 'the message.received payload is the same detail');
+  });
+}
+
+for (const db of testDatabases()) {
+  t.test(`a message stored before headers were read as UTF-8 reads as UTF-8 (${db})`, async (t) => {
+    const env = await setup(t, { db });
+    const { d } = env;
+    const key = env.ws.live;
+    const a = await createAddress(env, { localPart: 'support' });
+    const latin1 = Buffer.concat([Buffer.from('X-Latin1: caf'), Buffer.from([0xe9]), Buffer.from('\r\n')]);
+    const raw = Buffer.concat([latin1, source(SENT, BODY)]);
+    await sendRaw(d.smtpPort, { from: 'ulrich@sender.example', to: [a.address] }, raw);
+    const [{ id }] = (await d.request('GET', '/v1/inbound/messages', { key })).body.messages;
+    const row = () => d.app.db.selectFrom('received_messages').select('parsed').where('public_id', '=', id).executeTakeFirstOrThrow();
+    const now = (await d.request('GET', `/v1/inbound/messages/${id}`, { key })).body;
+    t.same(now.headers, { 'x-latin1': 'café', ...expected(SENT) });
+    t.equal(JSON.parse((await row()).parsed).headersUtf8, true, 'a row stored now says how its headers were read');
+
+    // What an earlier version stored: each header line one character per byte, and no marker.
+    const { headersUtf8: _, ...parsed } = JSON.parse((await row()).parsed);
+    const bytewise = (v: string) => Buffer.from(v, 'utf8').toString('latin1');
+    parsed.headers = { ...parsed.headers, 'x-latin1': 'café' };
+    for (const [k, v] of Object.entries(parsed.headers)) if (k !== 'x-latin1') parsed.headers[k] = bytewise(v as string);
+    t.equal(parsed.headers.subject, 'GrÃ¼Ã\x9Fe aus KÃ¶ln â\x80\x94 æ\x97¥æ\x9C¬èª\x9Eã\x81®ã\x83\x86ã\x82­ã\x82¹ã\x83\x88 ð\x9F\x8E\x89');
+    await d.app.db
+      .updateTable('received_messages')
+      .set({ parsed: JSON.stringify(parsed) })
+      .where('public_id', '=', id)
+      .execute();
+
+    const before = (await d.request('GET', `/v1/inbound/messages/${id}`, { key })).body;
+    t.same(before, now, 'read as a row stored now is');
+    const payload = JSON.parse(await d.app.inbound.messages.eventPayload(JSON.stringify({ id })));
+    t.same(payload.headers, now.headers, 'and so is the message.received payload');
   });
 }
 
