@@ -143,17 +143,19 @@ export function headerText(line: string): string {
 }
 
 function headerObject(parsed: ParsedMail): Record<string, string | string[]> {
-  const out: Record<string, string | string[]> = {};
+  // A Map, not an object: a field named `constructor` or `__proto__` is a field like any other.
+  const fields = new Map<string, string[]>();
   for (const { line: bytes } of parsed.headerLines ?? []) {
     const line = headerText(bytes);
     const colon = line.indexOf(':');
     // mailparser's key, taken from the line as read (the same for a name in ASCII, as names should be).
     const key = line.slice(0, Math.max(colon, 0)).toLowerCase().trim();
     const value = (colon >= 0 ? line.slice(colon + 1) : '').replace(/\r?\n[ \t]+/g, ' ').trim();
-    const prev = out[key];
-    out[key] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+    const values = fields.get(key);
+    if (values) values.push(value);
+    else fields.set(key, [value]);
   }
-  return out;
+  return Object.fromEntries([...fields].map(([key, values]) => [key, values.length === 1 ? values[0] : values]));
 }
 
 /**

@@ -28,3 +28,15 @@ t.test('a header block over 1 MiB keeps the fields that fit in it', async (t) =>
     else t.same(kept, [], `${label}: the field cut by the limit is left out, not kept in part`);
   }
 });
+
+t.test('header fields named like an object’s own properties are fields like any other', async (t) => {
+  const raw = Buffer.from(
+    'From: a@sender.example\r\nConstructor: one\r\n__proto__: two\r\n__proto__: three\r\nX-Twice: a\r\nX-Twice: b\r\n\r\nbody\r\n',
+  );
+  const { headers } = await parseMessage(raw, LIMITS);
+  t.same(
+    JSON.parse(JSON.stringify(headers)),
+    JSON.parse('{"from":"a@sender.example","constructor":"one","__proto__":["two","three"],"x-twice":["a","b"]}'),
+  );
+  t.equal(Object.getPrototypeOf(headers), Object.prototype, 'a plain object');
+});
