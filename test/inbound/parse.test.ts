@@ -1,6 +1,11 @@
-// parseMessage's bounds (inbound/parse.ts): what is kept of a message the parser cannot take whole.
+// parseMessage (inbound/parse.ts): what is kept of a message the parser cannot take whole, the
+// header fields as named, and its fast paths held to the whole parse over mail of every shape.
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import t from 'tap';
 import { parseMessage } from '../../src/inbound/parse.js';
+import { anyMessage, render } from '../helpers/mime-arbitrary.js';
+import { holds } from '../helpers/property.js';
 
 const LIMITS = { maxBodyBytes: 1 << 20, maxParts: 100 };
 
@@ -39,4 +44,22 @@ t.test('header fields named like an object’s own properties are fields like an
     JSON.parse('{"from":"a@sender.example","constructor":"one","__proto__":["two","three"],"x-twice":["a","b"]}'),
   );
   t.equal(Object.getPrototypeOf(headers), Object.prototype, 'a plain object');
+});
+
+// The fast paths (the plain text glance, the multipart/alternative skeleton) against mailparser's
+// parse of the whole message, over generated mail of every shape (plain-text.test.ts and
+// alternative-text.test.ts lean towards the shapes each takes): every field the same.
+t.test('generated messages of every shape: parseMessage gives what the whole parse gives', async (t) => {
+  const limitsArb = fc.record({ maxBodyBytes: fc.constantFrom(1 << 20, 100), maxParts: fc.constantFrom(100, 3) });
+  await holds(
+    t,
+    'every field',
+    fc.asyncProperty(anyMessage, limitsArb, async (message, limits) => {
+      const raw = render(message);
+      const { textAt: _, ...fast } = await parseMessage(raw, limits);
+      const { textAt: __, ...whole } = await parseMessage(raw, limits, { wholeParse: true });
+      assert.deepStrictEqual(fast, whole);
+    }),
+    300,
+  );
 });
