@@ -107,10 +107,23 @@ const TEXT_PIECES = [
 ];
 const BYTE_PIECES: number[][] = [[0xff], [0xc3], [0xc3, 0x28], [0xe9], [0x00], [0x0d], [0x0a], [0x80], [0xe2, 0x82]];
 
-/** A body: mostly text, sometimes long (spans start at 1,024 bytes), now and then raw bytes. */
+/** Paragraphs of a long body: a body kept as a span is 1,024 characters at least. */
+const PARAGRAPHS = [
+  'A paragraph of plain words, line after line, long enough that a few of them make a long body.\r\n'.repeat(12),
+  'Zeile: grüße, ünïcödé, 日本語 und ein 😀, Zeile um Zeile, bis der Text lang genug ist.\r\n'.repeat(12),
+];
+
+/** A body: mostly text, sometimes long (spans start at 1,024 characters), now and then raw bytes. */
 export const bodyArb: fc.Arbitrary<Piece[]> = fc.oneof(
   { weight: 3, arbitrary: fc.array(fc.constantFrom(...TEXT_PIECES), { maxLength: 20 }) },
   { weight: 2, arbitrary: fc.array(fc.constantFrom(...TEXT_PIECES), { minLength: 20, maxLength: 60 }) },
+  {
+    weight: 3,
+    arbitrary: fc.array(fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...TEXT_PIECES) }, fc.constantFrom(...PARAGRAPHS)), {
+      minLength: 4,
+      maxLength: 12,
+    }),
+  },
   {
     weight: 1,
     arbitrary: fc.array(
@@ -236,7 +249,7 @@ export const leafArb: fc.Arbitrary<Leaf> = fc.record({
  * A text part of the kind the fast paths take (text/plain or text/html in UTF-8 or ASCII, passed
  * through as it is, nothing else said about it), with a field now and then that turns it away.
  */
-function textCandidate(types: string[]): fc.Arbitrary<Leaf> {
+function textCandidate(types: string[], body = bodyArb): fc.Arbitrary<Leaf> {
   return fc.record({
     type: fc.constantFrom(...types),
     params: fc.oneof(
@@ -262,7 +275,7 @@ function textCandidate(types: string[]): fc.Arbitrary<Leaf> {
       { weight: 1, arbitrary: fc.constantFrom('encoding' as const, 'extra' as const) },
     ),
     hidden: fc.oneof({ weight: 5, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.constantFrom(...HIDDEN) }),
-    body: bodyArb,
+    body,
   });
 }
 
@@ -368,6 +381,22 @@ export const anyMessage = messageArb(nodeArb(3));
 export const singlePartMessage = messageArb(
   fc
     .oneof({ weight: 3, arbitrary: textCandidate(['text/plain', 'TEXT/PLAIN', 'text/plain ']) }, { weight: 1, arbitrary: leafArb })
+    .map((l) => ({ leaf: l })),
+);
+
+/** Single parts as above whose text is long: over 1,024 characters, what is kept as a span. */
+export const longSinglePartMessage = messageArb(
+  fc
+    .oneof(
+      {
+        weight: 3,
+        arbitrary: textCandidate(
+          ['text/plain'],
+          fc.tuple(fc.constantFrom(...PARAGRAPHS), bodyArb).map(([paragraph, rest]) => [paragraph, ...rest]),
+        ),
+      },
+      { weight: 1, arbitrary: leafArb },
+    )
     .map((l) => ({ leaf: l })),
 );
 
