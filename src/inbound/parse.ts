@@ -12,7 +12,7 @@
 //
 // `headers` are the header lines as sent, each read as UTF-8 when its bytes are UTF-8 (SMTPUTF8
 // mail) and byte for byte otherwise (headerText), whichever way the message was parsed.
-import { isUtf8 } from 'node:buffer';
+import { isAscii, isUtf8 } from 'node:buffer';
 import type { AddressObject, ParsedMail } from 'mailparser';
 import type * as Mailparser from 'mailparser';
 import type * as HtmlToText from 'html-to-text';
@@ -143,20 +143,28 @@ export function headerText(line: string): string {
   return isUtf8(bytes) ? bytes.toString('utf8') : line;
 }
 
-function headerObject(parsed: ParsedMail): Record<string, string | string[]> {
-  // A Map, not an object: a field named `constructor` or `__proto__` is a field like any other.
-  const fields = new Map<string, string[]>();
-  for (const { line: bytes } of parsed.headerLines ?? []) {
-    const line = headerText(bytes);
+/**
+ * The header fields as `headers` shows them. `ascii`: the header block is known to hold no byte
+ * above 0x7F, so no line needs reading as UTF-8 (most mail; the check is one native pass).
+ */
+function headerObject(parsed: ParsedMail, ascii: boolean): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  for (const { key: parsedKey, line: bytes } of parsed.headerLines ?? []) {
+    const line = ascii ? bytes : headerText(bytes);
     const colon = line.indexOf(':');
-    // mailparser's key, taken from the line as read (the same for a name in ASCII, as names should be).
-    const key = line.slice(0, Math.max(colon, 0)).toLowerCase().trim();
+    // mailparser's key, taken again from the line when reading it as UTF-8 changed it.
+    const key = line === bytes ? parsedKey : line.slice(0, Math.max(colon, 0)).toLowerCase().trim();
     const value = (colon >= 0 ? line.slice(colon + 1) : '').replace(/\r?\n[ \t]+/g, ' ').trim();
-    const values = fields.get(key);
-    if (values) values.push(value);
-    else fields.set(key, [value]);
+    // Own fields only: a field named `constructor` or `__proto__` is a field like any other (the
+    // latter defined, as assigning it would set the object's prototype).
+    const prev = Object.hasOwn(out, key) ? out[key] : undefined;
+    if (prev === undefined && key === '__proto__')
+      Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+    else if (prev === undefined) out[key] = value;
+    else if (Array.isArray(prev)) prev.push(value);
+    else out[key] = [prev, value];
   }
-  return Object.fromEntries([...fields].map(([key, values]) => [key, values.length === 1 ? values[0] : values]));
+  return out;
 }
 
 /**
@@ -237,8 +245,7 @@ interface ForFields extends Bounded {
  * plain text part is parsed for its header block only (plain-text.ts), and an alternative of
  * undecoded text and HTML parts as a skeleton with its bodies left out (alternative-text.ts).
  */
-async function parseForFields(raw: Buffer, maxParts: number): Promise<ForFields> {
-  const end = raw.indexOf('\r\n\r\n');
+async function parseForFields(raw: Buffer, end: number, maxParts: number): Promise<ForFields> {
   // The first CRLF CRLF ends the header block only when every line end before it is a CRLF:
   // mailparser also ends it at a blank line after a bare LF.
   if (end === -1 || end > MAX_HEADER_BYTES || findBareLineEnding(raw.subarray(0, end)) !== -1) return parseBounded(raw, maxParts);
@@ -270,9 +277,10 @@ export interface ParseResult extends ParsedFields {
  * which the property tests hold them to.
  */
 export async function parseMessage(raw: Buffer, limits: ParseLimits, { wholeParse = false } = {}): Promise<ParseResult> {
+  const end = raw.indexOf('\r\n\r\n');
   const { parsed, partial, bodies }: ForFields = wholeParse
     ? await parseBounded(raw, limits.maxParts)
-    : await parseForFields(raw, limits.maxParts);
+    : await parseForFields(raw, end, limits.maxParts);
   const from = mailboxes(parsed?.from)[0] ?? { email: '', name: '' };
   const html = bodies ? bodies.html : typeof parsed?.html === 'string' ? parsed.html : '';
   let text = bodies ? bodies.text : (parsed?.text ?? '');
@@ -292,7 +300,9 @@ export async function parseMessage(raw: Buffer, limits: ParseLimits, { wholePars
     html: h.value,
     strippedReply: strippedReply(t.value),
     truncated: t.truncated || h.truncated || cut || partial !== null,
-    headers: parsed ? headerObject(parsed) : {},
+    // The top-level header lines are within the first CRLF CRLF (a header block with a bare LF
+    // ends sooner), so when those bytes are ASCII, so is every line.
+    headers: parsed ? headerObject(parsed, end !== -1 && isAscii(raw.subarray(0, end))) : {},
     attachments: (parsed?.attachments ?? []).map((a, index) => ({
       index,
       filename: safeFilename(a.filename, index, a.contentType),
