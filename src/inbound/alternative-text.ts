@@ -13,6 +13,7 @@
 // test/inbound/alternative-text.test.ts holds the result to mailparser's own.
 import { randomBytes } from 'node:crypto';
 import type { ParsedMail } from 'mailparser';
+import { findBareLineEnding } from '../lib/line-endings.js';
 import { bodyStart, decodedText, UNDECODED_ENCODING, undecodedCharset } from './plain-text.js';
 
 export interface Skeleton {
@@ -23,8 +24,13 @@ export interface Skeleton {
   bodies: { token: string; start: number; end: number }[];
 }
 
-/** The unfolded lines of a header block, as `[lowercased name, value]`. */
+/**
+ * The unfolded lines of a header block, as `[lowercased name, value]`; none when a line end in it
+ * is not a CRLF (mailparser also ends a line at a bare LF, so a field after one would be read here
+ * as part of the value before it).
+ */
 function headerFields(raw: Buffer, start: number, end: number): [string, string][] {
+  if (findBareLineEnding(raw.subarray(start, end)) !== -1) return [];
   const text = raw.toString('latin1', start, end).replace(/\r\n[ \t]+/g, ' ');
   const out: [string, string][] = [];
   for (const line of text.split('\r\n')) {

@@ -69,7 +69,7 @@ export async function analyze(lookup: Lookup, input: AnalyzeInput): Promise<Anal
   );
   // Stored once: a reply that is the whole text (null: mail that quotes nothing) is derived when read,
   // and a body that is the source's own bytes is kept as where it is (body-spans.ts).
-  const stored: StoredParsed = { ...fields, ...(strippedReply === null ? {} : { strippedReply }), verdicts };
+  const stored: StoredParsed = { ...fields, ...(strippedReply === null ? {} : { strippedReply }), headersUtf8: true, verdicts };
   const spans: BodySpans = {};
   // A plain text part's bytes are known to be the rest of the source: no search for them.
   const text = textAt === null ? findSpan(raw, fields.text) : tailSpan(raw, textAt, fields.text);

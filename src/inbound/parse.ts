@@ -9,10 +9,15 @@
 // take at all (a header block over 1 MiB, nesting deeper than the stack) keeps only its top-level
 // headers; HTML is converted to text at most 256 elements deep. Each of these sets `truncated`. The
 // raw source is always stored whole.
+//
+// `headers` are the header lines as sent, each read as UTF-8 when its bytes are UTF-8 (SMTPUTF8
+// mail) and byte for byte otherwise (headerText), whichever way the message was parsed.
+import { isAscii, isUtf8 } from 'node:buffer';
 import type { AddressObject, ParsedMail } from 'mailparser';
 import type * as Mailparser from 'mailparser';
 import type * as HtmlToText from 'html-to-text';
 import { lazyRequire } from '../lib/lazy.js';
+import { findBareLineEnding } from '../lib/line-endings.js';
 import { alternativeSkeleton, fillSkeleton } from './alternative-text.js';
 import { bodyStart, decodedText, isPlainText, mayBePlain } from './plain-text.js';
 import { strippedReply } from './stripped-reply.js';
@@ -125,22 +130,58 @@ export function safeContentType(value: unknown): string {
   return MEDIA_TYPE.test(v) ? v : 'application/octet-stream';
 }
 
-function headerObject(parsed: ParsedMail): Record<string, string | string[]> {
+/**
+ * A header line as text. mailparser gives each line one character per byte; SMTPUTF8 mail
+ * (RFC 6532) carries UTF-8 in its header fields, so a line whose bytes are valid UTF-8 is read as
+ * UTF-8. A line that is not (legacy 8-bit mail, most often Latin-1 or windows-1252) keeps one
+ * character per byte: no byte is lost or replaced, and Latin-1 reads right. A string that already
+ * holds a character above U+00FF is text already and is returned as it is.
+ */
+export function headerText(line: string): string {
+  if (!/[^\x00-\x7f]/.test(line) || /[^\x00-\xff]/.test(line)) return line;
+  const bytes = Buffer.from(line, 'latin1');
+  return isUtf8(bytes) ? bytes.toString('utf8') : line;
+}
+
+/**
+ * The header fields as `headers` shows them. `ascii`: the header block is known to hold no byte
+ * above 0x7F, so no line needs reading as UTF-8 (most mail; the check is one native pass).
+ */
+function headerObject(parsed: ParsedMail, ascii: boolean): Record<string, string | string[]> {
   const out: Record<string, string | string[]> = {};
-  for (const { key, line } of parsed.headerLines ?? []) {
+  for (const { key: parsedKey, line: bytes } of parsed.headerLines ?? []) {
+    const line = ascii ? bytes : headerText(bytes);
     const colon = line.indexOf(':');
+    // mailparser's key, taken again from the line when reading it as UTF-8 changed it.
+    const key = line === bytes ? parsedKey : line.slice(0, Math.max(colon, 0)).toLowerCase().trim();
     const value = (colon >= 0 ? line.slice(colon + 1) : '').replace(/\r?\n[ \t]+/g, ' ').trim();
-    const prev = out[key];
-    out[key] = prev === undefined ? value : Array.isArray(prev) ? [...prev, value] : [prev, value];
+    // Own fields only: a field named `constructor` or `__proto__` is a field like any other (the
+    // latter defined, as assigning it would set the object's prototype).
+    const prev = Object.hasOwn(out, key) ? out[key] : undefined;
+    if (prev === undefined && key === '__proto__')
+      Object.defineProperty(out, key, { value, enumerable: true, writable: true, configurable: true });
+    else if (prev === undefined) out[key] = value;
+    else if (Array.isArray(prev)) prev.push(value);
+    else out[key] = [prev, value];
   }
   return out;
 }
 
-/** The top-level header block, for a message the parser cannot take whole. */
+/**
+ * The top-level header block, for a message the parser cannot take whole: the fields that fit in
+ * mailparser's limit with the blank line that ends the block (a field cut in two would be read as
+ * something it is not, and a block one byte over the limit is refused whole).
+ */
 function headerBlock(raw: Buffer): Buffer {
   const end = raw.indexOf('\r\n\r\n');
-  const head = raw.subarray(0, Math.min(end === -1 ? raw.length : end, MAX_HEADER_BYTES));
-  return Buffer.concat([head, Buffer.from('\r\n\r\n')]);
+  let cut = end === -1 ? raw.length : end;
+  if (cut > MAX_HEADER_BYTES - 4) {
+    cut = raw.lastIndexOf('\r\n', MAX_HEADER_BYTES - 4);
+    // A line break followed by a blank continues the field above it.
+    while (cut > 0 && (raw[cut + 2] === 0x20 || raw[cut + 2] === 0x09)) cut = raw.lastIndexOf('\r\n', cut - 1);
+    cut = Math.max(cut, 0);
+  }
+  return Buffer.concat([raw.subarray(0, cut), Buffer.from('\r\n\r\n')]);
 }
 
 /** Where the `n`th line starting with `--` begins: every part after the first starts at one. */
@@ -204,9 +245,10 @@ interface ForFields extends Bounded {
  * plain text part is parsed for its header block only (plain-text.ts), and an alternative of
  * undecoded text and HTML parts as a skeleton with its bodies left out (alternative-text.ts).
  */
-async function parseForFields(raw: Buffer, maxParts: number): Promise<ForFields> {
-  const end = raw.indexOf('\r\n\r\n');
-  if (end === -1 || end > MAX_HEADER_BYTES) return parseBounded(raw, maxParts);
+async function parseForFields(raw: Buffer, end: number, maxParts: number): Promise<ForFields> {
+  // The first CRLF CRLF ends the header block only when every line end before it is a CRLF:
+  // mailparser also ends it at a blank line after a bare LF.
+  if (end === -1 || end > MAX_HEADER_BYTES || findBareLineEnding(raw.subarray(0, end)) !== -1) return parseBounded(raw, maxParts);
   if (mayBePlain(raw, end)) {
     const head = await parseBounded(raw.subarray(0, bodyStart(end)), maxParts);
     if (head.parsed && head.partial === null && isPlainText(head.parsed)) {
@@ -229,8 +271,16 @@ export interface ParseResult extends ParsedFields {
   textAt: number | null;
 }
 
-export async function parseMessage(raw: Buffer, limits: ParseLimits): Promise<ParseResult> {
-  const { parsed, partial, bodies } = await parseForFields(raw, limits.maxParts);
+/**
+ * The parsed fields of a received message. `wholeParse` leaves out the fast paths (plain-text.ts,
+ * alternative-text.ts) and has mailparser parse the whole message: the answer they must equal,
+ * which the property tests hold them to.
+ */
+export async function parseMessage(raw: Buffer, limits: ParseLimits, { wholeParse = false } = {}): Promise<ParseResult> {
+  const end = raw.indexOf('\r\n\r\n');
+  const { parsed, partial, bodies }: ForFields = wholeParse
+    ? await parseBounded(raw, limits.maxParts)
+    : await parseForFields(raw, end, limits.maxParts);
   const from = mailboxes(parsed?.from)[0] ?? { email: '', name: '' };
   const html = bodies ? bodies.html : typeof parsed?.html === 'string' ? parsed.html : '';
   let text = bodies ? bodies.text : (parsed?.text ?? '');
@@ -250,7 +300,9 @@ export async function parseMessage(raw: Buffer, limits: ParseLimits): Promise<Pa
     html: h.value,
     strippedReply: strippedReply(t.value),
     truncated: t.truncated || h.truncated || cut || partial !== null,
-    headers: parsed ? headerObject(parsed) : {},
+    // The top-level header lines are within the first CRLF CRLF (a header block with a bare LF
+    // ends sooner), so when those bytes are ASCII, so is every line.
+    headers: parsed ? headerObject(parsed, end !== -1 && isAscii(raw.subarray(0, end))) : {},
     attachments: (parsed?.attachments ?? []).map((a, index) => ({
       index,
       filename: safeFilename(a.filename, index, a.contentType),

@@ -8,7 +8,7 @@ import type { Deps } from '../deps.js';
 import { toStamp } from '../lib/clock.js';
 import { AppError, invalidRequest, notFound } from '../lib/errors.js';
 import { readSpan, type SourceSpan } from './body-spans.js';
-import { extractAttachment, safeContentType, safeFilename, type ParsedFields } from './parse.js';
+import { extractAttachment, headerText, safeContentType, safeFilename, type ParsedFields } from './parse.js';
 import { unquotedReply } from './stripped-reply.js';
 import type { Verdicts } from './verify.js';
 
@@ -20,6 +20,12 @@ import type { Verdicts } from './verify.js';
  */
 export interface StoredParsed extends Omit<ParsedFields, 'subject' | 'strippedReply'> {
   strippedReply?: string;
+  /**
+   * Set on rows whose `headers` were read by headerText (parse.ts). Earlier versions kept each
+   * header line one character per byte; such rows are read through headerText when read, which
+   * gives exactly what it would have given when they were stored.
+   */
+  headersUtf8?: true;
   verdicts: Verdicts;
   /** Bodies kept as where they are in the raw source (body-spans.ts); their field is then empty. */
   spans?: BodySpans;
@@ -58,6 +64,12 @@ export type ReceivedRow = ReceivedMessagesTable;
 /** Sources dropped per transaction by purge(): each may first put its bodies back into `parsed`. */
 const PURGE_BATCH = 200;
 
+/** The headers of a stored row, as headerText reads them (see StoredParsed.headersUtf8). */
+function storedHeaders(p: StoredParsed): Record<string, string | string[]> {
+  if (p.headersUtf8) return p.headers;
+  return Object.fromEntries(Object.entries(p.headers).map(([k, v]) => [k, Array.isArray(v) ? v.map(headerText) : headerText(v)]));
+}
+
 /** The detail of a stored row; `p` is its parsed fields with every body in place (withBodies). */
 function toDetail(row: ReceivedRow, p: StoredParsed, publicUrl: string) {
   const base = `${publicUrl.replace(/\/$/, '')}/v1/inbound/messages/${row.public_id}`;
@@ -78,7 +90,7 @@ function toDetail(row: ReceivedRow, p: StoredParsed, publicUrl: string) {
     html: p.html,
     strippedReply: p.strippedReply ?? unquotedReply(p.text),
     truncated: p.truncated,
-    headers: p.headers,
+    headers: storedHeaders(p),
     // Made safe again on the way out: rows stored by earlier versions kept names and types as sent.
     attachments: p.attachments.map((a) => ({
       index: a.index,

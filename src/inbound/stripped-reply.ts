@@ -2,9 +2,12 @@
 // reply parser runs on Node 20 without native parts, so this is a line scanner: it cuts at the first
 // marker of quoted history (an attribution line "On … wrote:" in its common languages and clients,
 // an Outlook header block, a forwarded/original-message separator, a run of `>` lines) and at the
-// standard signature delimiter "-- ". test/inbound/stripped-reply.test.ts holds the corpus.
+// standard signature delimiter "-- ". test/inbound/stripped-reply.test.ts holds the corpus, and
+// holds the quick tests in front of the expressions (mayHaveMarker, the MAYBE_ gates) to them over
+// generated text: each must say yes wherever what it guards would.
 
-const ATTRIBUTION = [
+/** Attribution lines (exported, as the gates and the separators, for the property test). */
+export const ATTRIBUTION = [
   /^on\b.{0,300}\bwrote:?\s*$/i, // Gmail, Apple Mail, Thunderbird (English)
   /^le\b.{0,300}\ba écrit\s*:?\s*$/i, // French
   /^am\b.{0,300}\bschrieb\b.{0,200}:?\s*$/i, // German
@@ -16,7 +19,8 @@ const ATTRIBUTION = [
   /^.{0,200}<[^>]+@[^>]+>\s+(wrote|a écrit|schrieb|escribió):?\s*$/i,
 ];
 
-const SEPARATORS = [
+/** Separator lines and client markers. */
+export const SEPARATORS = [
   /^-{2,}\s*(original message|forwarded message|ursprüngliche nachricht|message d'origine|mensaje original|messaggio originale)\s*-{2,}\s*$/i,
   /^-{5,}\s*forwarded message\s*-{5,}$/i,
   /^begin forwarded message:?\s*$/i, // Apple Mail
@@ -30,9 +34,12 @@ const SEPARATORS = [
   /^von meinem (iphone|ipad) gesendet\s*$/i,
 ];
 
+/** The first line of an Outlook header block. */
+export const OUTLOOK_FROM = /^\*?(from|von|de|da|van)\s*:\*?\s+\S/i;
+
 // Outlook quotes with a header block: "From: …" followed within a few lines by Sent:/Date: and Subject:.
 function isOutlookHeaderBlock(lines: string[], i: number): boolean {
-  if (!/^\*?(from|von|de|da|van)\s*:\*?\s+\S/i.test(lines[i])) return false;
+  if (!OUTLOOK_FROM.test(lines[i])) return false;
   const next = lines.slice(i + 1, i + 6).join('\n');
   return (
     /^\*?(sent|date|gesendet|envoyé|enviado|inviato|datum|verzonden)\s*:/im.test(next) &&
@@ -42,9 +49,9 @@ function isOutlookHeaderBlock(lines: string[], i: number): boolean {
 
 // Cheap tests that rule a line out before the regular expressions above run (long bodies have
 // thousands of lines; only a few can be markers).
-const MAYBE_ATTRIBUTION = /[:>]\s*$|wrote|écrit|schrieb|escribió|scritto|schreef|escreveu/i;
-const MAYBE_SEPARATOR = /^[-_#]|^(begin|sent|get|envoy|von)\b/i;
-const MAYBE_HEADER = /^\*?(from|von|de|da|van)\s*:/i;
+export const MAYBE_ATTRIBUTION = /[:>]\s*$|wrote|écrit|schrieb|escribió|scritto|schreef|escreveu/i;
+export const MAYBE_SEPARATOR = /^[-_#]|^(begin|sent|get|envoy|von)\b/i;
+export const MAYBE_HEADER = /^\*?(from|von|de|da|van)\s*:/i;
 
 /**
  * The reply of text that quotes nothing: the text itself with its line ends made `\n` and its ends
@@ -87,7 +94,11 @@ export function mayHaveMarker(text: string): boolean {
 
 /** The reply without quoted history and signature; null when that is the whole text (unquotedReply of it). */
 export function strippedReply(text: string): string | null {
-  if (!mayHaveMarker(text)) return null;
+  return mayHaveMarker(text) ? scanReply(text) : null;
+}
+
+/** The scanner behind strippedReply, without the quick test in front of it (which must not change its answer). */
+export function scanReply(text: string): string | null {
   const lines = text.replace(/\r\n?/g, '\n').split('\n');
   // quotedFrom[i]: every line from i on is quoted or blank.
   const quotedFrom = new Array<boolean>(lines.length + 1);

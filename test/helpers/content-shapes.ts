@@ -2,15 +2,9 @@
 // accepts — scripts (ASCII, accented UTF-8, emoji, right-to-left), line lengths (short, 77, 998,
 // 5,000), line endings (CRLF, LF, a bare CR or LF inside, none at the end), lines SMTP treats
 // specially (a leading dot, "From "), display names with quotes and non-ASCII, and attachments with
-// hostile names and types. Runs are seeded: FC_SEED replays one; fast-check prints the seed and the
-// shrunk counterexample of a failure.
+// hostile names and types. The properties run through test/helpers/property.ts (seeded; FC_SEED
+// replays a run).
 import fc from 'fast-check';
-
-/** fast-check parameters: `runs` cases, FC_SEED when given (the seed of a failure to replay). */
-export function propertyParams(runs: number): fc.Parameters<unknown> {
-  const seed = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined;
-  return { numRuns: Number(process.env.FC_RUNS) || runs, ...(seed !== undefined ? { seed } : {}) };
-}
 
 export const SCRIPTS = {
   ascii: 'abcdefghijklmnopqrstuvwxyzABCXYZ0123456789 .,;:!?=-_"\'<>&()[]{}#%*+/\\|~^`@$\t',

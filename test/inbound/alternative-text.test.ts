@@ -3,10 +3,14 @@
 // for, the text, HTML, headers and attachments must be exactly what mailparser gives parsing the
 // whole message; and anything the skeleton could misread (delimiter look-alikes, trailing blanks,
 // bare line feeds, nesting, a missing close) must go to the whole parse.
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import t, { type Test } from 'tap';
 import { simpleParser } from 'mailparser';
 import { alternativeSkeleton, fillSkeleton } from '../../src/inbound/alternative-text.js';
 import { parseMessage } from '../../src/inbound/parse.js';
+import { multipartMessage, render } from '../helpers/mime-arbitrary.js';
+import { holds } from '../helpers/property.js';
 
 const OPTIONS = { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true } as const;
 
@@ -162,4 +166,41 @@ t.test('parseMessage: the same fields as the whole parse', async (t) => {
   t.equal(a.text, 'Thanks!\n\nOn Monday Bob wrote:\n> the earlier message\n');
   t.equal(a.html, '<p>Thanks!</p>');
   t.equal(a.strippedReply, 'Thanks!');
+});
+
+t.test('generated multipart messages: parseMessage gives what the whole parse gives', async (t) => {
+  // Multiparts, most of them one level of text and HTML parts the skeleton takes, with the fields
+  // and delimiters next to it: other charsets and encodings, nested parts, attachments, a field
+  // after a bare LF, padded and missing delimiters, look-alikes in bodies, the part limit.
+  let used = 0;
+  const runs = await holds(
+    t,
+    'every field',
+    fc.asyncProperty(multipartMessage, fc.constantFrom(100, 3), async (message, maxParts) => {
+      const raw = render(message);
+      const limits = { maxBodyBytes: 1 << 20, maxParts };
+      if (await viaSkeleton(raw)) used++;
+      assert.deepStrictEqual(await parseMessage(raw, limits), await parseMessage(raw, limits, { wholeParse: true }));
+    }),
+    300,
+  );
+  t.ok(used >= runs / 40, `the skeleton was used for ${used} of ${runs} (a fortieth at least)`);
+});
+
+t.test('a field after a bare LF in a part’s header block sends the message to the whole parse (found by the property)', async (t) => {
+  // mailparser reads the field after the bare LF; splitting lines at CRLF alone took it for the end
+  // of the value before it, and left the part's body undecoded.
+  const limits = { maxBodyBytes: 1 << 20, maxParts: 100 };
+  for (const [hidden, body, text] of [
+    ['Content-Type: text/plain; charset=iso-8859-1', 'é', 'Ã©'],
+    ['Content-Transfer-Encoding: quoted-printable', '=E2=82=AC', '€'],
+  ]) {
+    const raw = alternative('multipart/alternative; boundary=b1', [
+      part(`Content-Description: a part\n${hidden}\r\nContent-Type: text/plain`, body),
+    ]);
+    await same(t, raw, hidden, false);
+    const fast = await parseMessage(raw, limits);
+    t.equal(fast.text, text, `${hidden}: mailparser's text`);
+    t.same(fast, await parseMessage(raw, limits, { wholeParse: true }), `${hidden}: the whole parse`);
+  }
 });

@@ -1,11 +1,20 @@
 // A body that is the source's own bytes is stored once, as where it is in the source, and every
 // reader (the detail, the webhook payload) gets exactly what the parser gave, before and after the
 // retention purge drops the source.
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import t from 'tap';
 import { simpleParser } from 'mailparser';
+import { analyze } from '../../src/inbound/analyze.js';
 import { findSpan, readSpan, tailSpan } from '../../src/inbound/body-spans.js';
+import { parseMessage } from '../../src/inbound/parse.js';
+import { withBodies, type StoredParsed } from '../../src/inbound/received.js';
+import { unquotedReply } from '../../src/inbound/stripped-reply.js';
+import type { Lookup } from '../../src/inbound/verify.js';
 import { testDatabases } from '../helpers/databases.js';
 import { createAddress, sendRaw, setup } from '../helpers/inbound.js';
+import { anyMessage, longSinglePartMessage, multipartMessage, render, singlePartMessage } from '../helpers/mime-arbitrary.js';
+import { holds } from '../helpers/property.js';
 
 const DAY = 24 * 3600 * 1000;
 const PARSE = { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true } as const;
@@ -159,4 +168,59 @@ t.test('a plain body’s span without a search is the one the search finds', asy
     ],
     'kept as spans: the bodies that read back exactly',
   );
+});
+
+t.test('generated messages: what is stored, read back, is what the whole parse gives', async (t) => {
+  // The analysis as the listener runs it (analyze.ts: verification, parsing, the bodies kept as
+  // spans), then the reader's view of what was stored (received.ts withBodies), before and after
+  // the purge puts the bodies back: every field mailparser's, from its parse of the whole message.
+  // DNS answers nothing, so verification is quick and the same every time.
+  const lookup: Lookup = () => Promise.reject(Object.assign(new Error('no such name'), { code: 'ENOTFOUND' }));
+  let spans = 0;
+  let tails = 0;
+  const runs = await holds(
+    t,
+    'every body',
+    fc.asyncProperty(
+      fc.oneof(
+        { weight: 2, arbitrary: longSinglePartMessage },
+        { weight: 2, arbitrary: singlePartMessage },
+        { weight: 2, arbitrary: multipartMessage },
+        { weight: 1, arbitrary: anyMessage },
+      ),
+      // Now and then a body limit a long text is cut at.
+      fc.oneof({ weight: 3, arbitrary: fc.constant(1 << 20) }, { weight: 1, arbitrary: fc.constant(2000) }),
+      async (message, maxBodyBytes) => {
+        const raw = render(message);
+        const limits = { maxBodyBytes, maxParts: 100 };
+        const analysis = await analyze(lookup, {
+          raw,
+          ip: '192.0.2.1',
+          helo: 'client.example',
+          mailFrom: 'alice@sender.example',
+          mta: 'mx.postern.test',
+          ...limits,
+        });
+        const stored = JSON.parse(analysis.parsedJson) as StoredParsed;
+        if (stored.spans) spans++;
+        const read = withBodies(stored, analysis.source);
+        const { textAt, subject: _, partial: __, strippedReply, ...whole } = await parseMessage(raw, limits, { wholeParse: true });
+        const { verdicts: ___, headersUtf8: ____, strippedReply: storedReply, ...got } = read;
+        assert.deepStrictEqual(got, whole);
+        assert.equal(storedReply ?? unquotedReply(read.text), strippedReply ?? unquotedReply(whole.text), 'the stripped reply');
+        assert.deepStrictEqual(withBodies(JSON.parse(JSON.stringify(read)) as StoredParsed, null), read, 'after the purge');
+        // A plain text part's span is taken without a search: it must be the one the search finds.
+        const fast = await parseMessage(raw, limits);
+        if (fast.textAt !== null) {
+          const span = tailSpan(raw, fast.textAt, fast.text);
+          assert.deepStrictEqual(span, findSpan(raw, fast.text), 'the span without a search');
+          if (span) tails++;
+        }
+        assert.equal(textAt, null);
+      },
+    ),
+    300,
+  );
+  t.ok(spans >= runs / 40, `bodies kept as spans in ${spans} of ${runs} (a fortieth at least)`);
+  t.ok(tails >= runs / 100, `plain text parts kept as a span found without a search in ${tails} of ${runs} (one in a hundred at least)`);
 });

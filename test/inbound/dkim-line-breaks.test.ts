@@ -1,9 +1,12 @@
 // The line-break pass in front of mailauth's DKIM hashing (inbound/dkim-line-breaks.ts) yields
 // exactly what mailauth's own yields, piece by piece, across chunk boundaries, on random input
 // rich in CR and LF, and DKIM verdicts are unchanged with it installed.
+import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
+import fc from 'fast-check';
 import t from 'tap';
 import { ensureLinebreaks } from '../../src/inbound/dkim-line-breaks.js';
+import { holds } from '../helpers/property.js';
 
 const require = createRequire(import.meta.url);
 // Loaded here without installLineBreaks(): the prototype still holds mailauth's own.
@@ -65,4 +68,29 @@ t.test('the same pieces as mailauth, on random input cut at random places', asyn
     }
   }
   t.pass('500 random inputs alike');
+});
+
+t.test('generated input cut at generated places, empty chunks too: the same pieces as mailauth', async (t) => {
+  const bytes = fc.uint8Array({ maxLength: 400 }).chain((noise) =>
+    fc.array(fc.oneof({ weight: 3, arbitrary: fc.constantFrom(0x0d, 0x0a, 0x0a, 0x61, 0x20) }, fc.constantFrom(...noise, 0x00, 0xff)), {
+      maxLength: 400,
+    }),
+  );
+  const sizes = fc.array(fc.nat({ max: 64 }), { maxLength: 30 });
+  await holds(
+    t,
+    'pieces and the state they leave',
+    fc.property(bytes, sizes, (input, cuts) => {
+      const all = Buffer.from(input);
+      const chunks: Buffer[] = [];
+      let at = 0;
+      for (const size of cuts) {
+        chunks.push(all.subarray(at, at + size));
+        at += size;
+      }
+      if (at < all.length) chunks.push(all.subarray(at));
+      assert.deepStrictEqual(run(ensureLinebreaks, chunks), run(original, chunks));
+    }),
+    1000,
+  );
 });

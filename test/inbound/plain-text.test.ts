@@ -3,10 +3,14 @@
 // text, HTML and attachments must be exactly what mailparser gives parsing the whole message; and
 // the shortcut must decline what mailparser would decode (charsets, quoted-printable, base64,
 // flowed text, attachments, multipart).
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
 import t from 'tap';
 import { simpleParser } from 'mailparser';
 import { bodyStart, decodedText, isPlainText, mayBePlain } from '../../src/inbound/plain-text.js';
 import { parseMessage } from '../../src/inbound/parse.js';
+import { render, singlePartMessage } from '../helpers/mime-arbitrary.js';
+import { holds } from '../helpers/property.js';
 
 const OPTIONS = { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true, skipImageLinks: true } as const;
 
@@ -123,3 +127,37 @@ t.test('parseMessage gives the same fields either way', async (t) => {
   t.equal(plain.text, 'Thanks!\n\nOn Monday Bob wrote:\n> the earlier message\n');
   t.equal(plain.strippedReply, 'Thanks!');
 });
+
+t.test('generated single parts: parseMessage gives what the whole parse gives', async (t) => {
+  // Single parts of every kind, most of them what the glance takes, and the fields next to it:
+  // other charsets and encodings, format=flowed, dispositions, a field after a bare LF, bare LF
+  // line ends, invalid UTF-8 and bare CR in the body, a text cut at the body limit.
+  let taken = 0;
+  const runs = await holds(
+    t,
+    'every field',
+    fc.asyncProperty(singlePartMessage, fc.constantFrom(1 << 20, 100), async (message, maxBodyBytes) => {
+      const raw = render(message);
+      const limits = { maxBodyBytes, maxParts: 100 };
+      if ((await shortcut(raw)) !== null) taken++;
+      const { textAt: _, ...fast } = await parseMessage(raw, limits);
+      const { textAt: __, ...whole } = await parseMessage(raw, limits, { wholeParse: true });
+      assert.deepStrictEqual(fast, whole);
+    }),
+    300,
+  );
+  t.ok(taken >= runs / 10, `the glance took ${taken} of ${runs} (a tenth at least)`);
+});
+
+t.test(
+  'a header block with a bare LF ends at the blank line after it, not at a CRLF CRLF in the body (found by the property)',
+  async (t) => {
+    const raw = Buffer.from(
+      'From: Alice <alice@sender.example>\nTo: inbox@acme.in.postern.test\nSubject: Hello\nContent-Type: text/plain\n\nHello\r\n\r\nagain\r\n',
+    );
+    const limits = { maxBodyBytes: 1 << 20, maxParts: 100 };
+    const fast = await parseMessage(raw, limits);
+    t.equal(fast.text, 'Hello\n\nagain\n', "mailparser's text: the whole body");
+    t.same(fast, { ...(await parseMessage(raw, limits, { wholeParse: true })), textAt: null }, 'the whole parse');
+  },
+);

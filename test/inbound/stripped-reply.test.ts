@@ -1,6 +1,20 @@
 // A corpus of reply shapes real clients produce; each must reduce to what the person typed.
+import fc from 'fast-check';
 import t from 'tap';
-import { mayHaveMarker, strippedReply, stripReply, unquotedReply } from '../../src/inbound/stripped-reply.js';
+import {
+  ATTRIBUTION,
+  MAYBE_ATTRIBUTION,
+  MAYBE_HEADER,
+  MAYBE_SEPARATOR,
+  mayHaveMarker,
+  OUTLOOK_FROM,
+  scanReply,
+  SEPARATORS,
+  strippedReply,
+  stripReply,
+  unquotedReply,
+} from '../../src/inbound/stripped-reply.js';
+import { holds } from '../helpers/property.js';
 
 const cases: [string, string, string][] = [
   [
@@ -126,4 +140,90 @@ t.test('the quick test misses no marker', async (t) => {
   }
   t.equal(misses, 0);
   t.notOk(mayHaveMarker('The quick brown fox jumps over the lazy dog, again and again.\n'.repeat(100)), 'plain prose: no');
+});
+
+// Generated text made of the markers' pieces in any case, white space of every kind (Unicode's
+// too), and every line end the scanner knows (LF, CRLF, a lone CR).
+const PIECES = [
+  ...[
+    'On',
+    'Le',
+    'Am',
+    'El',
+    'Il',
+    'Op',
+    'Em',
+    'à',
+    'wrote',
+    'wrote:',
+    'a écrit',
+    'schrieb',
+    'escribió',
+    'ha scritto',
+    'schreef',
+    'escreveu',
+  ],
+  ...['-----Original Message-----', '---------- Forwarded message ---------', '-----', '-- ', '--', '-', '_'.repeat(20), '_'],
+  ...['Begin forwarded message:', 'Sent from my iPhone', 'sent from my galaxy', 'Sent from Outlook for iOS', 'Get Outlook for Android'],
+  ...[
+    'Envoyé de mon iPhone',
+    'Von meinem iPad gesendet',
+    '##- Please type your reply above this line -##',
+    '--- Reply above this line ---',
+  ],
+  ...['begin', 'sent', 'get', 'envoy', 'von', 'From:', 'Von:', 'De:', 'Da:', 'Van:', '*From:*', 'Sent:', 'Date:', 'Subject:', 'Betreff:'],
+  ...['2024-01-02', '10:00', '<a@b.example>', 'Bob <bob@x.example>', '(<m@x.es>)', 'x', 'hello', ',', '.', ':', '>', '> ', '#', '*'],
+  ...[' ', ' ', '\t', '\u00a0', '\u3000', '\u2003', '\ufeff', '\u2028', '\n', '\n', '\n', '\r\n', '\r'],
+];
+// Half of them without what makes the quick test say yes at once (a colon, a '>', a CR, an
+// attribution's verb), so that it has to look at where lines begin.
+const QUIET = PIECES.filter((p) => !/[:>\r]|wrote|écrit|schrieb|escribió|scritto|schreef|escreveu/i.test(p));
+const replyText = fc
+  .oneof(
+    fc.array(fc.mixedCase(fc.constantFrom(...PIECES)), { maxLength: 40 }),
+    fc.array(fc.mixedCase(fc.constantFrom(...QUIET)), { maxLength: 40 }),
+  )
+  .map((p) => p.join(''));
+
+t.test('generated text: the quick test never changes the scanner’s answer', async (t) => {
+  let cut = 0;
+  let no = 0;
+  const runs = await holds(
+    t,
+    'strippedReply equals the scanner alone',
+    fc.property(replyText, (text) => {
+      const scanned = scanReply(text);
+      if (scanned !== null) cut++;
+      if (!mayHaveMarker(text)) no++;
+      return strippedReply(text) === scanned;
+    }),
+    1000,
+  );
+  t.ok(cut >= runs / 20, `the scanner cut ${cut} of ${runs} (a twentieth at least)`);
+  t.ok(no >= runs / 20, `the quick test said no to ${no} of ${runs} (a twentieth at least)`);
+});
+
+t.test('generated text: each quick test says yes wherever the expressions it guards match', async (t) => {
+  await holds(
+    t,
+    'a superset of the expressions',
+    fc.property(replyText, (text) => {
+      const lines = text.replace(/\r\n?/g, '\n').split('\n');
+      let marker = false;
+      for (const [i, line] of lines.entries()) {
+        const trimmed = line.trim();
+        const separator = SEPARATORS.some((re) => re.test(trimmed));
+        const attribution = ATTRIBUTION.some((re) => re.test(trimmed));
+        const header = OUTLOOK_FROM.test(trimmed);
+        if (separator && !MAYBE_SEPARATOR.test(trimmed)) return false;
+        if (attribution && !MAYBE_ATTRIBUTION.test(trimmed)) return false;
+        if (header && !MAYBE_HEADER.test(trimmed)) return false;
+        const wrapped = /^on\b/i.test(trimmed) && ATTRIBUTION[0].test(`${trimmed} ${lines[i + 1]?.trim() ?? ''}`);
+        const signature = line === '-- ' || line === '--' || trimmed === '-- ';
+        marker ||= separator || attribution || header || wrapped || signature || /^\s*>/.test(line);
+      }
+      return !marker || mayHaveMarker(text);
+    }),
+    1000,
+  );
 });

@@ -5,7 +5,7 @@ import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import t from 'tap';
 import { encodeAscii, QP_ASCII, quotedPrintableAscii, wrapEncoded } from '../../../src/channels/email/quoted-printable.js';
-import { propertyParams } from '../../helpers/content-shapes.js';
+import { holds } from '../../helpers/property.js';
 
 const qp = createRequire(import.meta.url)('nodemailer/lib/qp/index.js') as {
   encode(b: Buffer | string): string;
@@ -24,9 +24,11 @@ const asciiText = fc
   .filter((s) => QP_ASCII.test(s));
 
 t.test('encodeAscii is nodemailer’s encode for every ASCII text', async (t) => {
-  fc.assert(
+  await holds(
+    t,
+    'encodeAscii equals qp.encode',
     fc.property(asciiText, (s) => encodeAscii(s) === qp.encode(Buffer.from(s))),
-    propertyParams(2000),
+    2000,
   );
   t.equal(encodeAscii('a=b \r\nc\t'), 'a=3Db=20\r\nc=09');
 });
@@ -41,20 +43,23 @@ t.test('wrapEncoded is nodemailer’s wrap at 76 for any string', async (t) => {
   const encodedBytes = fc
     .array(fc.oneof(fc.constantFrom(...TRICKY_BYTES), fc.integer({ min: 0, max: 255 })), { maxLength: 400, size: 'max' })
     .map((bytes) => qp.encode(Buffer.from(bytes)));
-  fc.assert(
+  await holds(
+    t,
+    'wrapEncoded equals qp.wrap',
     fc.property(fc.oneof(asciiText.map(encodeAscii), encodedUtf8, encodedBytes), (s) => wrapEncoded(s) === qp.wrap(s, 76)),
-    propertyParams(3000),
+    3000,
   );
   t.equal(wrapEncoded('x'.repeat(80)), qp.wrap('x'.repeat(80), 76));
 });
 
 t.test('quotedPrintableAscii is nodemailer’s encoder stream, lines within 76', async (t) => {
-  fc.assert(
+  await holds(
+    t,
+    'quotedPrintableAscii equals the encoder stream',
     fc.property(asciiText, (s) => {
       const out = quotedPrintableAscii(s);
       return out === qp.wrap(qp.encode(Buffer.from(s)), 76) && out.split(/\r\n|\r|\n/).every((l) => l.length <= 76);
     }),
-    propertyParams(1000),
+    1000,
   );
-  t.pass('held');
 });
