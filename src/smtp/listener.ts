@@ -29,7 +29,7 @@ import { createPostmasterMailbox } from './postmaster.js';
 import { refusal, replyFor } from './replies.js';
 import { loadTls } from './self-signed.js';
 import { guardSessions } from './session-guard.js';
-import { receivedHeader } from './trace.js';
+import { protocolOf, receivedHeader } from './trace.js';
 
 export interface SmtpListener {
   listen(): Promise<number>;
@@ -123,7 +123,7 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
       helo: session.hostNameAppearsAs || '',
       ip: session.remoteAddress,
       rdns: session.clientHostname && !session.clientHostname.startsWith('[') ? session.clientHostname : null,
-      protocol: session.transmissionType || 'ESMTP',
+      protocol: protocolOf(session.transmissionType || 'ESMTP', (session.envelope as { smtpUtf8?: boolean }).smtpUtf8 === true),
       id: `${session.id}-${(session as { transaction?: number }).transaction ?? 1}`,
       recipients,
       hostname: config.hostname,

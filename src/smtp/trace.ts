@@ -6,7 +6,7 @@
 //   	for <rcpt>; Mon, 02 Jan 2026 10:00:00 +0000
 //
 // Without reverse DNS the TCP-info is the address literal alone (`([192.0.2.1])`); the protocol is
-// RFC 3848's (SMTP, ESMTP, ESMTPS); the id is the SMTP session's and the transaction's number. The
+// RFC 3848's (SMTP, ESMTP, ESMTPS), or RFC 6531's for SMTPUTF8 (UTF8SMTP, UTF8SMTPS); the id is the SMTP session's and the transaction's number. The
 // `for` clause names the recipient only when the transaction has one: the stored source is shared
 // by every workspace a transaction reached, and a Bcc recipient must not show.
 export interface TraceInput {
@@ -26,6 +26,11 @@ export interface TraceInput {
 const addressLiteral = (ip: string) => (ip.includes(':') ? `[IPv6:${ip}]` : `[${ip}]`);
 /** A value that can stand in a header as it is: printable, no spaces, no angle brackets. */
 const plain = (v: string) => /^[^\s<>()\\;\p{Cc}]+$/u.test(v);
+
+/** The `with` protocol (RFC 3848): smtp-server's transmission type, as UTF8SMTP… when the transaction used SMTPUTF8 (RFC 6531 §3.7.3). */
+export function protocolOf(transmissionType: string, smtpUtf8: boolean): string {
+  return smtpUtf8 ? transmissionType.replace(/^ESMTP/, 'UTF8SMTP') : transmissionType;
+}
 
 export function receivedHeader(t: TraceInput): string {
   const literal = addressLiteral(t.ip);

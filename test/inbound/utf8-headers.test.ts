@@ -79,6 +79,11 @@ for (const db of testDatabases()) {
     t.equal(m.text, BODY.replaceAll('\r\n', '\n'));
     const raw = await d.request('GET', `/v1/inbound/messages/${m.id}/raw`, { key });
     t.ok(Buffer.from(raw.body as string).includes(source(SENT, BODY)), 'the stored source holds the message byte for byte');
+    t.match(
+      raw.body,
+      /^Received: from [^]*?by mx\.postern\.test \(Postern\) with UTF8SMTPS? id /m,
+      'traced as an SMTPUTF8 transaction (RFC 6531)',
+    );
 
     await tick(d);
     t.equal(hooks.requests.length, 1);

@@ -1,6 +1,6 @@
 // The Received header, table-driven (RFC 5321 4.4).
 import t from 'tap';
-import { receivedHeader } from '../../src/smtp/trace.js';
+import { protocolOf, receivedHeader } from '../../src/smtp/trace.js';
 
 const date = new Date('2026-01-02T10:00:00Z');
 const base = {
@@ -39,4 +39,17 @@ t.test('Received header', async (t) => {
   ] as const) {
     t.equal(receivedHeader({ ...base, ...over } as typeof base), want, name);
   }
+});
+
+t.test('the protocol of an SMTPUTF8 transaction is RFC 6531’s', async (t) => {
+  for (const [type, utf8, want] of [
+    ['ESMTP', false, 'ESMTP'],
+    ['ESMTPS', false, 'ESMTPS'],
+    ['SMTP', false, 'SMTP'],
+    ['ESMTP', true, 'UTF8SMTP'],
+    ['ESMTPS', true, 'UTF8SMTPS'],
+    ['ESMTPA', true, 'UTF8SMTPA'],
+    ['ESMTPSA', true, 'UTF8SMTPSA'],
+  ] as const)
+    t.equal(protocolOf(type, utf8), want, `${type}${utf8 ? ' with SMTPUTF8' : ''}`);
 });
