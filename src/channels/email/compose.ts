@@ -17,7 +17,7 @@ import type { Attachment } from '../../channel.js';
 import type { SigningKey } from '../../domains/sending.js';
 import { signMessage } from './dkim.js';
 import { foldField, mailbox, parameter, subjectValue } from './header-values.js';
-import { QP_ASCII, quotedPrintableAscii } from './quoted-printable.js';
+import { quotedPrintableAscii } from './quoted-printable.js';
 
 // Loaded where mail is composed: on a delivery thread, not the event loop (lib/lazy.ts).
 const mailComposer = lazyRequire<typeof MailComposerClass>('nodemailer/lib/mail-composer/index.js');
@@ -95,7 +95,12 @@ const oneLine = (value: string) => (value.includes('\r') || value.includes('\n')
 function encodeAsciiParts(node: MimeNode): void {
   for (const child of node.childNodes) encodeAsciiParts(child);
   const content = node.content;
-  if (node.childNodes.length || typeof content !== 'string' || !QP_ASCII.test(content) || !/[a-z]/i.test(content)) return;
+  // nodemailer's own reading of the content when it was set: printable (no control character, no
+  // non-ASCII) and with a line over 76 characters. Printable and without DEL is QP_ASCII; short
+  // lines go 7bit. Reading the flags spares two more scans of the content.
+  const read = node as MimeNode & { _isPlainText?: boolean; _hasLongLines?: boolean };
+  if (node.childNodes.length || typeof content !== 'string' || !read._isPlainText || !read._hasLongLines) return;
+  if (content.includes('\x7f') || !/[a-z]/i.test(content)) return;
   // Asked with 'Q' in place of the census; put back, as the node's headers are encoded with it.
   const own = node.textEncoding;
   node.textEncoding = 'Q';
