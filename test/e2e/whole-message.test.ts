@@ -26,8 +26,8 @@ import { startRspamd } from '../helpers/scanners.js';
 import { addVerifiedDomain, startSink, type Received } from '../helpers/smtp-sink.js';
 import { startWireChecker, type ExpectedMessage } from '../helpers/wire-check.js';
 
-const RUNS = 150;
-const FORWARD_RUNS = 30;
+const RUNS = 200;
+const FORWARD_RUNS = 40;
 
 const caseArb = fc.record({
   template: fc.boolean(),
