@@ -259,6 +259,10 @@ const schema = z.strictObject({
       // The HTTPS port of mta-sts.<domain>: 443 except in tests.
       port: port.min(1),
       timeout: duration({ min: '100ms', max: '60s' }),
+      // The SSRF guard of policy fetches (like webhooks.allowPrivate/allowList): a recipient's
+      // domain names the policy host, so private addresses need the operator's leave.
+      allowPrivate: z.boolean(),
+      allowList: z.array(z.string().min(1)),
     }),
     dane: z.boolean(),
     // The bounce rules file (config/bounces.json when empty; docs/email-delivery.md, "Bounce rules").
