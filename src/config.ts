@@ -105,6 +105,9 @@ const schema = z.strictObject({
     host: z.string().min(1),
     port,
     maxSizeBytes: z.number().int().min(1024),
+    // The header block of received mail (smtp/header-bounds.ts): Postfix's header_size_limit.
+    maxHeaderBytes: z.number().int().min(1024),
+    maxHeaderLines: z.number().int().min(10),
     maxClients: z.number().int().min(1),
     maxRecipients: z.number().int().min(1),
     socketTimeout: duration({ min: '1s' }),
