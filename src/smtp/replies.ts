@@ -20,7 +20,8 @@ export type Verdict =
   | { kind: 'disconnect'; reason: 'too-many-connections'; host: string; ip: string; max: number }
   | { kind: 'disconnect'; reason: 'connection-rate'; host: string; ip: string; rate: string }
   | { kind: 'disconnect'; reason: 'too-many-junk-commands'; host: string; max: number }
-  | { kind: 'disconnect'; reason: 'command-timeout'; host: string; seconds: number };
+  | { kind: 'disconnect'; reason: 'command-timeout'; host: string; seconds: number }
+  | { kind: 'disconnect'; reason: 'data-timeout'; host: string; seconds: number };
 
 export interface Reply {
   code: number;
@@ -79,6 +80,8 @@ export function replyFor(v: Verdict): Reply {
           };
         case 'command-timeout':
           return { code: 421, message: `4.4.2 ${v.host} timeout: no command within ${v.seconds} s, closing connection` };
+        case 'data-timeout':
+          return { code: 421, message: `4.4.2 ${v.host} timeout: no data of the message within ${v.seconds} s, closing connection` };
       }
   }
 }
