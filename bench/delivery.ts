@@ -143,6 +143,7 @@ export async function run(): Promise<void> {
     dns.set('_mta-sts.bench.example', [{ type: 'TXT', data: 'v=STSv1; id=bench1;' }]);
     dns.set('mta-sts.bench.example', [{ type: 'A', data: '127.0.0.1' }]);
     tlsEnv.POSTERN_DELIVERY_MTA_STS_PORT = String(https.port);
+    tlsEnv.POSTERN_DELIVERY_MTA_STS_ALLOW_LIST = '127.0.0.1';
   }
 
   const deliveredOrTimeout = async () => {

@@ -23,6 +23,38 @@ function isAddressOrRange(v: string): boolean {
   return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
 }
 
+// Which proxies' X-Forwarded-For the HTTP listener believes (Express's `trust proxy`, docs/install.md):
+// none (false), the number of proxies in front, or their addresses, CIDR ranges and proxy-addr's
+// names for ranges. Never `true`: Express would then take the left-most address, which the client
+// writes itself, and the login throttle and the audit log would see whatever it claims.
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+const TRUST_PROXY_FORMS =
+  'give the number of proxies in front of Postern (1 for one Caddy or nginx), or their addresses and CIDR ranges (["127.0.0.1"], ["10.0.0.0/8"], "loopback"); false trusts none';
+const trustProxy = z.unknown().transform((v, ctx): false | number | string[] => {
+  if (v === false || v === 0) return false;
+  if (v === true) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `true believes every X-Forwarded-For address a client writes and is refused: ${TRUST_PROXY_FORMS}`,
+    });
+    return z.NEVER;
+  }
+  if (typeof v === 'number' && Number.isInteger(v) && v >= 1 && v <= 32) return v;
+  const list = typeof v === 'string' ? v.split(',').map((s) => s.trim()) : v;
+  if (Array.isArray(list) && list.length === 0) return false;
+  if (Array.isArray(list)) {
+    const bad = list.filter((a) => typeof a !== 'string' || !(isAddressOrRange(a) || PROXY_RANGE_NAMES.includes(a)));
+    if (bad.length === 0) return list as string[];
+    ctx.addIssue({
+      code: 'custom',
+      message: `${bad.map((b) => JSON.stringify(b)).join(', ')} is not an address, a CIDR range or ${PROXY_RANGE_NAMES.join('/')}`,
+    });
+    return z.NEVER;
+  }
+  ctx.addIssue({ code: 'custom', message: TRUST_PROXY_FORMS });
+  return z.NEVER;
+});
+
 // A duration setting: a string such as 500ms, 5s, 5m, 2h, 5d, read as milliseconds.
 const duration = (bounds: { min?: string; max?: string } = {}) => {
   const min = bounds.min === undefined ? 0 : parseDuration(bounds.min);
@@ -59,7 +91,7 @@ const schema = z.strictObject({
     host: z.string().min(1),
     port,
     bodyLimit: z.string().regex(/^\d+(b|kb|mb)$/, 'must look like 40mb'),
-    trustProxy: z.boolean(),
+    trustProxy,
   }),
   // Prometheus metrics on a listener of their own (docs/monitoring.md), never beside the API.
   metrics: z.strictObject({
@@ -73,6 +105,9 @@ const schema = z.strictObject({
     host: z.string().min(1),
     port,
     maxSizeBytes: z.number().int().min(1024),
+    // The header block of received mail (smtp/header-bounds.ts): Postfix's header_size_limit.
+    maxHeaderBytes: z.number().int().min(1024),
+    maxHeaderLines: z.number().int().min(10),
     maxClients: z.number().int().min(1),
     maxRecipients: z.number().int().min(1),
     socketTimeout: duration({ min: '1s' }),
@@ -227,6 +262,10 @@ const schema = z.strictObject({
       // The HTTPS port of mta-sts.<domain>: 443 except in tests.
       port: port.min(1),
       timeout: duration({ min: '100ms', max: '60s' }),
+      // The SSRF guard of policy fetches (like webhooks.allowPrivate/allowList): a recipient's
+      // domain names the policy host, so private addresses need the operator's leave.
+      allowPrivate: z.boolean(),
+      allowList: z.array(z.string().min(1)),
     }),
     dane: z.boolean(),
     // The bounce rules file (config/bounces.json when empty; docs/email-delivery.md, "Bounce rules").
@@ -318,9 +357,26 @@ function merge(base: JsonObject, over: JsonObject): JsonObject {
   return out;
 }
 
+// Variables whose setting takes more than one type, read in a form of their own: http.trustProxy
+// is a number of hops (`1`), `false`, or a comma list of addresses and ranges.
+const ENV_FORMS: Record<string, (raw: string) => Json> = {
+  POSTERN_HTTP_TRUST_PROXY: (raw) => {
+    const v = raw.trim();
+    if (/^\d+$/.test(v)) return Number(v);
+    if (/^(false|no|off)$/i.test(v)) return false;
+    if (/^(true|yes|on)$/i.test(v)) return true;
+    return v
+      .split(',')
+      .map((s) => s.trim())
+      .filter((s) => s !== '');
+  },
+};
+
 // An environment value takes the type of the default it overrides: numbers and booleans are parsed,
 // arrays are comma lists, objects (maps such as per-domain limits) are JSON.
 function parseEnvValue(name: string, raw: string, like: Json): Json {
+  const form = ENV_FORMS[name];
+  if (form) return form(raw);
   if (typeof like === 'number') {
     const n = Number(raw);
     if (raw.trim() === '' || Number.isNaN(n)) throw new ConfigError(`invalid setting ${name}=${JSON.stringify(raw)}: must be a number`);

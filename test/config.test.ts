@@ -30,7 +30,7 @@ t.test('environment overrides with types', async (t) => {
       POSTERN_HTTP_PORT: '0',
       POSTERN_DNS_SERVERS: '127.0.0.1:5353, 10.0.0.1',
       POSTERN_RATE_LIMIT_READ: '2.5',
-      POSTERN_HTTP_TRUST_PROXY: 'true',
+      POSTERN_HTTP_TRUST_PROXY: '1',
       POSTERN_DATABASE_URL: 'postgres://u@h/db',
       POSTERN_MEMORY_HEAP_GROWTH_PERCENT: '0',
       POSTERN_MEMORY_ANALYSIS_YOUNG_GENERATION_MB: '0',
@@ -41,7 +41,7 @@ t.test('environment overrides with types', async (t) => {
   t.equal(c.http.port, 0);
   t.same(c.dns.servers, ['127.0.0.1:5353', '10.0.0.1']);
   t.equal(c.rateLimit.read, 2.5);
-  t.equal(c.http.trustProxy, true);
+  t.equal(c.http.trustProxy, 1);
   t.same(databaseTarget(c), { dialect: 'postgres', url: 'postgres://u@h/db' });
 });
 
@@ -49,7 +49,7 @@ t.test('invalid settings name the setting and why', async (t) => {
   const bad: [Record<string, string>, RegExp][] = [
     [{ POSTERN_HTTP_PORT: 'eighty' }, /POSTERN_HTTP_PORT.*number/],
     [{ POSTERN_HTTP_PORT: '70000' }, /http\.port \(POSTERN_HTTP_PORT\)/],
-    [{ POSTERN_HTTP_TRUST_PROXY: 'maybe' }, /POSTERN_HTTP_TRUST_PROXY.*true or false/],
+    [{ POSTERN_HTTP_TRUST_PROXY: 'maybe' }, /http\.trustProxy \(POSTERN_HTTP_TRUST_PROXY\): "maybe" is not an address/],
     [{ POSTERN_DNS_SERVERS: 'not a server' }, /dns\.servers/],
     [{ POSTERN_LOG_LEVEL: 'loud' }, /log\.level \(POSTERN_LOG_LEVEL\)/],
     [{ POSTERN_DATABASE_URL: 'mysql://x' }, /databaseUrl \(POSTERN_DATABASE_URL\)/],
@@ -66,6 +66,43 @@ t.test('invalid settings name the setting and why', async (t) => {
     }
     t.ok(caught instanceof ConfigError, JSON.stringify(env));
     t.match((caught as Error)?.message, pattern);
+  }
+});
+
+t.test('http.trustProxy: a hop count or the proxies’ addresses, never true', async (t) => {
+  t.equal(loadConfig({ env: {} }).http.trustProxy, false, 'no proxy is trusted by default');
+  const forms: [string, unknown][] = [
+    ['1', 1],
+    ['2', 2],
+    ['0', false],
+    ['false', false],
+    ['off', false],
+    ['', false],
+    ['127.0.0.1', ['127.0.0.1']],
+    ['127.0.0.1, 10.0.0.0/8,fd00::/8', ['127.0.0.1', '10.0.0.0/8', 'fd00::/8']],
+    ['loopback,uniquelocal', ['loopback', 'uniquelocal']],
+  ];
+  for (const [raw, want] of forms) t.same(loadConfig({ env: { POSTERN_HTTP_TRUST_PROXY: raw } }).http.trustProxy, want, `"${raw}"`);
+  t.same(loadConfig({ overrides: { http: { trustProxy: ['10.0.0.1', '::1'] } } }).http.trustProxy, ['10.0.0.1', '::1'], 'a list in a file');
+  t.same(loadConfig({ overrides: { http: { trustProxy: 'loopback' } } }).http.trustProxy, ['loopback'], 'a string is a list');
+
+  const refused: [unknown, RegExp][] = [
+    [
+      true,
+      /^invalid setting http\.trustProxy \(POSTERN_HTTP_TRUST_PROXY\): true believes every X-Forwarded-For address a client writes and is refused: give the number of proxies in front of Postern \(1 for one Caddy or nginx\), or their addresses and CIDR ranges/,
+    ],
+    ['true', /true believes every X-Forwarded-For address/],
+    ['yes', /true believes every X-Forwarded-For address/],
+    ['10.0.0.0/33', /"10\.0\.0\.0\/33" is not an address, a CIDR range or loopback\/linklocal\/uniquelocal/],
+    ['127.0.0.1,proxy.example', /"proxy\.example" is not an address/],
+    [-1, /give the number of proxies/],
+    [1.5, /give the number of proxies/],
+    [100, /give the number of proxies/],
+  ];
+  for (const [value, pattern] of refused) {
+    const from = typeof value === 'string' ? { env: { POSTERN_HTTP_TRUST_PROXY: value } } : { overrides: { http: { trustProxy: value } } };
+    t.throws(() => loadConfig(from), pattern, JSON.stringify(value));
+    t.throws(() => loadConfig(from), ConfigError);
   }
 });
 

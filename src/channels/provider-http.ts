@@ -13,7 +13,7 @@ import { lazyRequire } from '../lib/lazy.js';
 import type { Config } from '../config.js';
 import type { Clock } from '../lib/clock.js';
 import type { DnsResolver } from '../lib/dns.js';
-import { guardedLookup, isBlockedDestination, literalAddressProblem, type SsrfPolicy } from '../lib/ssrf.js';
+import { guardedLookup, literalAddressProblem, type SsrfPolicy } from '../lib/ssrf.js';
 
 const undici = lazyRequire<typeof Undici>('undici');
 
@@ -84,12 +84,7 @@ export function providerHttp(deps: { dns: DnsResolver; ssrf: SsrfPolicy }, opts:
   };
 }
 
-/** Why a request's destination was refused by the SSRF guard, or null when it was not refused. */
-export function refusedReason(err: unknown): string | null {
-  if (!isBlockedDestination(err)) return null;
-  const e = err as { code?: string; message: string; cause?: { message: string } };
-  return e.code === 'EBLOCKEDDEST' ? e.message : (e.cause?.message ?? e.message);
-}
+export { refusedReason } from '../lib/ssrf.js';
 
 export function isTemporary(status: number): boolean {
   return status === 429 || status >= 500;

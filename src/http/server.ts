@@ -9,6 +9,7 @@ import type { Logger } from '../lib/logger.js';
 import type { KeyStore } from '../workspaces/keys.js';
 import { authenticate, type OtherAuth } from './auth.js';
 import { errorHandler } from './errors.js';
+import { jsonBody } from './json-body.js';
 import { rateLimit } from './rate-limit.js';
 import type { Budgets } from '../cluster/budgets.js';
 
@@ -135,7 +136,7 @@ export function createHttpApp(deps: HttpDeps): express.Express {
   const v1 = express.Router();
   v1.use(authenticate(deps.keys, deps.sessionAuth));
   v1.use(rateLimit(deps.config.rateLimit, deps.budgets));
-  v1.use(express.json({ limit: deps.config.http.bodyLimit }));
+  v1.use(jsonBody(deps.config.http.bodyLimit));
   // A body in another format would otherwise read as empty and fail as a missing field. An empty
   // body (POST …/publish, Content-Length: 0) needs no type.
   v1.use((req, _res, next) => {

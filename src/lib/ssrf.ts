@@ -1,10 +1,15 @@
 // The SSRF guard. A URL chosen by a workspace (a webhook endpoint, a web-push subscription, a
-// provider's base URL), not by the operator of Postern, may by default not reach private, loopback,
+// provider's base URL) or by a recipient's domain (its MTA-STS policy host), not by the operator of
+// Postern, may by default not reach private, loopback,
 // link-local or otherwise internal addresses. The check runs twice: when the URL is given (a clear
 // error), and at connect time on the address actually dialled (so DNS that changes later, or
 // rebinding, cannot reach inside). A policy's `allowPrivate` lifts the rule; its `allowList` lifts
 // it for named hosts, IP addresses or CIDR ranges. Each user of the guard has its own policy
-// (settings), named in its refusals.
+// (settings), named in its refusals. IPv4 inside IPv6 is judged by what it reaches where it does
+// (IPv4-mapped, NAT64's well-known prefix); the transition forms no destination needs are refused
+// whole, as Go's IANA-registry guards (code.dny.dev/ssrf) refuse them: IPv4-compatible,
+// IPv4-translated, 6to4, Teredo (its IPv4 is inverted and reached through relays) and NAT64
+// local-use (the IPv4's place depends on the operator's prefix length).
 import { BlockList, isIP } from 'node:net';
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import type { DnsResolver } from './dns.js';
@@ -26,28 +31,58 @@ const PRIVATE_V4 = [
   ['240.0.0.0', 4],
 ] as const;
 const PRIVATE_V6 = [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-  ['100::', 64],
-  ['2001:db8::', 32],
-  ['64:ff9b::', 96],
+  ['::1', 128], // loopback
+  ['::', 96], // the unspecified address and IPv4-compatible ::a.b.c.d (deprecated, RFC 4291 §2.5.5.1)
+  ['::ffff:0:0:0', 96], // IPv4-translated ::ffff:0:a.b.c.d (SIIT, RFC 2765)
+  ['fc00::', 7], // unique local
+  ['fe80::', 10], // link-local
+  ['ff00::', 8], // multicast
+  ['100::', 64], // discard-only
+  ['2001:db8::', 32], // documentation
+  ['2001::', 32], // Teredo: the IPv4 client address inverted in the last 32 bits
+  ['2002::', 16], // 6to4: an IPv4 address in bits 16–48
+  ['64:ff9b:1::', 48], // NAT64 local-use (RFC 8215): where its IPv4 sits depends on the operator's prefix
 ] as const;
 
 const privateRanges = new BlockList();
 for (const [net, prefix] of PRIVATE_V4) privateRanges.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of PRIVATE_V6) privateRanges.addSubnet(net, prefix, 'ipv6');
 
-/** True for addresses a guarded connection must not reach by default (IPv4-mapped IPv6 is judged as IPv4). */
+/** The eight 16-bit words of a valid IPv6 address, whatever its spelling (`::`, a dotted tail, a zone). */
+function ipv6Words(ip: string): number[] {
+  let text = ip.replace(/%.*$/, '');
+  const dotted = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (dotted) {
+    const [a, b, c, d] = dotted.slice(1).map(Number);
+    text = `${text.slice(0, dotted.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split('::');
+  const words = (part: string | undefined) => (part ? part.split(':').map((w) => parseInt(w, 16)) : []);
+  const left = words(head);
+  const right = words(tail);
+  return tail === undefined ? left : [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
+}
+
+/** The IPv4 address a NAT64 translator dials for an address of its well-known prefix (64:ff9b::/96), or null. */
+function nat64Ipv4(ip: string): string | null {
+  const w = ipv6Words(ip);
+  const nat64 = w[0] === 0x64 && w[1] === 0xff9b && w[2] === 0 && w[3] === 0 && w[4] === 0 && w[5] === 0;
+  return nat64 ? `${w[6] >> 8}.${w[6] & 0xff}.${w[7] >> 8}.${w[7] & 0xff}` : null;
+}
+
+/**
+ * True for addresses a guarded connection must not reach by default. IPv4-mapped addresses
+ * (::ffff:0:0/96, how a dual-stack socket dials IPv4) are judged by their IPv4 address, in any
+ * spelling, by BlockList itself (Node documents it); NAT64 ones (64:ff9b::/96, what DNS64 answers
+ * on an IPv6-only network) by the IPv4 address the translator dials. The other forms that carry
+ * one (IPv4-compatible, IPv4-translated, 6to4, Teredo, NAT64 local-use) are refused whole.
+ */
 export function isPrivateAddress(ip: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  if (mapped) return isPrivateAddress(mapped[1]);
   const family = isIP(ip);
   if (family === 4) return privateRanges.check(ip, 'ipv4');
-  if (family === 6) return privateRanges.check(ip, 'ipv6');
-  return true; // not an address at all: refuse
+  if (family !== 6) return true; // not an address at all: refuse
+  const translated = nat64Ipv4(ip);
+  return translated === null ? privateRanges.check(ip, 'ipv6') : privateRanges.check(translated, 'ipv4');
 }
 
 export interface SsrfPolicy {
@@ -102,6 +137,13 @@ export class BlockedDestinationError extends Error {
 export function isBlockedDestination(err: unknown): boolean {
   const e = err as { code?: unknown; cause?: { code?: unknown } } | null;
   return e?.code === 'EBLOCKEDDEST' || e?.cause?.code === 'EBLOCKEDDEST';
+}
+
+/** Why a request's destination was refused by the guard (its message, unwrapped), or null when it was not refused. */
+export function refusedReason(err: unknown): string | null {
+  if (!isBlockedDestination(err)) return null;
+  const e = err as { code?: string; message: string; cause?: { message: string } };
+  return e.code === 'EBLOCKEDDEST' ? e.message : (e.cause?.message ?? e.message);
 }
 
 /** The refusal for a URL whose host is an IP address the policy refuses (lookup() never sees those), or null. */

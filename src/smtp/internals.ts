@@ -21,8 +21,10 @@ export interface Connection {
   _closed: boolean;
   /** A command's handler has not answered yet. */
   _handlerPending: boolean;
-  /** Set from DATA until the reply to the message. */
-  _dataStream: unknown;
+  /** Set from DATA until the reply to the message: the message's stream, as the onData handler reads it. */
+  _dataStream: NodeJS.ReadableStream | false | null;
+  /** The command parser; `_dataMode` while the message is being received (until its final dot). */
+  _parser: { _dataMode: boolean } | false;
   connectionReady(next?: () => void): void;
   /** Every reply goes through this; a 421 also closes the connection. */
   send(code: number, data?: string | string[], context?: string | false): void;

@@ -1,7 +1,8 @@
 // The SMTP listener: a thin adapter from smtp-server to the inbound modules. Policy at RCPT TO
 // (only domains Postern serves, 550 5.7.1 for anything else: never an open relay; local parts over
 // 64 octets 501 5.1.3; the bare `postmaster` of RFC 5321 4.5.1 always accepted, postmaster.ts);
-// DATA is read bounded by the SIZE limit, refused when it holds a bare LF or CR (SMTP smuggling:
+// DATA is read bounded by the SIZE limit and its header block by smtp.maxHeaderBytes and
+// smtp.maxHeaderLines (header-bounds.ts), refused when it holds a bare LF or CR (SMTP smuggling:
 // one message must never be read as two), given a Received header (trace.ts), then handed to the
 // receiver, and 250 is sent only once it is stored. Every reply comes from one table of verdicts
 // (replies.ts), with enhanced status codes (RFC 2034, advertised). Per-address connection limits,
@@ -24,6 +25,7 @@ import type { DnsResolver } from '../lib/dns.js';
 import { findBareLineEnding } from '../lib/line-endings.js';
 import type { Logger } from '../lib/logger.js';
 import { createClientLimits } from './client-limits.js';
+import { headerBounds, type HeaderExcess } from './header-bounds.js';
 import { setGreetingDelay } from './greeting-delay.js';
 import { createPostmasterMailbox } from './postmaster.js';
 import { refusal, replyFor } from './replies.js';
@@ -133,14 +135,34 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
   const onData = (stream: SMTPServerDataStream, session: SMTPServerSession, callback: (err?: Error | null, message?: string) => void) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    // The header block is bounded as it arrives; past a bound nothing more is kept.
+    const header = headerBounds(opts.maxHeaderBytes, opts.maxHeaderLines);
+    let excess: HeaderExcess | null = null;
     stream.on('data', (chunk: Buffer) => {
       size += chunk.length;
+      if (excess) return;
+      if (!header.done) {
+        excess = header.feed(chunk);
+        if (excess) {
+          chunks.length = 0;
+          return;
+        }
+      }
       if (size <= opts.maxSizeBytes) chunks.push(chunk);
     });
     stream.once('error', (err) => callback(refuse({ kind: 'denysoft', reason: 'read-failed', detail: err.message })));
     stream.once('end', () => {
       if (stream.sizeExceeded || size > opts.maxSizeBytes) {
         return callback(refuse({ kind: 'deny', reason: 'too-large', maxBytes: opts.maxSizeBytes }));
+      }
+      if (excess) {
+        return callback(
+          refuse(
+            excess.bound === 'bytes'
+              ? { kind: 'deny', reason: 'header-too-large', maxBytes: excess.max }
+              : { kind: 'deny', reason: 'header-too-many-lines', maxLines: excess.max },
+          ),
+        );
       }
       // Room before the message for the lines stored above it, which the analysis writes there
       // rather than copying the message behind them (analyze.ts).

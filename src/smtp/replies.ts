@@ -8,6 +8,8 @@ export type Verdict =
   | { kind: 'deny'; reason: 'relay-denied'; rcpt: string }
   | { kind: 'deny'; reason: 'local-part-too-long' }
   | { kind: 'deny'; reason: 'too-large'; maxBytes: number }
+  | { kind: 'deny'; reason: 'header-too-large'; maxBytes: number }
+  | { kind: 'deny'; reason: 'header-too-many-lines'; maxLines: number }
   | { kind: 'deny'; reason: 'bare-line-ending' }
   | { kind: 'deny'; reason: 'spam'; score: number }
   | { kind: 'deny'; reason: 'virus'; signature: string }
@@ -18,7 +20,8 @@ export type Verdict =
   | { kind: 'disconnect'; reason: 'too-many-connections'; host: string; ip: string; max: number }
   | { kind: 'disconnect'; reason: 'connection-rate'; host: string; ip: string; rate: string }
   | { kind: 'disconnect'; reason: 'too-many-junk-commands'; host: string; max: number }
-  | { kind: 'disconnect'; reason: 'command-timeout'; host: string; seconds: number };
+  | { kind: 'disconnect'; reason: 'command-timeout'; host: string; seconds: number }
+  | { kind: 'disconnect'; reason: 'data-timeout'; host: string; seconds: number };
 
 export interface Reply {
   code: number;
@@ -37,6 +40,10 @@ export function replyFor(v: Verdict): Reply {
           return { code: 501, message: '5.1.3 the recipient local part is longer than 64 octets (RFC 5321 4.5.3.1.1)' };
         case 'too-large':
           return { code: 552, message: `5.3.4 message exceeds fixed maximum message size ${v.maxBytes}` };
+        case 'header-too-large':
+          return { code: 552, message: `5.3.4 message header exceeds fixed maximum header size ${v.maxBytes}` };
+        case 'header-too-many-lines':
+          return { code: 552, message: `5.3.4 message header has more than ${v.maxLines} lines` };
         case 'bare-line-ending':
           return { code: 554, message: '5.6.0 message contains a bare LF or CR; lines must end with CRLF (RFC 5321 2.3.8)' };
         case 'spam':
@@ -73,6 +80,8 @@ export function replyFor(v: Verdict): Reply {
           };
         case 'command-timeout':
           return { code: 421, message: `4.4.2 ${v.host} timeout: no command within ${v.seconds} s, closing connection` };
+        case 'data-timeout':
+          return { code: 421, message: `4.4.2 ${v.host} timeout: no data of the message within ${v.seconds} s, closing connection` };
       }
   }
 }

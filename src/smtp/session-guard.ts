@@ -8,8 +8,11 @@
 // - NOOP, RSET, VRFY and HELP do nothing for a message; after `smtp.maxNoops` of them since the
 //   last accepted message (Postfix: smtpd_junk_command_limit, 100) the client gets 421 4.7.0.
 // - After each reply, the client has `smtp.commandTimeout` to send a complete command line (bytes
-//   trickled slower than that do not extend it, as they do the socket's idle timeout); while a
-//   message is being sent or Postern is still deciding on a reply, it does not run.
+//   trickled slower than that do not extend it, as they do the socket's idle timeout). While a
+//   message is being sent it is the longest silence allowed between two pieces of it (Postfix's
+//   smtpd_timeout: a large message on a slow link is not cut, a stalled one is; trickling is
+//   bounded by the header bounds, the size limit and smtp.maxConnectionTime). While Postern is
+//   still deciding on a reply, it does not run.
 import type { SMTPServer } from 'smtp-server';
 import type { Logger } from '../lib/logger.js';
 import type { ClientLimits } from './client-limits.js';
@@ -65,9 +68,15 @@ export function guardSessions(server: SMTPServer, opts: SessionGuardOptions): vo
     }
     let junk = 0;
     let timer: NodeJS.Timeout | null = null;
+    // When the message being received last had a piece (performance.now()); read when the timer fires.
+    let lastData = 0;
     const disarm = () => {
       if (timer) clearTimeout(timer);
       timer = null;
+    };
+    const arm = (ms: number) => {
+      timer = setTimeout(expire, ms);
+      timer.unref();
     };
     // The slot is free as soon as the connection is closing (after QUIT's 221, a 421), not only
     // once the socket is gone.
@@ -80,18 +89,35 @@ export function guardSessions(server: SMTPServer, opts: SessionGuardOptions): vo
       admission.release();
       disarm();
     });
-    const expire = () => {
+    const seconds = opts.commandTimeoutMs / 1000;
+    function expire() {
       timer = null;
-      if (conn._closing || conn._closed || conn._dataStream || conn._handlerPending) return;
+      if (conn._closing || conn._closed || conn._handlerPending) return;
+      if (conn._dataStream) {
+        // The message is in and Postern is deciding: its reply arms the timer again.
+        if (!conn._parser || !conn._parser._dataMode) return;
+        const quiet = performance.now() - lastData;
+        if (quiet < opts.commandTimeoutMs) return arm(opts.commandTimeoutMs - quiet);
+        log.debug({ ip, session: conn.id }, 'smtp data timeout');
+        return disconnect(conn, { kind: 'disconnect', reason: 'data-timeout', host, seconds }, opts.refused);
+      }
       log.debug({ ip, session: conn.id }, 'smtp command timeout');
-      disconnect(conn, { kind: 'disconnect', reason: 'command-timeout', host, seconds: opts.commandTimeoutMs / 1000 }, opts.refused);
-    };
+      disconnect(conn, { kind: 'disconnect', reason: 'command-timeout', host, seconds }, opts.refused);
+    }
     afterReply = (code, context) => {
       if (code === 250 && context === 'DATA_OK') junk = 0;
       disarm();
-      if (conn._closing || conn._closed || conn._dataStream) return;
-      timer = setTimeout(expire, opts.commandTimeoutMs);
-      timer.unref();
+      if (conn._closing || conn._closed) return;
+      if (conn._dataStream) {
+        // 354: the message starts. A listener beside the onData handler's notes each piece's time
+        // (a timer per piece would cost more than the piece).
+        if (code !== 354) return;
+        lastData = performance.now();
+        conn._dataStream.on('data', () => {
+          lastData = performance.now();
+        });
+      }
+      arm(opts.commandTimeoutMs);
     };
 
     const onCommand = conn._onCommand.bind(conn);

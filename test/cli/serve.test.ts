@@ -143,6 +143,19 @@ t.test('a purge schedule that is not a cron expression is a setting to fix, befo
   t.same(readdirSync(dataDir), [], 'nothing was created');
 });
 
+t.test('http.trustProxy true stops the start with the forms that replace it', async (t) => {
+  // Before, true was taken: Express then believed the left-most X-Forwarded-For address, which
+  // the client writes, so the login throttle and the audit log saw whatever it claimed.
+  const dataDir = t.testdir({});
+  const r = await runBin(['serve'], { env: { ...base, POSTERN_DATA_DIR: dataDir, POSTERN_HTTP_TRUST_PROXY: 'true' } });
+  t.equal(r.code, 2);
+  t.match(
+    oneLine(t, r),
+    /^postern: invalid setting http\.trustProxy \(POSTERN_HTTP_TRUST_PROXY\): true believes every X-Forwarded-For address a client writes and is refused: give the number of proxies in front of Postern \(1 for one Caddy or nginx\), or their addresses and CIDR ranges/,
+  );
+  t.same(readdirSync(dataDir), [], 'nothing was created');
+});
+
 t.test('the daemon and the CLI say so when a named config file is missing', async (t) => {
   const dataDir = t.testdir({});
   for (const [argv, env, source] of [

@@ -81,6 +81,32 @@ t.test('a web-push endpoint on loopback fails, with no connection; the allow lis
   t.equal(gateway.requests.length, 1);
 });
 
+t.test('a web-push endpoint on loopback written as IPv6 fails the same way', async (t) => {
+  const ca = makeTestCa();
+  const dir = mkdtempSync(path.join(tmpdir(), 'postern-push-ca-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const caFile = path.join(dir, 'ca.pem');
+  writeFileSync(caFile, ca.cert);
+  const d = await bootDaemon(t);
+  const ws = await d.workspace('acme');
+  await addVapid(d, caFile);
+  for (const [endpoint, host] of [
+    ['https://[::127.0.0.1]:8443/push/1', '::7f00:1'],
+    ['https://[::ffff:0:127.0.0.1]/push/1', '::ffff:0:7f00:1'],
+    ['https://[2002:7f00:1::1]/push/1', '2002:7f00:1::1'],
+  ]) {
+    const m = await pushTo(d, ws.live, endpoint);
+    t.match(
+      m,
+      {
+        status: 'failed',
+        error: `web-push: refused to connect to ${host}: private or loopback address (set channels.allowPrivate or channels.allowList)`,
+      },
+      endpoint,
+    );
+  }
+});
+
 t.test('a provider base URL on a private address is refused when the connection is added', async (t) => {
   const add = (d: TestDaemon, baseUrl: string) =>
     d.cli(
@@ -105,7 +131,15 @@ t.test('a provider base URL on a private address is refused when the connection 
     );
   const d = await bootDaemon(t);
   await d.workspace('acme');
-  for (const url of ['http://127.0.0.1:8080', 'http://10.1.2.3', 'http://[::1]/', 'http://localhost:9000']) {
+  for (const url of [
+    'http://127.0.0.1:8080',
+    'http://10.1.2.3',
+    'http://[::1]/',
+    'http://localhost:9000',
+    'http://[::10.1.2.3]/',
+    'http://[2002:a01:203::]/',
+    'http://[64:ff9b::10.1.2.3]/',
+  ]) {
     const r = await add(d, url);
     t.equal(r.code, 1, url);
     t.match(JSON.parse(r.stderr).error, {

@@ -11,6 +11,7 @@ import {
   isBlockedDestination,
   isPrivateAddress,
   literalAddressProblem,
+  refusedReason,
   urlProblem,
   type SsrfPolicy,
 } from '../../src/lib/ssrf.js';
@@ -61,7 +62,8 @@ t.test('every private range, at both edges', async (t) => {
     ['239.255.255.255', true],
     ['240.0.0.1', true],
     ['255.255.255.255', true],
-    ['::2', false],
+    ['::2', true], // IPv4-compatible (::/96), refused whole
+    ['::1:0:0:0', false],
     ['fbff::1', false],
     ['fc00::1', true],
     ['fdff:ffff::1', true],
@@ -74,6 +76,7 @@ t.test('every private range, at both edges', async (t) => {
     ['2001:db8:ffff::1', true],
     ['2001:db9::1', false],
     ['64:ff9b::a00:1', true],
+    ['64:ff9b::808:808', false],
     ['64:ff9b:0:0:1::1', false],
     ['::FFFF:10.0.0.1', true],
     ['::ffff:1.1.1.1', false],
@@ -81,6 +84,100 @@ t.test('every private range, at both edges', async (t) => {
     ['', true],
   ];
   for (const [ip, expected] of cases) t.equal(isPrivateAddress(ip), expected, ip || '(empty)');
+});
+
+// IPv4 carried inside IPv6 (docs/api/webhooks.md, "Private destinations"): the forms that reach
+// their IPv4 address are judged by it, in every spelling; the transition forms no destination
+// needs are refused whole, whatever they carry.
+t.test('IPv4 inside IPv6, in every spelling', async (t) => {
+  const cases: [string, boolean, string][] = [
+    // IPv4-mapped (::ffff:0:0/96): judged as the IPv4 address.
+    ['::ffff:127.0.0.1', true, 'mapped, dotted'],
+    ['::ffff:7f00:1', true, 'mapped, hex'],
+    ['::FFFF:7F00:0001', true, 'mapped, capitals and leading zeros'],
+    ['0:0:0:0:0:ffff:7f00:0001', true, 'mapped, written out'],
+    ['0:0:0:0:0:ffff:127.0.0.1', true, 'mapped, written out, dotted'],
+    ['0::ffff:10.0.0.1', true, 'mapped, a zero before ::'],
+    ['::0:ffff:10.0.0.1', true, 'mapped, a zero after ::'],
+    ['::ffff:a9fe:a9fe', true, 'mapped metadata address'],
+    ['::ffff:100.64.0.1', true, 'mapped CGNAT'],
+    ['::ffff:808:808', false, 'mapped public address'],
+    ['::ffff:8.8.8.8', false, 'mapped public address, dotted'],
+    ['::ffff:127.0.0.1%eth0', true, 'mapped, with a zone'],
+    // ffff where the mapped form has it, but another word is not zero: not mapped, a plain address.
+    ['2606:4700::ffff:7f00:1', false, 'a public address ending like a mapped one'],
+    ['0:1::ffff:7f00:1', false, 'not mapped: word 1'],
+    ['0:0:1::ffff:7f00:1', false, 'not mapped: word 2'],
+    ['0:0:0:1:0:ffff:7f00:1', false, 'not mapped: word 3'],
+    ['0:0:0:0:1:ffff:7f00:1', false, 'not mapped: word 4'],
+    // NAT64's well-known prefix (64:ff9b::/96): a translator dials the IPv4 address.
+    ['64:ff9b::127.0.0.1', true, 'NAT64 loopback, dotted'],
+    ['64:ff9b::7f00:1', true, 'NAT64 loopback'],
+    ['64:ff9b:0:0:0:0:a9fe:a9fe', true, 'NAT64 metadata address, written out'],
+    ['64:ff9b::a00:1', true, 'NAT64 private'],
+    ['64:ff9b::808:808', false, 'NAT64 public address (an IPv6-only host behind DNS64)'],
+    ['64:ff9b::93.184.216.34', false, 'NAT64 public address, dotted'],
+    ['64:ff9b::93.184.216.34%eth0', false, 'NAT64 public address, dotted, with a zone'],
+    ['64:ff9b::10.10.10.10', true, 'NAT64 private, dotted'],
+    ['64:1::7f00:1', false, 'not NAT64: word 1'],
+    ['65:ff9b::7f00:1', false, 'not NAT64: word 0'],
+    ['64:ff9b:0:1::7f00:1', false, 'not NAT64: word 3'],
+    ['64:ff9b::1:7f00:1', false, 'not NAT64: word 5'],
+    ['64:ff9b::0.0.0.0', true, 'NAT64 this-network'],
+    ['64:ff9b:0:0:1::1', false, 'outside the /96'],
+    // NAT64 local-use (64:ff9b:1::/48): the IPv4 sits where the operator's prefix length puts it.
+    ['64:ff9b:1::7f00:1', true, 'NAT64 local-use'],
+    ['64:ff9b:1::808:808', true, 'NAT64 local-use, public-looking tail'],
+    ['64:ff9b:1:ffff:ffff:ffff:ffff:ffff', true, 'top of NAT64 local-use'],
+    ['64:ff9b:2::1', false, 'past NAT64 local-use'],
+    // IPv4-compatible (::/96, deprecated) and IPv4-translated (::ffff:0:0:0/96, SIIT).
+    ['::127.0.0.1', true, 'IPv4-compatible loopback'],
+    ['::7f00:1', true, 'IPv4-compatible loopback, hex'],
+    ['::8.8.8.8', true, 'IPv4-compatible public: no destination uses the form'],
+    ['::ffff:0:127.0.0.1', true, 'IPv4-translated loopback'],
+    ['::ffff:0:7f00:1', true, 'IPv4-translated loopback, hex'],
+    ['::ffff:0:8.8.8.8', true, 'IPv4-translated public'],
+    ['::1:0:0:1', false, 'outside ::/96'],
+    // 6to4 (2002::/16, IPv4 in bits 16–48) and Teredo (2001::/32, client IPv4 inverted in the last 32 bits).
+    ['2002:7f00:1::1', true, '6to4 of loopback'],
+    ['2002:a9fe:a9fe::', true, '6to4 of the metadata address'],
+    ['2002:808:808::1', true, '6to4 of a public address: the form is refused whole'],
+    ['2001:0:4136:e378:8000:63bf:80ff:fffe', true, 'Teredo, client 127.0.0.1'],
+    ['2001::f7f7:f7f7', true, 'Teredo, client 8.8.8.8: refused whole'],
+    ['2001:1::1', false, 'past Teredo'],
+    ['2003::1', false, 'past 6to4'],
+    ['2001:4860:4860::8888', false, 'a public IPv6 address'],
+    // A scope id does not hide the address.
+    ['fe80::1%eth0', true, 'link-local with a zone'],
+  ];
+  for (const [ip, expected, what] of cases) t.equal(isPrivateAddress(ip), expected, `${ip}: ${what}`);
+  // A URL's host is what the WHATWG parser makes of it: `[::127.0.0.1]` becomes `[::7f00:1]`.
+  for (const url of ['http://[::127.0.0.1]/', 'http://[::ffff:0:127.0.0.1]/', 'http://[2002:7f00:1::]/', 'http://[64:ff9b::127.0.0.1]/']) {
+    t.ok(literalAddressProblem(policy(), new URL(url)) instanceof BlockedDestinationError, url);
+  }
+  t.equal(literalAddressProblem(policy(), new URL('http://[64:ff9b::8.8.8.8]/')), null, 'NAT64 of a public address is a destination');
+});
+
+t.test('AAAA answers with IPv4 inside are judged like literals, at the URL check and at connect time', async (t) => {
+  const dns = await startDnsServer({
+    'compat.test': [{ type: 'AAAA', data: '::127.0.0.1' }],
+    'translated.test': [{ type: 'AAAA', data: '::ffff:0:a9fe:a9fe' }],
+    'sixtofour.test': [{ type: 'AAAA', data: '2002:a00:1::1' }],
+    'teredo.test': [{ type: 'AAAA', data: '2001:0:4136:e378:8000:63bf:80ff:fffe' }],
+    'nat64.test': [{ type: 'AAAA', data: '64:ff9b::c0a8:101' }],
+    'nat64-public.test': [{ type: 'AAAA', data: '64:ff9b::5db8:d822' }],
+  });
+  t.teardown(() => dns.close());
+  const resolver = createResolver([dns.address], 2000);
+  const p = policy();
+  for (const host of ['compat.test', 'translated.test', 'sixtofour.test', 'teredo.test', 'nat64.test']) {
+    t.match(await urlProblem(p, resolver, new URL(`https://${host}/hook`)), /private or loopback address/, host);
+    const refused = await new Promise<NodeJS.ErrnoException | null>((resolve) =>
+      guardedLookup(p, resolver)(host, {}, (err) => resolve(err)),
+    );
+    t.ok(refused instanceof BlockedDestinationError, `${host}: refused at connect time`);
+  }
+  t.equal(await urlProblem(p, resolver, new URL('https://nat64-public.test/hook')), null, 'NAT64 of a public address');
 });
 
 t.test('the allow list: names, addresses and CIDR ranges', async (t) => {
@@ -199,6 +296,11 @@ t.test('URL checks and the connect-time lookup, through a real resolver', async 
 t.test('blocked destinations are recognised, wrapped or not', async (t) => {
   const e = new BlockedDestinationError('h', { settings: 's' });
   t.ok(isBlockedDestination(e));
+  t.equal(refusedReason(e), 'refused to connect to h: private or loopback address (set s)');
+  t.equal(refusedReason(new TypeError('fetch failed', { cause: e })), e.message, 'the refusal, not fetch’s wrapper');
+  t.equal(refusedReason(Object.assign(new Error('outer'), { code: 'EBLOCKEDDEST' })), 'outer');
+  t.equal(refusedReason(new Error('ECONNREFUSED')), null);
+  t.equal(refusedReason(null), null);
   t.ok(isBlockedDestination(new TypeError('fetch failed', { cause: e })), 'wrapped by fetch');
   t.notOk(isBlockedDestination(new Error('ECONNREFUSED')));
   t.notOk(isBlockedDestination(null));

@@ -100,13 +100,16 @@ t.test('NOOP/RSET budget: past smtp.maxNoops the client is disconnected with 421
 t.test('command timeout: an idle client is cut; one sending a message is not', async (t) => {
   const env = await setup(t, { env: { POSTERN_SMTP_COMMAND_TIMEOUT: '500ms' } });
   const a = await createAddress(env, { localPart: 'inbox' });
-  // A client in the middle of DATA since before the idle one's last reply.
+  // A client in the middle of DATA since before the idle one's last reply, sending a line every
+  // 100 ms (the timeout in DATA is the longest silence between two pieces of the message).
   const sending = await RawSmtp.connect(env.d.smtpPort, OTHER);
   await sending.cmd('EHLO sender.example.org');
   await sending.cmd('MAIL FROM:<sender@example.org>');
   await sending.cmd(`RCPT TO:<${a.address}>`);
   t.match(await sending.cmd('DATA'), /^354 /);
-  sending.write('Subject: slow\r\n');
+  sending.write('Subject: slow\r\n\r\n');
+  const lines = setInterval(() => sending.write('still here\r\n'), 100);
+  t.teardown(() => clearInterval(lines));
 
   const idle = await RawSmtp.connect(env.d.smtpPort);
   const started = performance.now();
@@ -117,7 +120,45 @@ t.test('command timeout: an idle client is cut; one sending a message is not', a
   const waited = performance.now() - started;
   t.ok(waited >= 450 && waited < 30_000, `cut after ${Math.round(waited)} ms`);
 
-  sending.write('\r\nstill here\r\n.\r\n');
+  clearInterval(lines);
+  sending.write('.\r\n');
   t.match(await sending.reply(), /^250 2\.0\.0 Ok: stored as rcv_/, 'the message in DATA meanwhile is accepted');
   sending.close();
+});
+
+t.test('command timeout: nothing at all after EHLO, or a command a byte at a time, gets 421', async (t) => {
+  const env = await setup(t, { env: { POSTERN_SMTP_COMMAND_TIMEOUT: '300ms' } });
+  const silent = await RawSmtp.connect(env.d.smtpPort);
+  await silent.cmd('EHLO silent.example.org');
+  t.match(await silent.reply(), /^421 4\.4\.2 mx\.postern\.test timeout: no command within 0\.3 s, closing connection$/);
+  await silent.waitClose();
+  t.ok(silent.closed, 'closed');
+
+  // One byte every 50 ms never completes a line: the bytes do not extend the deadline.
+  const trickle = await RawSmtp.connect(env.d.smtpPort);
+  await trickle.cmd('EHLO trickle.example.org');
+  const bytes = 'MAIL FROM:<sender@example.org>'.repeat(100);
+  let i = 0;
+  const pump = setInterval(() => trickle.write(bytes[i++ % bytes.length]), 50);
+  t.teardown(() => clearInterval(pump));
+  t.match(await trickle.reply(), /^421 4\.4\.2 mx\.postern\.test timeout: no command within 0\.3 s, closing connection$/);
+  clearInterval(pump);
+  await trickle.waitClose();
+  t.ok(i >= 4, `${i} bytes trickled before the cut`);
+});
+
+t.test('in DATA, a client that stops sending gets 421 after the timeout, and nothing is stored', async (t) => {
+  const env = await setup(t, { env: { POSTERN_SMTP_COMMAND_TIMEOUT: '300ms' } });
+  const a = await createAddress(env, { localPart: 'inbox' });
+  const c = await RawSmtp.connect(env.d.smtpPort);
+  await c.cmd('EHLO stalled.example.org');
+  await c.cmd('MAIL FROM:<sender@example.org>');
+  await c.cmd(`RCPT TO:<${a.address}>`);
+  t.match(await c.cmd('DATA'), /^354 /);
+  c.write('Subject: stalled\r\nTo: ' + a.address + '\r\n\r\nthe first lines, then noth');
+  t.match(await c.reply(), /^421 4\.4\.2 mx\.postern\.test timeout: no data of the message within 0\.3 s, closing connection$/);
+  await c.waitClose();
+  t.ok(c.closed, 'closed');
+  const stored = await env.d.request('GET', '/v1/inbound/messages', { key: env.ws.live });
+  t.equal(stored.body.messages.length, 0, 'nothing stored');
 });

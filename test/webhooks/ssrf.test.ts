@@ -71,3 +71,48 @@ t.test('the allow list admits named hosts and CIDR ranges', async (t) => {
   await tick(d);
   t.equal(rx.requests.length, 1, 'delivered to the allow-listed name');
 });
+
+t.test('IPv4 inside IPv6 is refused, in the URL and in AAAA answers, at creation and at connect time', async (t) => {
+  const dns = await startDnsServer({
+    'compat.example.test': [{ type: 'AAAA', data: '::127.0.0.1' }],
+    'mapped.example.test': [{ type: 'AAAA', data: '::ffff:127.0.0.1' }],
+    'sixtofour.example.test': [{ type: 'AAAA', data: '2002:a9fe:a9fe::1' }],
+    'later.example.test': [{ type: 'A', data: '93.184.216.34' }],
+  });
+  t.teardown(() => dns.close());
+  const d = await bootDaemon(t, { env: { POSTERN_DNS_SERVERS: dns.address } });
+  const acme = await d.workspace('acme');
+  const rx = await startReceiver();
+  t.teardown(() => rx.close());
+
+  for (const url of [
+    `http://[::127.0.0.1]:${rx.port}/`,
+    'http://[::ffff:0:127.0.0.1]/x',
+    'http://[0:0:0:0:0:ffff:7f00:0001]/x',
+    'http://[2002:7f00:1::1]/x',
+    'http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/x',
+    'http://[64:ff9b::a9fe:a9fe]/x',
+    'http://[64:ff9b:1::7f00:1]/x',
+    'http://compat.example.test/x',
+    'http://mapped.example.test/x',
+    'http://sixtofour.example.test/x',
+  ]) {
+    const r = await d.request('POST', '/v1/webhooks', { key: acme.live, body: { url } });
+    t.match(r, { status: 422, body: { error: { code: 'invalid_body', issues: [{ path: 'url', message: /private or loopback/ }] } } }, url);
+  }
+
+  // Accepted while it pointed outside; then its only answer is loopback as IPv4-compatible IPv6.
+  const ep = await d.request('POST', '/v1/webhooks', { key: acme.live, body: { url: `http://later.example.test:${rx.port}/hook` } });
+  t.equal(ep.status, 201);
+  dns.set('later.example.test', [{ type: 'AAAA', data: '::127.0.0.1' }]);
+  await emit(d, acme.id, 'message.sent', sampleMessage(1));
+  await tick(d);
+  t.equal(rx.requests.length, 0, 'nothing reached the loopback receiver');
+  const [dl] = (await d.request('GET', `/v1/webhooks/${ep.body.id}/deliveries`, { key: acme.live })).body.data;
+  t.match(dl, {
+    status: 'pending',
+    attemptCount: 1,
+    lastStatusCode: null,
+    lastError: /refused to connect to later\.example\.test: private or loopback/,
+  });
+});

@@ -127,7 +127,17 @@ function transportSecurity(deps: EmailChannelDeps, ca: string | undefined): Tran
   return createTransportSecurity({
     now: () => deps.clock.now().getTime(),
     mtaSts: sts.enabled
-      ? createMtaSts({ ...deps, port: sts.port, timeoutMs: sts.timeout, ca: ca ? [...rootCertificates, ca] : undefined })
+      ? createMtaSts({
+          ...deps,
+          port: sts.port,
+          timeoutMs: sts.timeout,
+          ca: ca ? [...rootCertificates, ca] : undefined,
+          ssrf: {
+            allowPrivate: sts.allowPrivate,
+            allowList: sts.allowList,
+            settings: 'delivery.mtaSts.allowPrivate or delivery.mtaSts.allowList',
+          },
+        })
       : undefined,
     wire: config.delivery.dane && config.dns.dnssec ? createWireDns(config.dns.servers, config.dns.timeout, true) : undefined,
   });

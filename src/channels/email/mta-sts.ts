@@ -12,7 +12,7 @@ import type * as Undici from 'undici';
 import { lazyRequire } from '../../lib/lazy.js';
 import type { Deps } from '../../deps.js';
 import { isNoData } from '../../lib/dns.js';
-import { guardedLookup } from '../../lib/ssrf.js';
+import { guardedLookup, refusedReason, type SsrfPolicy } from '../../lib/ssrf.js';
 
 const undici = lazyRequire<typeof Undici>('undici');
 
@@ -84,6 +84,8 @@ export interface MtaStsDeps extends Pick<Deps, 'db' | 'clock' | 'dns' | 'log'> {
   timeoutMs: number;
   /** The certificate authorities a policy host may chain to (system's plus delivery.tlsCaFile), or undefined for the system's. */
   ca?: string[];
+  /** Where a policy host may be (`delivery.mtaSts.allowPrivate`, `delivery.mtaSts.allowList`). */
+  ssrf: SsrfPolicy;
 }
 
 export function createMtaSts(deps: MtaStsDeps): MtaSts {
@@ -92,8 +94,9 @@ export function createMtaSts(deps: MtaStsDeps): MtaSts {
   const dispatcher = () =>
     (agent ??= new (undici().Agent)({
       connect: {
-        // Policy hosts are the recipient's, like its MX hosts: any address, resolved by our resolver.
-        lookup: guardedLookup({ allowPrivate: true, allowList: [], settings: '' }, deps.dns),
+        // The policy host is named by whoever owns the recipient's domain, and what a fetch met is
+        // noted on the sender's timeline: private addresses only with the operator's leave.
+        lookup: guardedLookup(deps.ssrf, deps.dns),
         rejectUnauthorized: true,
         ...(deps.ca ? { ca: deps.ca } : {}),
         timeout: deps.timeoutMs,
@@ -169,7 +172,9 @@ export function createMtaSts(deps: MtaStsDeps): MtaSts {
       return { policy };
     } catch (err) {
       const why =
-        err instanceof StsPolicyError ? err.message : `fetch failed: ${(err as { code?: string }).code ?? (err as Error).message}`;
+        err instanceof StsPolicyError
+          ? err.message
+          : (refusedReason(err) ?? `fetch failed: ${(err as { code?: string }).code ?? (err as Error).message}`);
       deps.log.warn({ domain, err: why }, 'MTA-STS policy not refreshed');
       return { policy: known, problem: `MTA-STS policy of ${domain} not fetched (${why})${known ? '; the cached policy applies' : ''}` };
     }

@@ -8,6 +8,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ChannelTransport, DeliveryOutcome, SmsOutput } from '../../channel.js';
 import { AppError } from '../../lib/errors.js';
+import { bodyTooDeep, nestsDeeperThan } from '../../lib/json-depth.js';
 import { isTemporary, networkReason, providerHttp, refusedReason, retryAfter, textField } from '../provider-http.js';
 import { isE164, type Provider, type ResolvedConnection, type StatusReport, type TransportDeps } from '../provider.js';
 import { countSegments, segmentNote } from './segments.js';
@@ -84,6 +85,7 @@ function createHttpSmsTransport(conn: ResolvedConnection, deps: TransportDeps): 
 /** The body of a verified gateway callback: {id, status: sent|delivered|failed, error?, suppress?}. */
 function gatewayReport(raw: string): StatusReport {
   let body: { id?: unknown; status?: unknown; error?: unknown; suppress?: unknown } | null;
+  if (nestsDeeperThan(raw)) throw bodyTooDeep();
   try {
     body = JSON.parse(raw) as typeof body;
   } catch {

@@ -3,8 +3,9 @@
 // connections); every other page calls /v1 itself with the session cookie, so no rule is written
 // twice. Every response here carries the security headers; every state-changing call needs the
 // CSRF token and is recorded in the audit log.
-import express, { Router, type RequestHandler } from 'express';
+import { Router, type RequestHandler } from 'express';
 import { AppError } from '../../lib/errors.js';
+import { jsonBody } from '../json-body.js';
 import { accountRoutes, publicAccountRoutes } from './account.js';
 import { adminRoutes } from './admin.js';
 import { dashboardAssets } from './assets.js';
@@ -70,7 +71,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
     res.setHeader('Cache-Control', 'no-store');
     next();
   });
-  api.use(express.json({ limit: '1mb' }));
+  api.use(jsonBody('1mb'));
   api.use(publicAccountRoutes(deps));
   api.use(requireSession(deps));
   api.use(accountRoutes(deps));

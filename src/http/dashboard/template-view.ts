@@ -4,6 +4,7 @@
 // images are the workspace's own). It renders through the same store as POST /v1/templates/{slug}/render.
 import { Router } from 'express';
 import { invalidRequest } from '../../lib/errors.js';
+import { nestsDeeperThan, paramTooDeep } from '../../lib/json-depth.js';
 import { normalizeSlug } from '../../templates/store.js';
 import { actingOn, type DashboardDeps } from './context.js';
 import { sendIsolatedHtml } from './isolated-html.js';
@@ -11,6 +12,7 @@ import { sendIsolatedHtml } from './isolated-html.js';
 function parseVars(v: unknown): Record<string, unknown> {
   if (v === undefined || v === '') return {};
   if (typeof v !== 'string') throw invalidRequest('vars must be given once, as JSON');
+  if (nestsDeeperThan(v)) throw paramTooDeep('vars');
   try {
     const vars: unknown = JSON.parse(v);
     if (vars && typeof vars === 'object' && !Array.isArray(vars)) return vars as Record<string, unknown>;

@@ -102,6 +102,8 @@ async function daemon(t: Test, w: World, db: BootOptions['db'], env: Record<stri
       POSTERN_DELIVERY_IDLE_TIMEOUT: '300ms',
       POSTERN_DELIVERY_TLS_CA_FILE: w.caFile,
       POSTERN_DELIVERY_MTA_STS_PORT: String(w.https.port),
+      // The policy hosts are on loopback; the guard refuses private addresses otherwise.
+      POSTERN_DELIVERY_MTA_STS_ALLOW_LIST: '127.0.0.1',
       POSTERN_DNS_DNSSEC: 'true',
       POSTERN_RETRY_SCHEDULE: '1m',
       POSTERN_RETRY_MAX_AGE: '3m',
@@ -281,6 +283,29 @@ for (const db of testDatabases()) {
         t.equal(w.https.fetches('sts-good.test'), 1, 'the redirect was not followed');
       },
     );
+
+    t.test('a policy host on a private address is not fetched, in any IPv6 clothing', async (t) => {
+      // The allow list names 127.0.0.1 as written; these are refused as what they carry or are.
+      for (const [domain, record] of [
+        ['sts-mapped.test', { type: 'AAAA', data: '::ffff:127.0.0.1' }],
+        ['sts-compat.test', { type: 'AAAA', data: '::127.0.0.1' }],
+        ['sts-6to4.test', { type: 'AAAA', data: '2002:7f00:1::1' }],
+        ['sts-private.test', { type: 'A', data: '10.0.0.1' }],
+      ] as const) {
+        w.mx(domain);
+        w.dns.set(`_mta-sts.${domain}`, [{ type: 'TXT', data: 'v=STSv1; id=1;' }]);
+        w.dns.set(`mta-sts.${domain}`, [record]);
+        w.https.serve(domain, { policy: policy('enforce', ['mx.elsewhere.test']) });
+        const m = await deliver(`a@${domain}`);
+        t.equal(m.status, 'delivered', `${domain}: delivered as without a policy`);
+        t.match(
+          notes(m).join('\n'),
+          `MTA-STS policy of ${domain} not fetched (refused to connect to mta-sts.${domain}: private or loopback address (set delivery.mtaSts.allowPrivate or delivery.mtaSts.allowList))`,
+          `${domain}: the refusal is on the timeline`,
+        );
+        t.equal(w.https.fetches(domain), 0, `${domain}: never fetched`);
+      }
+    });
   });
 
   t.test(`DANE on ${db}`, async (t) => {
