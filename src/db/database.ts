@@ -28,10 +28,21 @@ export function openDatabase(target: DatabaseTarget): DatabaseHandle {
     const pg = pgLib();
     // COUNT(*) and BIGINT come back as strings by default; our counts fit in a JS number.
     pg.types.setTypeParser(20, (v: string) => Number(v));
-    const pool = new pg.Pool({ connectionString: target.url, max: 10, Client: preparingClient() });
-    // An idle client that loses its connection (server restart, failover) emits 'error' on the
-    // pool; unhandled, that would crash the daemon. The pool replaces the client on next use.
+    // A connection attempt to a server that does not answer (a partition, a host gone) gives up
+    // after 5 s instead of waiting for TCP: the request gets 503 rather than hanging.
+    const pool = new pg.Pool({
+      connectionString: target.url,
+      max: 10,
+      Client: preparingClient(),
+      connectionTimeoutMillis: 5000,
+      keepAlive: true,
+    });
+    // A client that loses its connection (server restart, failover: 57P01) emits 'error'; unhandled,
+    // that crashes the daemon. An idle client emits it on the pool, a checked-out one on itself
+    // (the query it runs fails with the same error, which its caller handles). The pool drops a
+    // broken client when it is released and connects a new one on next use.
     pool.on('error', () => {});
+    pool.on('connect', (client) => client.on('error', () => {}));
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', url: target.url, close: () => db.destroy() };
   }
@@ -137,6 +148,29 @@ export function ilike(dialect: Dialect, column: RawBuilder<unknown> | string, pa
 /** Escapes `%`, `_` and `\` so a user's text matches literally inside a LIKE pattern. */
 export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => '\\' + c);
+}
+
+// PostgreSQL's SQLSTATEs for "the server is not there for you now": admin_shutdown,
+// crash_shutdown, cannot_connect_now, too_many_connections and the connection exceptions (class 08).
+const UNAVAILABLE_STATES = /^(57P0[123]|53300|08\d\d\d|08P01)$/;
+// What Node's sockets and pg's own client say when the connection is gone or never came.
+const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN']);
+const UNAVAILABLE_MESSAGES =
+  /Connection terminated|connection error and is not queryable|Client was closed and is not queryable|timeout exceeded when trying to connect|the database system is (starting up|shutting down|in recovery mode)/i;
+
+/**
+ * True when an error says the database cannot be reached now (down, restarting, failing over,
+ * out of connections, SQLite's lock held past busy_timeout) rather than that the query was wrong:
+ * what the HTTP API answers with 503 and SMTP with 421. Follows `cause` and AggregateError.
+ */
+export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
+  if (!err || typeof err !== 'object' || depth > 4) return false;
+  const e = err as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
+  if (typeof e.code === 'string' && (UNAVAILABLE_STATES.test(e.code) || UNAVAILABLE_ERRNOS.has(e.code) || e.code === 'SQLITE_BUSY'))
+    return true;
+  if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message)) return true;
+  if (Array.isArray(e.errors) && e.errors.some((x) => isDatabaseUnavailable(x, depth + 1))) return true;
+  return isDatabaseUnavailable(e.cause, depth + 1);
 }
 
 /** True when a database error is a unique-constraint violation (both drivers). */

@@ -3,6 +3,7 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import { AppError, type ErrorCode } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
+import { isDatabaseUnavailable } from '../db/database.js';
 
 export const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,
@@ -26,7 +27,11 @@ export const STATUS: Record<ErrorCode, number> = {
   quota_exceeded: 429,
   internal: 500,
   managed_disabled: 503,
+  unavailable: 503,
 };
+
+/** Seconds a client is asked to wait while the database is away: about a restart's length. */
+export const UNAVAILABLE_RETRY_AFTER = 5;
 
 function sendError(res: Response, err: AppError): void {
   // The audit log records how a dashboard action ended by its code.
@@ -66,6 +71,11 @@ export function errorHandler(log: Logger): ErrorRequestHandler {
     if (err instanceof AppError) return sendError(res, err);
     const refused = requestError(err);
     if (refused) return sendError(res, refused);
+    if (isDatabaseUnavailable(err)) {
+      // Expected while the database restarts or fails over: a warning, and the client retries.
+      log.warn({ err: { code: (err as { code?: string }).code, message: (err as Error).message }, path: req.path }, 'database unavailable');
+      return sendError(res, new AppError('unavailable', 'the database is not answering; try again shortly', {}, UNAVAILABLE_RETRY_AFTER));
+    }
     log.error({ err, requestId: res.locals.requestId, method: req.method, path: req.path }, 'unhandled error');
     sendError(res, new AppError('internal', 'internal error'));
   };

@@ -22,6 +22,7 @@ export type ErrorCode =
   | 'rate_limited'
   | 'quota_exceeded'
   | 'managed_disabled'
+  | 'unavailable'
   | 'internal';
 
 /** One validation problem, as listed in `error.issues`. */

@@ -24,6 +24,7 @@
 import { performance } from 'node:perf_hooks';
 import type { ChannelOutput, ChannelTransport, DeliveryOutcome, OutboundMessage } from '../channel.js';
 import { simulationFor } from '../channels/test/recipients.js';
+import { isDatabaseUnavailable } from '../db/database.js';
 import { isSet, type MessageStatus } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { Change, Ledger } from '../messages/ledger.js';
@@ -31,7 +32,7 @@ import type { Trigger } from '../messages/transitions.js';
 import { BLOCKED_NOTICE, rowToOutbound, type MessageRow } from '../messages/message.js';
 import type { RenderRequest } from '../templates/render.js';
 import type { DeliveryThreads } from './delivery-threads.js';
-import { claimDue, nextDueAfter, releaseLeases, renewLeases } from './queue.js';
+import { claimDue, nextDueAfter, releaseLease, releaseLeases, renewLeases } from './queue.js';
 import { nextAttempt } from './retry.js';
 import { createScanner } from './scanner.js';
 import type { TransportRegistry } from './transports.js';
@@ -102,7 +103,31 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   // Every write of the dispatcher holds the lease of the claim that took the message (this node's
   // token and a claim number, so a lease this same node lost and took again is a different one):
   // a cancel or a retaken lease makes it match nothing, and the message is let go.
-  const commit = (run: Run, change: Change) => ledger.commit(change, { lease: run.row.locked_by! });
+  // Once a message was handed to its transport, its outcome must be written whatever happens to the
+  // database meanwhile: dropped, the message would go out again when its lease runs out. So while
+  // the database is away (a restart, a failover) that write is tried again until it answers.
+  const commit = (run: Run, change: Change) => {
+    const write = () => ledger.commit(change, { lease: run.row.locked_by! });
+    return run.handedOver ? whenAnswering(`the outcome of ${run.row.public_id}`, write) : write();
+  };
+  let closed = false;
+  /** Runs `write`, again and again with a growing pause while the database is unavailable. */
+  async function whenAnswering<T>(what: string, write: () => Promise<T>): Promise<T> {
+    for (let pause = 100, told = false; ; pause = Math.min(pause * 2, 2000)) {
+      try {
+        return await write();
+      } catch (err) {
+        if (closed || !isDatabaseUnavailable(err)) throw err;
+        if (!told)
+          log.warn(
+            { err: { code: (err as { code?: string }).code, message: (err as Error).message } },
+            `database unavailable: writing ${what} again when it answers`,
+          );
+        told = true;
+        await new Promise((r) => setTimeout(r, pause));
+      }
+    }
+  }
   let claims = 0;
   // Every message this node holds a lease on (claimed and not yet settled), by id, with its lease.
   const holding = new Map<string, string>();
@@ -141,6 +166,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     outbound: OutboundMessage;
     livemode: boolean;
     firstAttempt: boolean;
+    /** Handed to the transport: from here on its outcome is written whatever it takes. */
+    handedOver?: boolean;
   }
 
   // A step that ends the message's attempt here: the change with the message's last columns.
@@ -211,6 +238,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   async function delivered(run: Run, transport: ChannelTransport, output: ChannelOutput, attempts: number): Promise<DeliveryOutcome> {
     const started = performance.now();
     let outcome: DeliveryOutcome;
+    run.handedOver = true;
     try {
       outcome = await transport.deliver({ message: { ...run.outbound, attempt: attempts }, content: output });
     } catch (err) {
@@ -283,7 +311,18 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   function launch(claimed: Claimed): void {
     const p: Promise<void> = process(claimed)
-      .catch((err) => log.error({ err, message: claimed.row.public_id }, 'dispatch failed; the lease will expire and it is retried'))
+      .catch((err) => {
+        // Not yet handed over (the outcome's writes wait above): the database went away before the
+        // hand-over, so the message is let go as soon as it answers, for any node to take at once,
+        // instead of waiting out its lease.
+        if (isDatabaseUnavailable(err) && !closed) {
+          log.warn({ message: claimed.row.public_id }, 'dispatch met an unavailable database; retried when it answers');
+          return whenAnswering(`the release of ${claimed.row.public_id}`, () =>
+            deps.writes.run((trx) => releaseLease(trx, claimed.row.id, claimed.row.locked_by!)),
+          ).catch(() => {});
+        }
+        log.error({ err, message: claimed.row.public_id }, 'dispatch failed; the lease will expire and it is retried');
+      })
       .finally(() => {
         holding.delete(claimed.row.id);
         inFlight.delete(p);
@@ -351,6 +390,8 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     },
     async drain(timeoutMs) {
       this.stopClaiming();
+      // Writes waiting for the database give up when the drain time is over (below).
+      setTimeout(() => (closed = true), timeoutMs).unref();
       // The drain is far shorter than a lease: what is in flight keeps its lease without beats.
       clearInterval(heartbeat);
       // The waiting messages were never handed over: another node may take them right away.

@@ -53,6 +53,16 @@ export async function releaseLeases(db: Db | Transaction<Database>, token: strin
   await q.execute();
 }
 
+/** Gives back one message's lease, if `lease` still holds it (a later claim's is left alone). */
+export async function releaseLease(db: Db | Transaction<Database>, id: string, lease: string): Promise<void> {
+  await db
+    .updateTable('messages')
+    .set({ locked_until: null, locked_by: null })
+    .where('id', '=', id)
+    .where('locked_by', '=', lease)
+    .execute();
+}
+
 /**
  * Extends the leases `lease` still holds on `ids` (the heartbeat of work in flight). A lease that
  * ran out is not revived: another node may already have taken the message.

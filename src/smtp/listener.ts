@@ -22,6 +22,7 @@ import { MessageRefused, SOURCE_HEADROOM, type MailboxRoute, type Receiver } fro
 import type { Route, Router } from '../inbound/routing.js';
 import type { Clock } from '../lib/clock.js';
 import type { DnsResolver } from '../lib/dns.js';
+import { isDatabaseUnavailable } from '../db/database.js';
 import { findBareLineEnding } from '../lib/line-endings.js';
 import type { Logger } from '../lib/logger.js';
 import { createClientLimits } from './client-limits.js';
@@ -80,6 +81,13 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
     deps.observe?.rejected(v.reason);
     return refusal(v);
   };
+  // The database is away (restart, failover): nothing can be looked up or committed, so the client
+  // is told to come back (421 closes the connection, as Postfix does when its queue is not writable)
+  // rather than get a 451 per recipient or, worse, a 250 for mail that is not stored.
+  const storeAway = (err: unknown) => {
+    log.warn({ err: { code: (err as { code?: string }).code, message: (err as Error).message } }, 'smtp: database unavailable');
+    return refuse({ kind: 'disconnect', reason: 'database-unavailable', host: config.hostname });
+  };
   const postmaster = createPostmasterMailbox({ dir: path.join(config.dataDir, 'postmaster'), hostname: config.hostname });
 
   /** Where a recipient goes: the router's answer, or for the bare postmaster, ours. */
@@ -113,6 +121,7 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
         callback();
       },
       (err) => {
+        if (isDatabaseUnavailable(err)) return callback(storeAway(err));
         log.warn({ err, rcpt }, 'recipient lookup failed');
         callback(refuse({ kind: 'denysoft', reason: 'lookup-failed' }));
       },
@@ -221,6 +230,7 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
               ),
             );
           }
+          if (isDatabaseUnavailable(err)) return callback(storeAway(err));
           log.error({ err, session: session.id }, 'storing inbound message failed');
           callback(refuse({ kind: 'denysoft', reason: 'storage-failed' }));
         },

@@ -21,7 +21,8 @@ export type Verdict =
   | { kind: 'disconnect'; reason: 'connection-rate'; host: string; ip: string; rate: string }
   | { kind: 'disconnect'; reason: 'too-many-junk-commands'; host: string; max: number }
   | { kind: 'disconnect'; reason: 'command-timeout'; host: string; seconds: number }
-  | { kind: 'disconnect'; reason: 'data-timeout'; host: string; seconds: number };
+  | { kind: 'disconnect'; reason: 'data-timeout'; host: string; seconds: number }
+  | { kind: 'disconnect'; reason: 'database-unavailable'; host: string };
 
 export interface Reply {
   code: number;
@@ -82,6 +83,8 @@ export function replyFor(v: Verdict): Reply {
           return { code: 421, message: `4.4.2 ${v.host} timeout: no command within ${v.seconds} s, closing connection` };
         case 'data-timeout':
           return { code: 421, message: `4.4.2 ${v.host} timeout: no data of the message within ${v.seconds} s, closing connection` };
+        case 'database-unavailable':
+          return { code: 421, message: `4.3.0 ${v.host} mail store temporarily unavailable, try again later` };
       }
   }
 }

@@ -108,7 +108,9 @@ function operation(op: Operation, c: Components): Json {
   for (const [status, codes] of [...errorsByStatus(op)].sort((a, b) => a[0] - b[0])) {
     responses[String(status)] = {
       description: codes.join(', '),
-      ...(status === 429 ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds to wait' } } } : {}),
+      ...(status === 429 || codes.includes('unavailable')
+        ? { headers: { 'Retry-After': { schema: { type: 'integer' }, description: 'seconds to wait' } } }
+        : {}),
       content: {
         'application/json': {
           schema: {

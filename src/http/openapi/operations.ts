@@ -67,6 +67,7 @@ export const COMMON_ERRORS: ErrorCode[] = [
   'payload_too_large',
   'unsupported_media_type',
   'rate_limited',
+  'unavailable',
   'internal',
 ];
 

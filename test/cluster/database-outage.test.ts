@@ -1,0 +1,185 @@
+// Drills of the cluster's database going away (docs/cluster.md, "When the database goes away"): two
+// nodes on a PostgreSQL server of the test's own, under a steady load of sends and received mail,
+// while the server is stopped (`pg_ctl stop -m fast`: every session ends with 57P01, as a restart
+// does) or every Postern session is terminated (`pg_terminate_backend`, as a failover does). No
+// node exits; every request while the database is away is `503 unavailable` with Retry-After or
+// SMTP 421 4.3.0, never a 500 or a 250 for mail that was not stored; `/readyz` follows; after
+// recovery every accepted message is delivered exactly once.
+import t from 'tap';
+import net from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startDnsServer } from '../helpers/dns-server.js';
+import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
+import { readBootstrapKeys } from '../helpers/run-bin.js';
+import { startSink } from '../helpers/smtp-sink.js';
+import { spawnDaemon, type Spawned } from '../helpers/spawn.js';
+
+const DRILLS = 5;
+const DURING = 12; // requests of each kind per node while the database is away
+
+/** Polls `check` until it is true; fails after `bound` ms (a bound, not a wait). */
+async function until(what: string, check: () => Promise<boolean> | boolean, bound = 60_000): Promise<void> {
+  const start = performance.now();
+  while (!(await check())) {
+    if (performance.now() - start > bound) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** One SMTP transaction, reply by reply; resolves with the codes seen until the first non-2xx/3xx or the end. */
+function smtpTry(port: number, rcpt: string): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect(port, '127.0.0.1');
+    const steps = ['EHLO client.example.org', 'MAIL FROM:<a@client.example.org>', `RCPT TO:<${rcpt}>`, 'DATA'];
+    const codes: number[] = [];
+    let buf = '';
+    let dataSent = false;
+    let done = false;
+    s.setEncoding('latin1');
+    s.on('data', (d: string) => {
+      buf += d;
+      let i: number;
+      while (!done && (i = buf.indexOf('\r\n')) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 2);
+        if (line[3] === '-') continue;
+        const code = Number(line.slice(0, 3));
+        codes.push(code);
+        if (code >= 400 || (dataSent && code === 250)) {
+          done = true;
+          s.end('QUIT\r\n');
+          return;
+        }
+        if (code === 354) {
+          dataSent = true;
+          s.write('From: a@client.example.org\r\nSubject: drill\r\n\r\nhello\r\n.\r\n');
+        } else {
+          const next = steps.shift();
+          if (next) s.write(next + '\r\n');
+        }
+      }
+    });
+    s.on('close', () => resolve(codes));
+    s.on('error', reject);
+  });
+}
+
+t.test('two nodes hold through database outages', async (t) => {
+  const pg: PrivatePostgres = await startPrivatePostgres(t);
+  const sink = await startSink(t);
+  const dns = await startDnsServer({
+    'example.net': [{ type: 'MX', data: { preference: 10, exchange: 'mx.example.net' } }],
+    'mx.example.net': [{ type: 'A', data: '127.0.0.1' }],
+  });
+  t.teardown(() => dns.close());
+  const dirs = [mkdtempSync(path.join(tmpdir(), 'postern-node-')), mkdtempSync(path.join(tmpdir(), 'postern-node-'))];
+  const nodes: Spawned[] = [];
+  t.teardown(async () => {
+    for (const n of nodes) n.child.kill('SIGKILL');
+    await Promise.all(nodes.map((n) => n.exited));
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  const env = (dir: string) => ({
+    POSTERN_DATABASE_URL: pg.url,
+    POSTERN_DATA_DIR: dir,
+    POSTERN_HTTP_PORT: '0',
+    POSTERN_SMTP_PORT: '0',
+    POSTERN_SMTP_HOST: '127.0.0.1',
+    POSTERN_HOSTNAME: 'mx.postern.test',
+    POSTERN_DNS_SERVERS: dns.address,
+    POSTERN_DELIVERY_PORT: String(sink.port),
+    POSTERN_RATE_LIMIT_SEND: '0',
+    POSTERN_RATE_LIMIT_READ: '0',
+    POSTERN_SENDER_CAPS_ENABLED: 'false',
+    POSTERN_SMTP_GREETING_DELAY: '0ms',
+    POSTERN_LOG_LEVEL: 'warn',
+  });
+  for (const dir of dirs) nodes.push(await spawnDaemon(env(dir)));
+  const key = readBootstrapKeys(dirs[0]).live;
+  const call = (node: Spawned, method: string, route: string, body?: unknown) =>
+    fetch(`http://127.0.0.1:${node.http}${route}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+  const created = await call(nodes[0], 'POST', '/v1/inbound/addresses', {});
+  t.equal(created.status, 201, 'an inbound address');
+  const address = ((await created.json()) as { address: string }).address;
+
+  const accepted = new Set<string>();
+  let n = 0;
+  const send = async (node: Spawned) => {
+    const to = `user${n++}@example.net`;
+    const r = await call(node, 'POST', '/v1/send-raw', { to, channel: 'email', content: { subject: to, text: 'drill' } });
+    if (r.status === 202) accepted.add(to);
+    return r;
+  };
+  const ready = async (node: Spawned) => (await fetch(`http://127.0.0.1:${node.http}/readyz`)).status;
+
+  for (let drill = 1; drill <= DRILLS; drill++) {
+    const how = drill % 2 ? 'the server stops' : 'every session is terminated';
+    await t.test(`drill ${drill}: ${how}`, async (t) => {
+      for (const node of nodes) for (let i = 0; i < 5; i++) t.equal((await send(node)).status, 202, 'accepted before');
+      const wrong: string[] = [];
+      if (how === 'the server stops') {
+        await pg.stop('fast');
+        for (const node of nodes) {
+          await until('/readyz to say not ready', async () => (await ready(node)) === 503);
+          for (let i = 0; i < DURING; i++) {
+            const s = await send(node);
+            if (s.status !== 503 || !s.headers.get('retry-after')) wrong.push(`send: ${s.status} ${await s.text()}`);
+            else {
+              const body = (await s.json()) as { error: { code: string } };
+              if (body.error.code !== 'unavailable') wrong.push(`send: code ${body.error.code}`);
+            }
+            const l = await call(node, 'GET', '/v1/messages?limit=5');
+            if (l.status !== 503 || !l.headers.get('retry-after')) wrong.push(`list: ${l.status} ${await l.text()}`);
+            const codes = await smtpTry(node.smtp, address);
+            if (codes.includes(250) && codes.at(-1) === 250 && codes.length > 4) wrong.push(`smtp stored: ${codes.join(' ')}`);
+            if (codes.at(-1) !== 421) wrong.push(`smtp: ${codes.join(' ')}`);
+          }
+        }
+        t.same(wrong, [], 'every request while the database is away: 503 with Retry-After, SMTP 421');
+        await pg.start();
+      } else {
+        // Sessions end under load: requests in flight may fail, but only as 503.
+        const load = nodes.flatMap((node) => Array.from({ length: DURING }, () => send(node)));
+        const ended = await pg.terminateBackends();
+        t.ok(ended > 0, `${ended} sessions terminated`);
+        for (const r of await Promise.all(load))
+          if (r.status !== 202 && r.status !== 503) wrong.push(`send: ${r.status} ${await r.text()}`);
+        t.same(wrong, [], 'every send in flight: 202 or 503');
+      }
+      for (const node of nodes) await until('/readyz to say ready again', async () => (await ready(node)) === 200);
+      for (const node of nodes) for (let i = 0; i < 5; i++) t.equal((await send(node)).status, 202, 'accepted after');
+      const codes = await smtpTry(nodes[drill % 2].smtp, address);
+      t.equal(codes.at(-1), 250, `received mail is stored again (${codes.join(' ')})`);
+      t.same(
+        nodes.map((n) => n.child.exitCode),
+        [null, null],
+        'no node exited',
+      );
+    });
+  }
+
+  await until(`all ${accepted.size} accepted messages delivered`, () => {
+    const seen = new Set(sink.received.flatMap((m) => m.to));
+    return [...accepted].every((to) => seen.has(to));
+  });
+  const counts = new Map<string, number>();
+  for (const m of sink.received) for (const to of m.to) counts.set(to, (counts.get(to) ?? 0) + 1);
+  t.same(
+    [...counts].filter(([, c]) => c > 1),
+    [],
+    '0 duplicates',
+  );
+  t.same(
+    [...accepted].filter((to) => !counts.has(to)),
+    [],
+    '0 lost',
+  );
+  const logged = nodes.flatMap((node) => node.lines.filter((l) => l.includes('unhandled error')));
+  t.same(logged, [], 'nothing logged as an unhandled error');
+});
