@@ -4,7 +4,7 @@
 import t from 'tap';
 import { isDatabaseUnavailable } from '../../src/db/database.js';
 
-const err = (fields: Record<string, unknown>) => Object.assign(new Error(String(fields.message ?? 'x')), fields);
+const err = (fields: { code?: string; message?: string }) => Object.assign(new Error(fields.message ?? 'x'), fields);
 
 t.test('unavailable', async (t) => {
   const cases: [string, unknown][] = [
