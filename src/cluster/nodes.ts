@@ -3,7 +3,10 @@
 // graceful stop begins and removes itself at the end. On each beat a node also looks for nodes
 // whose beat is older than `cluster.nodeTimeout`: such a node crashed or lost the database, so
 // the leases it held on messages are released at once (its work is taken over now, not when the
-// leases run out) and it is removed. Liveness is wall-clock time, not the application clock
+// leases run out) and it is removed. A node judges others only after it has itself been in touch
+// with the database, beat after beat, for a whole `nodeTimeout`: after an outage every node's beat
+// is old, and a node that came back first must not take the live work of one that has not beaten
+// yet (it would be delivered twice). Liveness is wall-clock time, not the application clock
 // (tests move that one by hours). The node id is also the prefix of every lease the node's
 // dispatcher takes (`<id>.<claim>`), which is what lets another node release them.
 import { hostname } from 'node:os';
@@ -55,6 +58,10 @@ export function createNodeRegistry(deps: NodeRegistryDeps): NodeRegistry {
   const { heartbeat, nodeTimeout } = deps.config.cluster;
   let timer: NodeJS.Timeout | null = null;
   const iso = (ms: number) => new Date(ms).toISOString();
+  // Since when this node's own beats have gone through without a gap longer than two beats (a
+  // failed beat, the database away, a stalled event loop start it again).
+  let lastBeat: number | null = null;
+  let inTouchSince: number | null = null;
 
   // The live nodes' ids in a fixed order, as of the last beat: what a split cap is divided by.
   let live: string[] = [deps.id];
@@ -70,7 +77,8 @@ export function createNodeRegistry(deps: NodeRegistryDeps): NodeRegistry {
     live = ids.sort();
   }
 
-  async function releaseDead(): Promise<string[]> {
+  async function releaseDead(at: number): Promise<string[]> {
+    if (inTouchSince === null || at - inTouchSince < nodeTimeout) return [];
     const dead = await db
       .selectFrom('nodes')
       .select(['id', 'host', 'pid', 'heartbeat_at'])
@@ -104,6 +112,7 @@ export function createNodeRegistry(deps: NodeRegistryDeps): NodeRegistry {
           stopping: 0,
         })
         .execute();
+      lastBeat = inTouchSince = Date.parse(at);
       await readLive();
       timer = setInterval(() => {
         registry.beat().catch((err: unknown) => log.warn({ err }, 'node heartbeat failed; trying again at the next beat'));
@@ -111,8 +120,11 @@ export function createNodeRegistry(deps: NodeRegistryDeps): NodeRegistry {
       timer.unref();
     },
     async beat() {
-      const at = iso(now());
+      const ms = now();
+      const at = iso(ms);
       const mine = await db.updateTable('nodes').set({ heartbeat_at: at }).where('id', '=', deps.id).executeTakeFirst();
+      if (lastBeat === null || ms - lastBeat > 2 * heartbeat) inTouchSince = ms;
+      lastBeat = ms;
       if (Number(mine.numUpdatedRows) === 0) {
         // Presumed dead by another node (a long pause, the database out of reach): back in the list.
         // Its claims were released; the fencing of every write keeps it from recording over them.
@@ -131,7 +143,7 @@ export function createNodeRegistry(deps: NodeRegistryDeps): NodeRegistry {
           .onConflict((oc) => oc.column('id').doNothing())
           .execute();
       }
-      const released = await releaseDead();
+      const released = await releaseDead(ms);
       await readLive();
       return released;
     },

@@ -183,3 +183,75 @@ t.test('two nodes hold through database outages', async (t) => {
   const logged = nodes.flatMap((node) => node.lines.filter((l) => l.includes('unhandled error')));
   t.same(logged, [], 'nothing logged as an unhandled error');
 });
+
+t.test('an outage longer than the node timeout: no node takes another’s live work', async (t) => {
+  const pg = await startPrivatePostgres(t);
+  // A slow receiver, so deliveries are in flight, their outcomes unwritten, when the server stops.
+  const sink = await startSink(t, { delayMs: 200 });
+  const dns = await startDnsServer({
+    'example.net': [{ type: 'MX', data: { preference: 10, exchange: 'mx.example.net' } }],
+    'mx.example.net': [{ type: 'A', data: '127.0.0.1' }],
+  });
+  t.teardown(() => dns.close());
+  const dirs = [mkdtempSync(path.join(tmpdir(), 'postern-node-')), mkdtempSync(path.join(tmpdir(), 'postern-node-'))];
+  const nodes: Spawned[] = [];
+  t.teardown(async () => {
+    for (const n of nodes) n.child.kill('SIGKILL');
+    await Promise.all(nodes.map((n) => n.exited));
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+  const TIMEOUT_MS = 2000;
+  const env = (dir: string) => ({
+    POSTERN_DATABASE_URL: pg.url,
+    POSTERN_DATA_DIR: dir,
+    POSTERN_HTTP_PORT: '0',
+    POSTERN_SMTP_PORT: '0',
+    POSTERN_SMTP_HOST: '127.0.0.1',
+    POSTERN_HOSTNAME: 'mx.postern.test',
+    POSTERN_DNS_SERVERS: dns.address,
+    POSTERN_DELIVERY_PORT: String(sink.port),
+    POSTERN_DELIVERY_MAX_CONNECTIONS_PER_HOST: '4',
+    POSTERN_CLUSTER_HEARTBEAT: '500ms',
+    POSTERN_CLUSTER_NODE_TIMEOUT: `${TIMEOUT_MS}ms`,
+    POSTERN_RATE_LIMIT_SEND: '0',
+    POSTERN_SENDER_CAPS_ENABLED: 'false',
+    POSTERN_LOG_LEVEL: 'warn',
+  });
+  for (const dir of dirs) nodes.push(await spawnDaemon(env(dir)));
+  const key = readBootstrapKeys(dirs[0]).live;
+  const N = 80;
+  const sent = await Promise.all(
+    Array.from({ length: N }, (_, i) =>
+      fetch(`http://127.0.0.1:${nodes[i % 2].http}/v1/send-raw`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ to: `long${i}@example.net`, channel: 'email', content: { subject: `m${i}`, text: 'drill' } }),
+      }).then((r) => r.status),
+    ),
+  );
+  t.same(
+    sent.filter((s) => s !== 202),
+    [],
+    'all accepted',
+  );
+  await sink.waitFor(8);
+  await pg.stop('fast');
+  // Every node's last beat must be older than the node timeout when the server comes back.
+  const stoppedAt = performance.now();
+  await until('twice the node timeout to pass', () => performance.now() - stoppedAt > 2 * TIMEOUT_MS);
+  await pg.start();
+  await until(`all ${N} delivered`, () => new Set(sink.received.flatMap((m) => m.to)).size >= N, 120_000);
+  const counts = new Map<string, number>();
+  for (const m of sink.received) for (const to of m.to) counts.set(to, (counts.get(to) ?? 0) + 1);
+  t.same(
+    [...counts].filter(([, c]) => c > 1),
+    [],
+    '0 duplicates',
+  );
+  t.equal(counts.size, N, '0 lost');
+  t.same(
+    nodes.map((n) => n.child.exitCode),
+    [null, null],
+    'no node exited',
+  );
+});
