@@ -1,7 +1,7 @@
 // The composition root: the only place that builds the object graph. Phases in order:
 // storage → domain modules → channels → adapters (HTTP, SMTP) → background workers. Nothing
 // listens or runs until start(); the CLI builds the same graph and never starts it.
-import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -17,7 +17,7 @@ import { channelSsrfPolicy } from './channels/provider-http.js';
 import { createProviderStatusSink } from './channels/provider-status.js';
 import { CONNECTION_CHANNELS } from './channels/registry.js';
 import { ConfigError, databaseTarget, envName, invalidSetting, type Config } from './config.js';
-import { openDatabase, type DatabaseHandle } from './db/database.js';
+import { openDatabase, privateDirectory, type DatabaseHandle } from './db/database.js';
 import { createBatchCommitter, createWriteBatcher } from './db/group-commit.js';
 import { migrateToLatest, pendingMigrations } from './db/migrate.js';
 import type { Deps } from './deps.js';
@@ -582,7 +582,8 @@ const FS_REASONS: Record<string, string> = {
 
 function usableDirectory(dir: string, setting: string[]): void {
   try {
-    mkdirSync(dir, { recursive: true });
+    // 0700 when made here: it holds the keys and the mail. One that exists keeps the mode it has.
+    privateDirectory(dir);
     if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'EEXIST' });
     accessSync(dir, constants.W_OK | constants.X_OK);
   } catch (err) {

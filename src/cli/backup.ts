@@ -5,8 +5,11 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { databaseTarget, type Config } from '../config.js';
+import { liveNodes } from '../cluster/nodes.js';
 import { backupSqlite, restoreSqlite } from '../db/backup.js';
+import { openDatabase } from '../db/database.js';
 import { CommandFailure, UsageError, type SetupCommand } from './command.js';
+import { databaseFailure } from './database.js';
 
 function fileArg(positionals: string[]): string {
   if (positionals.length !== 1) throw new UsageError('name one backup file');
@@ -26,6 +29,35 @@ function postgresOnly(config: Config, what: 'backup' | 'restore', file: string):
       ? `pg_dump --format=custom --file=${quote(file)} ${quote(url)}`
       : `pg_restore --clean --if-exists --no-owner --dbname=${quote(url)} ${quote(file)}`;
   throw new CommandFailure(`the database is PostgreSQL: ${what} it with its own tools (${key}):\n  ${line}`);
+}
+
+/**
+ * Refuses a PostgreSQL restore while nodes are registered and beating: pg_restore --clean under a
+ * running cluster loses what it accepts meanwhile. A database that does not exist yet, or has no
+ * node table, has no node to stop.
+ */
+async function refuseLiveNodes(config: Config): Promise<void> {
+  const target = databaseTarget(config);
+  if (target.dialect !== 'postgres') return;
+  const handle = openDatabase(target);
+  let alive: { host: string; pid: number }[];
+  try {
+    alive = await liveNodes(handle.db, config.cluster.nodeTimeout, Date.now());
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code === '3D000' || code === '42P01') return;
+    const failure = databaseFailure(err, target);
+    throw new CommandFailure(`cannot tell whether a node still uses the database: ${failure?.message ?? (err as Error).message}`);
+  } finally {
+    await handle.close();
+  }
+  if (alive.length > 0) {
+    throw new CommandFailure(
+      `the database is in use by ${alive.length} running node${alive.length === 1 ? '' : 's'} ` +
+        `(${alive.map((n) => `pid ${n.pid} on ${n.host}`).join(', ')}; postern nodes): stop every node first, then restore; ` +
+        '--force does not override this',
+    );
+  }
 }
 
 export const backupCommands: SetupCommand[] = [
@@ -51,17 +83,21 @@ export const backupCommands: SetupCommand[] = [
   {
     name: 'restore',
     usage: 'FILE [--force]',
-    summary: 'put a backup back (stop the daemon first); refuses to replace a database that holds data without --force',
+    summary:
+      'put a backup back; refused while a daemon uses the database (--force or not), and over a database that holds data without --force',
     options: { force: { type: 'boolean' } },
     positionals: true,
-    run: (config, io, { values, positionals }) => {
+    run: async (config, io, { values, positionals }) => {
       const file = fileArg(positionals);
       const target = databaseTarget(config);
-      if (target.dialect === 'postgres') postgresOnly(config, 'restore', file);
+      if (target.dialect === 'postgres') {
+        await refuseLiveNodes(config);
+        postgresOnly(config, 'restore', file);
+      }
       try {
         const result = restoreSqlite(file, target.file, path.resolve(config.dataDir), values.force === true);
         io.out(JSON.stringify(result) + '\n');
-        return Promise.resolve(0);
+        return 0;
       } catch (err) {
         throw new CommandFailure((err as Error).message);
       }

@@ -3,9 +3,11 @@
 // database, raw mail included), with the data directory's files the database cannot be used
 // without (the key that seals provider credentials) carried inside the copy, so a backup is one
 // file. Restoring puts them back; it never overwrites a database that holds data unless forced.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
+import { privateDirectory } from './database.js';
+import { holdExclusive, LockBusyError, type HeldLock } from './holder-lock.js';
 
 /** Files of the data directory a backup carries (when they exist). */
 export const CARRIED_FILES = ['secrets.key'];
@@ -74,15 +76,57 @@ export interface RestoreResult {
   restored: string[];
 }
 
+/** The processes the database's node list names (what a refused restore tells the operator to stop). */
+function registeredNodes(file: string): string {
+  if (!existsSync(file)) return '';
+  try {
+    const db = new SQLite(file, { readonly: true, fileMustExist: true });
+    try {
+      const rows = db.prepare('SELECT host, pid FROM nodes ORDER BY started_at').all() as { host: string; pid: number }[];
+      return rows.length ? ` (registered: ${rows.map((r) => `pid ${r.pid} on ${r.host}`).join(', ')})` : '';
+    } finally {
+      db.close();
+    }
+  } catch {
+    return '';
+  }
+}
+
+/**
+ * Holds the database against every other process for the length of a restore. Refused, whatever
+ * `--force` says, while a daemon or a command has it open: replacing the file under a running
+ * daemon loses what it accepts afterwards.
+ */
+function lockForRestore(target: string): HeldLock {
+  try {
+    return holdExclusive(target);
+  } catch (err) {
+    if (!(err instanceof LockBusyError)) throw err;
+    throw new Error(
+      `the database ${target} is in use by a running Postern${registeredNodes(target)}: ` +
+        'stop the daemon (and any postern command) first, then restore; --force does not override this',
+    );
+  }
+}
+
 /**
  * Restores a backup over the database at `target` (refused when it holds data, unless `force`),
  * and the files it carries into `dataDir` (refused when one exists with other content, unless
- * `force`). Stop the daemon first: a running one keeps the old database open.
+ * `force`). Refused while any process has the database open (holder-lock.ts).
  */
 export function restoreSqlite(backup: string, target: string, dataDir: string, force: boolean): RestoreResult {
   if (!existsSync(backup)) throw new Error(`no backup at ${backup}`);
-  mkdirSync(path.dirname(target), { recursive: true });
-  mkdirSync(dataDir, { recursive: true });
+  privateDirectory(path.dirname(target));
+  privateDirectory(dataDir);
+  const lock = lockForRestore(target);
+  try {
+    return restoreLocked(backup, target, dataDir, force);
+  } finally {
+    lock.release();
+  }
+}
+
+function restoreLocked(backup: string, target: string, dataDir: string, force: boolean): RestoreResult {
   const tmp = `${target}.restoring`;
   rmSync(tmp, { force: true });
   copyFileSync(backup, tmp);

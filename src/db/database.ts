@@ -1,10 +1,11 @@
 // The one Kysely instance. Dialect-specific choices live here and nowhere else: SQLite pragmas,
 // the PostgreSQL pool, and the few SQL fragments that differ between the two.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import { lazyRequire } from '../lib/lazy.js';
+import { holdShared } from './holder-lock.js';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type RawBuilder, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
 import { createWalSync, SyncedSqliteDialect } from './wal-sync.js';
@@ -35,8 +36,17 @@ export function openDatabase(target: DatabaseTarget): DatabaseHandle {
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', url: target.url, close: () => db.destroy() };
   }
-  mkdirSync(path.dirname(target.file), { recursive: true });
-  const sqlite = new SQLite(target.file);
+  privateDirectory(path.dirname(target.file));
+  // Held while the database is open, so `postern restore` cannot replace it under this process.
+  const lock = holdShared(target.file);
+  let sqlite: SQLite.Database;
+  try {
+    privateFiles(target.file);
+    sqlite = new SQLite(target.file);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
   // WAL lets the CLI and the daemon use the file at once. Every commit is on disk before its caller
   // is answered, so a 202 or a 250 survives power loss, not only a crash of the process: SQLite
   // writes the WAL (synchronous=NORMAL) and wal-sync.ts fsyncs it off the event loop.
@@ -55,10 +65,42 @@ export function openDatabase(target: DatabaseTarget): DatabaseHandle {
     db,
     dialect: 'sqlite',
     close: async () => {
-      sqlite.pragma('wal_checkpoint(TRUNCATE)');
-      await db.destroy();
+      try {
+        sqlite.pragma('wal_checkpoint(TRUNCATE)');
+        await db.destroy();
+      } finally {
+        lock.release();
+      }
     },
   };
+}
+
+/** Makes `dir` (and its missing parents) 0700 when this process creates it, whatever the umask. */
+export function privateDirectory(dir: string): void {
+  const missing: string[] = [];
+  for (let d = path.resolve(dir); !existsSync(d); d = path.dirname(d)) missing.unshift(d);
+  for (const d of missing) {
+    try {
+      mkdirSync(d, { mode: 0o700 });
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    chmodSync(d, 0o700);
+  }
+}
+
+// The database holds mail, API key hashes and sealed credentials: 0600 whatever the umask (SQLite
+// creates its -wal and -shm files with the database file's mode).
+function privateFiles(file: string): void {
+  closeSync(openSync(file, 'a', 0o600));
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      if (existsSync(f)) chmodSync(f, 0o600);
+    } catch (err) {
+      // Another user's database (root's own is opened by its owner): its mode is theirs to set.
+      if ((err as NodeJS.ErrnoException).code !== 'EPERM') throw err;
+    }
+  }
 }
 
 // PostgreSQL parses and plans an unnamed statement on every run; a named one once per connection.
