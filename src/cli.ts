@@ -193,7 +193,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io = stdi
 
   try {
     const config = loadConfig({ env, file, warn: (message) => io.err(`postern: warning: ${message}\n`) });
-    if (setup) return await setup.run(config, io, { values: parsed.values as Record<string, string>, positionals: parsed.positionals });
+    if (setup)
+      return await setup.run(config, io, { values: parsed.values as Record<string, string>, positionals: parsed.positionals, env });
     return await runAppCommand(app!, config, { values: parsed.values as Record<string, string>, positionals: parsed.positionals }, io);
   } catch (err) {
     if (err instanceof ConfigError) {

@@ -1,10 +1,11 @@
 // The one Kysely instance. Dialect-specific choices live here and nowhere else: SQLite pragmas,
 // the PostgreSQL pool, and the few SQL fragments that differ between the two.
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import { lazyRequire } from '../lib/lazy.js';
+import { privateDirectory } from '../lib/private-dir.js';
 import { holdShared } from './holder-lock.js';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type RawBuilder, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
@@ -73,20 +74,6 @@ export function openDatabase(target: DatabaseTarget): DatabaseHandle {
       }
     },
   };
-}
-
-/** Makes `dir` (and its missing parents) 0700 when this process creates it, whatever the umask. */
-export function privateDirectory(dir: string): void {
-  const missing: string[] = [];
-  for (let d = path.resolve(dir); !existsSync(d); d = path.dirname(d)) missing.unshift(d);
-  for (const d of missing) {
-    try {
-      mkdirSync(d, { mode: 0o700 });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    chmodSync(d, 0o700);
-  }
 }
 
 // The database holds mail, API key hashes and sealed credentials: 0600 whatever the umask (SQLite

@@ -8,35 +8,8 @@ import path from 'node:path';
 import t from 'tap';
 import { bootDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
-import { startDnsServer } from '../helpers/dns-server.js';
-import { readBootstrapKeys, runBin } from '../helpers/run-bin.js';
-import { spawnDaemon, type Spawned } from '../helpers/spawn.js';
-
-async function startBin(
-  t: { teardown(fn: () => unknown): void },
-  dataDir: string,
-): Promise<{ daemon: Spawned; key: string; stop(): Promise<void> }> {
-  const dns = await startDnsServer();
-  t.teardown(() => dns.close());
-  const daemon = await spawnDaemon({
-    POSTERN_DATA_DIR: dataDir,
-    POSTERN_DNS_SERVERS: dns.address,
-    POSTERN_HTTP_PORT: '0',
-    POSTERN_SMTP_PORT: '0',
-    POSTERN_SMTP_HOST: '127.0.0.1',
-    POSTERN_HOSTNAME: 'mx.postern.test',
-    POSTERN_RATE_LIMIT_SEND: '0',
-  });
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    daemon.child.kill('SIGTERM');
-    await daemon.exited;
-  };
-  t.teardown(stop);
-  return { daemon, key: readBootstrapKeys(dataDir).test, stop };
-}
+import { runBin, spawnDaemonIn as startBin } from '../helpers/run-bin.js';
+import type { Spawned } from '../helpers/spawn.js';
 
 async function send(daemon: Spawned, key: string, to: string): Promise<string> {
   const res = await fetch(`http://127.0.0.1:${daemon.http}/v1/send-raw`, {
