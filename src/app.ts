@@ -25,6 +25,7 @@ import type { Deps } from './deps.js';
 import { createDoctor, type Doctor } from './domains/doctor.js';
 import { createDomainStore, type DomainStore } from './domains/domains.js';
 import { bounceDomainOf } from './domains/names.js';
+import { sealPlaintextDkimKeys } from './domains/dkim-keys.js';
 import { reportRoutes } from './http/routes/reports.js';
 import { createReports, type Reports } from './reports/reports.js';
 import { createScanner } from './inbound/scan.js';
@@ -152,6 +153,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   const dns = options.dns ?? createResolver(config.dns.servers, config.dns.timeout);
   const handle = options.database ?? openDatabase(databaseTarget(config));
   await migrateToLatest(handle.db);
+  const box = createSecretBox(loadSecretsKey(config));
+  // DKIM keys stored before they were sealed at rest are sealed now (idempotent: none are left).
+  await sealPlaintextDkimKeys(handle.db, box);
   const bus = createEventBus();
   // Metrics (metrics/): built only when enabled; the modules below get plain observe callbacks.
   const metrics = config.metrics.enabled ? createMetrics({ db: handle.db, config, now: () => clock.now() }) : null;
@@ -160,7 +164,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     observe: metrics ? (s) => metrics.commit('writes', s) : undefined,
   });
   const budgets = createBudgets({ databaseUrl: handle.url, redisUrl: config.redisUrl || undefined, clock, log });
-  const deps: Deps = { config, db: handle.db, dialect: handle.dialect, writes, clock, ids, log, dns, bus, budgets };
+  const deps: Deps = { config, db: handle.db, dialect: handle.dialect, writes, clock, ids, log, dns, bus, budgets, box };
   // Late-bound: the derived public URL needs the port known only after listen().
   const publicUrl = () => app.publicUrl();
 
@@ -220,7 +224,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   );
   // Provider URLs and web-push endpoints pass the SSRF guard with the channels' own policy.
   const channelSsrf = channelSsrfPolicy(config.channels);
-  const connections = createConnectionStore({ ...deps, box: createSecretBox(loadSecretsKey(config)), ssrf: channelSsrf });
+  const connections = createConnectionStore({ ...deps, ssrf: channelSsrf });
   const channelTransports = createConnectionTransports(connections, {
     clock,
     log,

@@ -58,11 +58,11 @@ function postgresOnly(config: Config, what: 'backup' | 'restore', file: string):
 }
 
 /**
- * Refuses a PostgreSQL restore while nodes are registered and beating: pg_restore --clean under a
- * running cluster loses what it accepts meanwhile. A database that does not exist yet, or has no
- * node table, has no node to stop.
+ * Refuses `what` (a restore, a key rotation) on PostgreSQL while nodes are registered and beating:
+ * pg_restore --clean under a running cluster loses what it accepts meanwhile, and a node keeps the
+ * key it started with. A database that does not exist yet, or has no node table, has no node to stop.
  */
-async function refuseLiveNodes(config: Config): Promise<void> {
+export async function refuseLiveNodes(config: Config, what: string): Promise<void> {
   const target = databaseTarget(config);
   if (target.dialect !== 'postgres') return;
   const handle = openDatabase(target);
@@ -80,7 +80,7 @@ async function refuseLiveNodes(config: Config): Promise<void> {
   if (alive.length > 0) {
     throw new CommandFailure(
       `the database is in use by ${alive.length} running node${alive.length === 1 ? '' : 's'} ` +
-        `(${alive.map((n) => `pid ${n.pid} on ${n.host}`).join(', ')}; postern nodes): stop every node first, then restore; ` +
+        `(${alive.map((n) => `pid ${n.pid} on ${n.host}`).join(', ')}; postern nodes): stop every node first, then ${what}; ` +
         '--force does not override this',
     );
   }
@@ -123,7 +123,7 @@ export const backupCommands: SetupCommand[] = [
       const file = fileArg(positionals);
       const target = databaseTarget(config);
       if (target.dialect === 'postgres') {
-        await refuseLiveNodes(config);
+        await refuseLiveNodes(config, 'restore');
         postgresOnly(config, 'restore', file);
       }
       try {

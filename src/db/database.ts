@@ -25,7 +25,11 @@ export interface DatabaseHandle {
 
 export type DatabaseTarget = { dialect: 'sqlite'; file: string } | { dialect: 'postgres'; url: string };
 
-export function openDatabase(target: DatabaseTarget): DatabaseHandle {
+/**
+ * Opens the database. On SQLite the process holds the shared holder lock while it is open
+ * (holder-lock.ts), unless `sharedLock` is false: the caller then holds the exclusive one.
+ */
+export function openDatabase(target: DatabaseTarget, opts: { sharedLock?: boolean } = {}): DatabaseHandle {
   if (target.dialect === 'postgres') {
     const pg = pgLib();
     // COUNT(*) and BIGINT come back as strings by default; our counts fit in a JS number.
@@ -39,7 +43,7 @@ export function openDatabase(target: DatabaseTarget): DatabaseHandle {
   }
   privateDirectory(path.dirname(target.file));
   // Held while the database is open, so `postern restore` cannot replace it under this process.
-  const lock = holdShared(target.file);
+  const lock = opts.sharedLock === false ? { release: () => {} } : holdShared(target.file);
   let sqlite: SQLite.Database;
   try {
     privateFiles(target.file);
