@@ -1,5 +1,5 @@
 // `postern backup FILE` and `postern restore FILE [--force]`: one file holding a consistent copy of
-// the embedded database (made while the daemon runs) and the key that seals provider credentials,
+// the embedded database (made while the daemon runs) and the key that seals credentials and DKIM keys,
 // sealed with a passphrase on request. The passphrase comes from a file or the environment, never
 // the command line (which any user of the machine can read in the process list).
 // On PostgreSQL the database's own tools do it: the commands print the exact pg_dump / pg_restore

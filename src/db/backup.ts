@@ -1,8 +1,8 @@
 // Backups of an embedded (SQLite) database: a consistent copy made while the daemon runs, through
 // SQLite's online backup API (pages copied while writers go on; the copy is one moment of the
 // database, raw mail included), with the data directory's files the database cannot be used
-// without (the key that seals provider credentials) carried inside the copy, so a backup is one
-// file. Restoring puts them back; it never overwrites a database that holds data unless forced.
+// without (the key that seals provider credentials and DKIM keys) carried inside the copy, so a
+// backup is one file. Restoring puts them back; it never overwrites a database that holds data unless forced.
 // A backup therefore holds every secret the daemon has: it is written 0600 whatever the umask,
 // and sealed with a passphrase on request (backup-envelope.ts).
 import {
