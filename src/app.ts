@@ -1,7 +1,7 @@
 // The composition root: the only place that builds the object graph. Phases in order:
 // storage → domain modules → channels → adapters (HTTP, SMTP) → background workers. Nothing
 // listens or runs until start(); the CLI builds the same graph and never starts it.
-import { accessSync, constants, existsSync, mkdirSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -18,12 +18,14 @@ import { createProviderStatusSink } from './channels/provider-status.js';
 import { CONNECTION_CHANNELS } from './channels/registry.js';
 import { ConfigError, databaseTarget, envName, invalidSetting, type Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
+import { privateDirectory } from './lib/private-dir.js';
 import { createBatchCommitter, createWriteBatcher } from './db/group-commit.js';
 import { migrateToLatest, pendingMigrations } from './db/migrate.js';
 import type { Deps } from './deps.js';
 import { createDoctor, type Doctor } from './domains/doctor.js';
 import { createDomainStore, type DomainStore } from './domains/domains.js';
 import { bounceDomainOf } from './domains/names.js';
+import { sealPlaintextDkimKeys } from './domains/dkim-keys.js';
 import { reportRoutes } from './http/routes/reports.js';
 import { createReports, type Reports } from './reports/reports.js';
 import { createScanner } from './inbound/scan.js';
@@ -151,6 +153,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   const dns = options.dns ?? createResolver(config.dns.servers, config.dns.timeout);
   const handle = options.database ?? openDatabase(databaseTarget(config));
   await migrateToLatest(handle.db);
+  const box = createSecretBox(loadSecretsKey(config));
+  // DKIM keys stored before they were sealed at rest are sealed now (idempotent: none are left).
+  await sealPlaintextDkimKeys(handle.db, box);
   const bus = createEventBus();
   // Metrics (metrics/): built only when enabled; the modules below get plain observe callbacks.
   const metrics = config.metrics.enabled ? createMetrics({ db: handle.db, config, now: () => clock.now() }) : null;
@@ -159,7 +164,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     observe: metrics ? (s) => metrics.commit('writes', s) : undefined,
   });
   const budgets = createBudgets({ databaseUrl: handle.url, redisUrl: config.redisUrl || undefined, clock, log });
-  const deps: Deps = { config, db: handle.db, dialect: handle.dialect, writes, clock, ids, log, dns, bus, budgets };
+  const deps: Deps = { config, db: handle.db, dialect: handle.dialect, writes, clock, ids, log, dns, bus, budgets, box };
   // Late-bound: the derived public URL needs the port known only after listen().
   const publicUrl = () => app.publicUrl();
 
@@ -219,7 +224,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   );
   // Provider URLs and web-push endpoints pass the SSRF guard with the channels' own policy.
   const channelSsrf = channelSsrfPolicy(config.channels);
-  const connections = createConnectionStore({ ...deps, box: createSecretBox(loadSecretsKey(config)), ssrf: channelSsrf });
+  const connections = createConnectionStore({ ...deps, ssrf: channelSsrf });
   const channelTransports = createConnectionTransports(connections, {
     clock,
     log,
@@ -582,7 +587,8 @@ const FS_REASONS: Record<string, string> = {
 
 function usableDirectory(dir: string, setting: string[]): void {
   try {
-    mkdirSync(dir, { recursive: true });
+    // 0700 when made here: it holds the keys and the mail. One that exists keeps the mode it has.
+    privateDirectory(dir);
     if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'EEXIST' });
     accessSync(dir, constants.W_OK | constants.X_OK);
   } catch (err) {

@@ -8,6 +8,7 @@ import { parseArgs } from 'node:util';
 import { checkDataDir, createApp } from './app.js';
 import { backupCommands } from './cli/backup.js';
 import { readyCommands } from './cli/ready.js';
+import { secretsCommands } from './cli/secrets.js';
 import { CommandFailure, UsageError, type Command, type CommandInfo, type Io, type SetupCommand } from './cli/command.js';
 import { databaseFailure, describeDatabase, openExistingDatabase } from './cli/database.js';
 import { commandHelp, groupHelp, groupOf, overview } from './cli/help.js';
@@ -69,6 +70,7 @@ const setupCommands: SetupCommand[] = [
   },
   ...backupCommands,
   ...readyCommands,
+  ...secretsCommands,
 ];
 
 // The management commands, an explicit registry: one file per command group in cli/.
@@ -193,7 +195,8 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io = stdi
 
   try {
     const config = loadConfig({ env, file, warn: (message) => io.err(`postern: warning: ${message}\n`) });
-    if (setup) return await setup.run(config, io, { values: parsed.values as Record<string, string>, positionals: parsed.positionals });
+    if (setup)
+      return await setup.run(config, io, { values: parsed.values as Record<string, string>, positionals: parsed.positionals, env });
     return await runAppCommand(app!, config, { values: parsed.values as Record<string, string>, positionals: parsed.positionals }, io);
   } catch (err) {
     if (err instanceof ConfigError) {

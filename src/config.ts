@@ -450,7 +450,8 @@ function readJson(file: string, source?: string): JsonObject {
 // PostgreSQL server (test/helpers/databases.ts, .ci/run): Postern never reads it, but a shell that
 // runs the tests exports it to every daemon they spawn, and the closest setting it would suggest,
 // POSTERN_DATABASE_URL, would be the wrong advice.
-const NOT_SETTINGS = ['POSTERN_CONFIG', 'POSTERN_TEST_DATABASE_URL'];
+// Read by one command, not settings: the passphrase of an encrypted backup (cli/backup.ts).
+const NOT_SETTINGS = ['POSTERN_CONFIG', 'POSTERN_TEST_DATABASE_URL', 'POSTERN_BACKUP_PASSPHRASE'];
 
 /** Every key path of the defaults, objects included (a variable may set a whole object as JSON). */
 function settingNames(defaults: JsonObject, prefix: string[] = []): string[] {

@@ -10,6 +10,7 @@ import type { Clock } from './lib/clock.js';
 import type { DnsResolver } from './lib/dns.js';
 import type { Ids } from './lib/ids.js';
 import type { Logger } from './lib/logger.js';
+import type { SecretBox } from './lib/secret-box.js';
 
 export interface Deps {
   config: Config;
@@ -24,4 +25,6 @@ export interface Deps {
   bus: EventBus;
   /** Rate budgets per key: in process on SQLite, shared by every node on PostgreSQL or Redis. */
   budgets: Budgets;
+  /** Seals and opens what is kept encrypted at rest under `secrets.key` (credentials, DKIM keys). */
+  box: SecretBox;
 }

@@ -66,6 +66,19 @@ export interface ConnectionStoreDeps {
   ssrf: SsrfPolicy;
 }
 
+/** Re-seals every connection's credentials from one secrets key to another (`postern secrets rotate`); returns how many. */
+export async function resealConnectionSecrets(db: Db, from: SecretBox, to: SecretBox): Promise<number> {
+  const rows = await db.selectFrom('provider_connections').select(['id', 'secrets']).execute();
+  for (const row of rows) {
+    await db
+      .updateTable('provider_connections')
+      .set({ secrets: to.seal(from.open(row.secrets)) })
+      .where('id', '=', row.id)
+      .execute();
+  }
+  return rows.length;
+}
+
 export function createConnectionStore({ db, clock, ids, box, dns, ssrf }: ConnectionStoreDeps): ConnectionStore {
   const resolveRow = (row: ProviderConnectionsTable): ResolvedConnection => ({
     ...toConnection(row),

@@ -61,5 +61,6 @@ export interface SetupCommand extends CommandInfo {
   options?: OptionSpec;
   /** Takes positional arguments (a file). */
   positionals?: boolean;
-  run(config: Config, io: Io, args: { values: ArgValues; positionals: string[] }): Promise<number>;
+  /** `env` is the environment the command was started with (a secret it may read from there). */
+  run(config: Config, io: Io, args: { values: ArgValues; positionals: string[]; env: NodeJS.ProcessEnv }): Promise<number>;
 }

@@ -43,6 +43,7 @@ export function databaseFailure(err: unknown, target: DatabaseTarget): CommandFa
     if (UNREACHABLE.has(code)) return new CommandFailure(`cannot reach ${where}: ${detail}`, 1);
     return null;
   }
+  if (code === 'lock_busy') return new CommandFailure(`cannot open ${where}: ${detail}; wait for it to finish`);
   if (code === 'SQLITE_NOTADB') return new CommandFailure(`${target.file} is not a SQLite database (dataDir, databaseUrl)`);
   if (code === 'SQLITE_CANTOPEN' || code === 'SQLITE_READONLY' || code === 'SQLITE_PERM') {
     return new CommandFailure(`cannot open ${where} for writing: ${detail}`);

@@ -181,3 +181,17 @@ export function createNodeRegistry(deps: NodeRegistryDeps): NodeRegistry {
   };
   return registry;
 }
+
+/**
+ * The nodes whose beat is newer than `nodeTimeout` (stopping ones included): processes that hold
+ * the database, which a restore must not replace under them.
+ */
+export async function liveNodes(db: Deps['db'], nodeTimeout: number, now: number): Promise<{ host: string; pid: number }[]> {
+  const rows = await db
+    .selectFrom('nodes')
+    .select(['host', 'pid'])
+    .where('heartbeat_at', '>=', new Date(now - nodeTimeout).toISOString())
+    .orderBy('started_at')
+    .execute();
+  return rows.map((r) => ({ host: r.host, pid: Number(r.pid) }));
+}

@@ -1,10 +1,12 @@
 // The one Kysely instance. Dialect-specific choices live here and nowhere else: SQLite pragmas,
 // the PostgreSQL pool, and the few SQL fragments that differ between the two.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync } from 'node:fs';
 import path from 'node:path';
 import SQLite from 'better-sqlite3';
 import type pg from 'pg';
 import { lazyRequire } from '../lib/lazy.js';
+import { privateDirectory } from '../lib/private-dir.js';
+import { holdShared } from './holder-lock.js';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type RawBuilder, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
 import { createWalSync, SyncedSqliteDialect } from './wal-sync.js';
@@ -23,7 +25,11 @@ export interface DatabaseHandle {
 
 export type DatabaseTarget = { dialect: 'sqlite'; file: string } | { dialect: 'postgres'; url: string };
 
-export function openDatabase(target: DatabaseTarget): DatabaseHandle {
+/**
+ * Opens the database. On SQLite the process holds the shared holder lock while it is open
+ * (holder-lock.ts), unless `sharedLock` is false: the caller then holds the exclusive one.
+ */
+export function openDatabase(target: DatabaseTarget, opts: { sharedLock?: boolean } = {}): DatabaseHandle {
   if (target.dialect === 'postgres') {
     const pg = pgLib();
     // COUNT(*) and BIGINT come back as strings by default; our counts fit in a JS number.
@@ -46,8 +52,17 @@ export function openDatabase(target: DatabaseTarget): DatabaseHandle {
     const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
     return { db, dialect: 'postgres', url: target.url, close: () => db.destroy() };
   }
-  mkdirSync(path.dirname(target.file), { recursive: true });
-  const sqlite = new SQLite(target.file);
+  privateDirectory(path.dirname(target.file));
+  // Held while the database is open, so `postern restore` cannot replace it under this process.
+  const lock = opts.sharedLock === false ? { release: () => {} } : holdShared(target.file);
+  let sqlite: SQLite.Database;
+  try {
+    privateFiles(target.file);
+    sqlite = new SQLite(target.file);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
   // WAL lets the CLI and the daemon use the file at once. Every commit is on disk before its caller
   // is answered, so a 202 or a 250 survives power loss, not only a crash of the process: SQLite
   // writes the WAL (synchronous=NORMAL) and wal-sync.ts fsyncs it off the event loop.
@@ -66,10 +81,28 @@ export function openDatabase(target: DatabaseTarget): DatabaseHandle {
     db,
     dialect: 'sqlite',
     close: async () => {
-      sqlite.pragma('wal_checkpoint(TRUNCATE)');
-      await db.destroy();
+      try {
+        sqlite.pragma('wal_checkpoint(TRUNCATE)');
+        await db.destroy();
+      } finally {
+        lock.release();
+      }
     },
   };
+}
+
+// The database holds mail, API key hashes and sealed credentials: 0600 whatever the umask (SQLite
+// creates its -wal and -shm files with the database file's mode).
+function privateFiles(file: string): void {
+  closeSync(openSync(file, 'a', 0o600));
+  for (const f of [file, `${file}-wal`, `${file}-shm`]) {
+    try {
+      if (existsSync(f)) chmodSync(f, 0o600);
+    } catch (err) {
+      // Another user's database (root's own is opened by its owner): its mode is theirs to set.
+      if ((err as NodeJS.ErrnoException).code !== 'EPERM') throw err;
+    }
+  }
 }
 
 // PostgreSQL parses and plans an unnamed statement on every run; a named one once per connection.

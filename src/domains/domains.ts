@@ -105,7 +105,7 @@ export interface DomainStore {
   sharedDomainsOfOtherForm(): Promise<string[]>;
 }
 
-export interface DomainDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'ids' | 'dns' | 'log'> {
+export interface DomainDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'ids' | 'dns' | 'log' | 'box'> {
   /** `domains.changed` is published when a domain starts or stops receiving or signing, or is removed. */
   bus?: EventBus;
 }
@@ -143,7 +143,7 @@ export function publishedRecordsOf(
   };
 }
 
-export function createDomainStore({ config, db, clock, ids, dns, log, bus }: DomainDeps): DomainStore {
+export function createDomainStore({ config, db, clock, ids, dns, log, bus, box }: DomainDeps): DomainStore {
   const changed = () => bus?.publish('domains.changed', null);
   const records = (row: Row): DnsRecord[] => {
     if (row.kind === 'shared') return [];
@@ -459,7 +459,8 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus }: Dom
         kind: 'custom',
         status: 'pending',
         dkim_selector: config.dkim.selector,
-        dkim_private_key: key.privateKey,
+        // Sealed at rest like provider credentials: a copy of the database alone cannot sign.
+        dkim_private_key: box.seal(key.privateKey),
         dkim_public_key: key.publicKey,
         verified_at: null,
         dkim_verified_at: null,

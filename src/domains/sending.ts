@@ -2,9 +2,11 @@
 // A domain signs and counts as the workspace's own sending domain once its DKIM record has been
 // confirmed (its sending side is verified, whatever its MX: domains.ts), while it is not failed or
 // deleted. The key lookup runs for every message sent, so it is compiled once; it also says
-// whether the domain's own return path is in use (the envelope sender then moves there).
+// whether the domain's own return path is in use (the envelope sender then moves there). The key
+// is stored sealed (lib/secret-box.ts) and opened here; signing-keys.ts caches what this returns.
 import { queriesFor } from '../db/compiled-queries.js';
 import type { Db } from '../db/database.js';
+import type { SecretBox } from '../lib/secret-box.js';
 import { returnPathInUse } from './domains.js';
 import { normalizeDomain } from './names.js';
 
@@ -17,7 +19,13 @@ export interface SigningKey {
 }
 
 /** The DKIM key of the workspace's verified sending domain `domain`; null when there is none. */
-export async function findSigningKey(db: Db, workspaceId: string, domain: string, defaultSelector: string): Promise<SigningKey | null> {
+export async function findSigningKey(
+  db: Db,
+  box: SecretBox,
+  workspaceId: string,
+  domain: string,
+  defaultSelector: string,
+): Promise<SigningKey | null> {
   const name = domain.toLowerCase();
   const query = queriesFor(db).compiled('domains.signingKey', [workspaceId, name, 'failed'], () =>
     db
@@ -34,7 +42,7 @@ export async function findSigningKey(db: Db, workspaceId: string, domain: string
   return {
     domain: row.domain,
     selector: row.dkim_selector ?? defaultSelector,
-    privateKey: row.dkim_private_key,
+    privateKey: box.open(row.dkim_private_key),
     returnPath: returnPathInUse(row),
   };
 }

@@ -1,10 +1,13 @@
-// Provider credentials are encrypted at rest with AES-256-GCM under `secrets.key`. When the setting
+// Provider credentials and DKIM private keys are encrypted at rest with AES-256-GCM under `secrets.key`. When the setting
 // is empty, a random key is generated into {dataDir}/secrets.key (mode 0600) on first start and
 // reused after; losing that file makes stored credentials unreadable, so back it up with the data.
 // Ciphertext format: "v1:" + base64(iv[12] | tag[16] | ciphertext).
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+
+/** What every sealed value starts with (and a PEM key never does). */
+export const SEALED_PREFIX = 'v1:';
 
 export interface SecretBox {
   seal(plain: string): string;

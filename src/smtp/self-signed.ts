@@ -3,8 +3,9 @@
 // this buys encryption in transit without a CA. node:crypto makes and signs the key; the X.509
 // structure is small enough to encode here in DER, which keeps this working offline with no package.
 import { createSign, generateKeyPairSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { privateDirectory } from '../lib/private-dir.js';
 
 function len(n: number): Buffer {
   if (n < 0x80) return Buffer.from([n]);
@@ -86,10 +87,10 @@ export function loadTls(opts: { dataDir: string; hostname: string; certFile: str
   const certPath = path.join(dir, 'smtp-cert.pem');
   const keyPath = path.join(dir, 'smtp-key.pem');
   if (!existsSync(certPath) || !existsSync(keyPath)) {
-    mkdirSync(dir, { recursive: true });
+    privateDirectory(dir);
     const { cert, key } = makeSelfSigned(opts.hostname, opts.now);
     writeFileSync(keyPath, key, { mode: 0o600 });
-    writeFileSync(certPath, cert);
+    writeFileSync(certPath, cert, { mode: 0o600 });
   }
   return { cert: readFileSync(certPath), key: readFileSync(keyPath) };
 }

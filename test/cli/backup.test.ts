@@ -1,7 +1,8 @@
 // `postern backup` while the daemon is busy, `postern restore` into a fresh data directory, and a
 // daemon started on the restored copy: every message accepted and every mail received before the
 // backup began is there, and the queued ones are delivered. Restore never replaces a database
-// that holds data without --force; on PostgreSQL both print the database tool's command.
+// that holds data without --force; on PostgreSQL both print the database tool's command (restore once
+// no node runs).
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
@@ -111,8 +112,15 @@ t.test('on PostgreSQL, backup and restore print the database tool to use; no dat
   const b = await runBin(['backup', '/tmp/p.dump'], { env });
   t.equal(b.code, 2);
   t.match(b.stderr, "pg_dump --format=custom --file='/tmp/p.dump' 'postgres://postern@db.example:5432/postern'");
+  // Restore first asks the database whether a node still runs (restore-guard.test.ts): one it
+  // cannot reach gives no answer, and no restore line.
   const r = await runBin(['restore', '/tmp/p.dump'], { env });
-  t.match(r.stderr, "pg_restore --clean --if-exists --no-owner --dbname='postgres://postern@db.example:5432/postern' '/tmp/p.dump'");
+  t.equal(r.code, 2);
+  t.match(
+    r.stderr,
+    /^postern: cannot tell whether a node still uses the database: cannot reach PostgreSQL postgres:\/\/postern@db\.example/,
+  );
+  t.notMatch(r.stderr, /pg_restore/);
   const noDb = await runBin(['backup', path.join(env.POSTERN_DATA_DIR, 'x.backup')], { env: { POSTERN_DATA_DIR: env.POSTERN_DATA_DIR } });
   t.equal(noDb.code, 2);
   t.match(noDb.stderr, /^postern: nothing to back up: no database at .*postern\.sqlite/);

@@ -4,6 +4,7 @@ import { execFile } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { startDnsServer } from './dns-server.js';
 import { BIN, spawnDaemon, type Spawned } from './spawn.js';
 
 export interface BinResult {
@@ -83,4 +84,37 @@ export async function spawnDaemonTrusting(
     await daemon.exited;
   });
   return { daemon, key: readBootstrapKeys(dataDir).live };
+}
+
+/**
+ * Starts the real binary on `dataDir` (kept) with a loopback DNS zone, and stops it (SIGTERM) at
+ * teardown or by `stop()`; returns it with the test key (`key`) and live key of its first start.
+ */
+export async function spawnDaemonIn(
+  t: { teardown(fn: () => unknown): void },
+  dataDir: string,
+  env: Record<string, string> = {},
+): Promise<{ daemon: Spawned; key: string; live: string; stop(): Promise<void> }> {
+  const dns = env.POSTERN_DNS_SERVERS ? null : await startDnsServer();
+  if (dns) t.teardown(() => dns.close());
+  const daemon = await spawnDaemon({
+    POSTERN_DATA_DIR: dataDir,
+    ...(dns ? { POSTERN_DNS_SERVERS: dns.address } : {}),
+    POSTERN_HTTP_PORT: '0',
+    POSTERN_SMTP_PORT: '0',
+    POSTERN_SMTP_HOST: '127.0.0.1',
+    POSTERN_HOSTNAME: 'mx.postern.test',
+    POSTERN_RATE_LIMIT_SEND: '0',
+    ...env,
+  });
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    daemon.child.kill('SIGTERM');
+    await daemon.exited;
+  };
+  t.teardown(stop);
+  const keys = readBootstrapKeys(dataDir);
+  return { daemon, key: keys.test, live: keys.live, stop };
 }

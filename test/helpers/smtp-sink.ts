@@ -192,7 +192,7 @@ export async function addVerifiedDomain(app: App, workspaceId: string, domain: s
       kind: 'custom',
       status: 'verified',
       dkim_selector: selector,
-      dkim_private_key: key.privateKey,
+      dkim_private_key: app.box.seal(key.privateKey),
       dkim_public_key: key.publicKey,
       verified_at: now,
       dkim_verified_at: now,
@@ -330,6 +330,7 @@ export function emailTransport(
     rules: app.bounceRules,
     destinations: app.destinations,
     budgets: app.budgets,
+    box: app.box,
   });
   t.teardown(() => transport.close?.());
   return transport;

@@ -77,7 +77,7 @@ for (const db of testDatabases()) {
 
     // Address on a pending domain: refused. Publish MX only: still pending. Then DKIM: verified.
     t.equal((await req('POST', '/addresses', { localPart: 'x', domainId: claim.body.id })).status, 422);
-    t.equal(await findSigningKey(d.app.db, env.ws.id, 'mail.corp.example', 'postern'), null);
+    t.equal(await findSigningKey(d.app.db, d.app.box, env.ws.id, 'mail.corp.example', 'postern'), null);
     env.dns.set('mail.corp.example', [{ type: 'MX', data: { preference: 10, exchange: 'mx.postern.test' } }]);
     t.equal((await req('GET', `/domains/${claim.body.id}`)).body.status, 'pending');
     env.dns.set('postern._domainkey.mail.corp.example', [{ type: 'TXT', data: dkimRec.value }]);
@@ -85,7 +85,7 @@ for (const db of testDatabases()) {
     const verified = await req('GET', `/domains/${claim.body.id}`);
     t.equal(verified.body.status, 'verified');
     t.equal(verified.body.verifiedAt, d.clock.now().toISOString());
-    const signing = await findSigningKey(d.app.db, env.ws.id, 'MAIL.corp.example', 'unused-default');
+    const signing = await findSigningKey(d.app.db, d.app.box, env.ws.id, 'MAIL.corp.example', 'unused-default');
     t.equal(signing?.selector, 'postern');
     t.match(signing?.privateKey, /BEGIN PRIVATE KEY/);
 
@@ -137,7 +137,7 @@ for (const db of testDatabases()) {
       sendRaw(d.smtpPort, { from: 'a@example.org', to: ['sales@mail.corp.example'] }, simpleMail({ to: 'sales@mail.corp.example' })),
       { responseCode: 550 } as never,
     );
-    t.equal(await findSigningKey(d.app.db, env.ws.id, 'mail.corp.example', 'postern'), null);
+    t.equal(await findSigningKey(d.app.db, d.app.box, env.ws.id, 'mail.corp.example', 'postern'), null);
     t.equal((await req('GET', '/domains/not-a-uuid')).status, 404);
   });
 

@@ -31,7 +31,8 @@ export interface EmailOffload {
   smtpPool(opts: PoolOptions): SmtpPool;
 }
 
-export interface EmailChannelDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'dns' | 'log' | 'budgets'>, Partial<Pick<Deps, 'bus'>> {
+export interface EmailChannelDeps
+  extends Pick<Deps, 'config' | 'db' | 'clock' | 'dns' | 'log' | 'budgets' | 'box'>, Partial<Pick<Deps, 'bus'>> {
   suppressions: SuppressionStore;
   publicUrl(): string;
   tokens(): Promise<TokenSigner>;
@@ -105,7 +106,7 @@ export function createTokenSource(deps: Pick<Deps, 'config' | 'db' | 'clock'>): 
 export type EmailSource = (message: OutboundMessage, content: EmailOutput, date: Date) => Promise<Buffer>;
 
 /** The email channel's composer, outside delivery: the same From, tracking, headers and signature as a delivery. */
-export function createEmailSource(deps: Pick<EmailChannelDeps, 'config' | 'db' | 'bus' | 'publicUrl' | 'tokens'>): EmailSource {
+export function createEmailSource(deps: Pick<EmailChannelDeps, 'config' | 'db' | 'bus' | 'box' | 'publicUrl' | 'tokens'>): EmailSource {
   const signingKeys = createSigningKeys(deps);
   return async (message, content, date) => (await composeEmail({ ...deps, signingKeys }, message, content, date)).raw;
 }

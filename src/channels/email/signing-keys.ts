@@ -6,12 +6,13 @@ import type { Db } from '../../db/database.js';
 import { domainReadCache } from '../../domains/read-cache.js';
 import { findSigningKey, type SigningKey } from '../../domains/sending.js';
 import type { EventBus } from '../../events/bus.js';
+import type { SecretBox } from '../../lib/secret-box.js';
 
 /** The workspace's verified sending domain's key (domains/sending.ts); null when there is none. */
 export type SigningKeys = (workspaceId: string, domain: string, defaultSelector: string) => Promise<SigningKey | null>;
 
-export function createSigningKeys({ db, bus }: { db: Db; bus?: EventBus }): SigningKeys {
+export function createSigningKeys({ db, bus, box }: { db: Db; bus?: EventBus; box: SecretBox }): SigningKeys {
   const keys = domainReadCache<SigningKey | null>(bus);
   return (workspaceId, domain, selector) =>
-    keys(`${workspaceId}\u0000${domain.toLowerCase()}\u0000${selector}`, () => findSigningKey(db, workspaceId, domain, selector));
+    keys(`${workspaceId}\u0000${domain.toLowerCase()}\u0000${selector}`, () => findSigningKey(db, box, workspaceId, domain, selector));
 }

@@ -11,7 +11,7 @@ for (const db of testDatabases()) {
   t.test(`signing keys on ${db}`, async (t) => {
     const d = await bootDaemon(t, { db });
     const ws = await d.workspace('acme');
-    const keys = createSigningKeys({ db: d.app.db, bus: d.app.bus });
+    const keys = createSigningKeys({ db: d.app.db, bus: d.app.bus, box: d.app.box });
 
     t.equal(await keys(ws.id, 'acme.example', 'postern'), null, 'no sending domain yet');
     // Written behind the cache's back (as another process would): not seen within the TTL.
