@@ -10,6 +10,7 @@ import {
   ConfirmButton,
   ErrorLine,
   Facts,
+  IsolatedFrame,
   Field,
   Loading,
   Notice,
@@ -340,10 +341,9 @@ function Content(props: { m: Message }) {
                   Mobile
                 </button>
               </div>
-              <iframe
+              <IsolatedFrame
                 class={`preview-frame ${width}`}
                 title={`Preview of ${id} (${width})`}
-                sandbox="allow-popups allow-popups-to-escape-sandbox"
                 src={`/dashboard/view/messages/${id}/html`}
               />
             </>
