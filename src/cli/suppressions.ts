@@ -1,42 +1,48 @@
 // `postern suppression list|add|remove` and `postern tracking enable|disable|status`.
 import type { Command } from './command.js';
-import { optional, required, UsageError } from './command.js';
+import { optional, required, UsageError, type ArgValues } from './command.js';
 import { isTrackingEnabled, setTracking } from '../channels/email/tracking/settings.js';
-import { SUPPRESSION_REASONS, type SuppressionReason } from '../suppressions/store.js';
+import { SUPPRESSION_REASONS, type ListScope, type SuppressionReason } from '../suppressions/store.js';
+import type { App } from '../app.js';
+
+/** The list a command acts on: the workspace's live list, or its test list with --test. */
+async function listOf(app: App, values: ArgValues): Promise<ListScope> {
+  const ws = await app.workspaces.bySlug(required(values, 'workspace'));
+  return { workspaceId: ws.id, livemode: values.test !== true };
+}
 
 export const suppressionCommands: Command[] = [
   {
     name: 'suppression list',
-    usage: '--workspace S [--limit N]',
-    summary: "list a workspace's suppressed addresses, newest first",
-    options: { workspace: { type: 'string' }, limit: { type: 'string' } },
+    usage: '--workspace S [--test] [--limit N]',
+    summary: "list a workspace's suppressed addresses, newest first (--test: the test environment's list)",
+    options: { workspace: { type: 'string' }, test: { type: 'boolean' }, limit: { type: 'string' } },
     run: async (app, { values }) => {
-      const ws = await app.workspaces.bySlug(required(values, 'workspace'));
-      return app.suppressions.list(ws.id, { limit: Number(optional(values, 'limit') ?? 200) });
+      return app.suppressions.list(await listOf(app, values), { limit: Number(optional(values, 'limit') ?? 200) });
     },
   },
   {
     name: 'suppression add',
-    usage: '--workspace S ADDRESS [--reason manual|bounce|complaint|unsubscribe] [--detail TEXT]',
-    summary: 'suppress an address',
-    options: { workspace: { type: 'string' }, reason: { type: 'string' }, detail: { type: 'string' } },
+    usage: '--workspace S [--test] ADDRESS [--reason manual|bounce|complaint|unsubscribe] [--detail TEXT]',
+    summary: 'suppress an address (for live sends; --test: for test sends)',
+    options: { workspace: { type: 'string' }, test: { type: 'boolean' }, reason: { type: 'string' }, detail: { type: 'string' } },
     run: async (app, { values, positionals }) => {
-      const ws = await app.workspaces.bySlug(required(values, 'workspace'));
+      const list = await listOf(app, values);
       if (!positionals[0] || !positionals[0].includes('@')) throw new UsageError('an address is required');
       const reason = (optional(values, 'reason') ?? 'manual') as SuppressionReason;
       if (!SUPPRESSION_REASONS.includes(reason)) throw new UsageError(`reason must be one of ${SUPPRESSION_REASONS.join(', ')}`);
-      return app.suppressions.add(ws.id, { address: positionals[0], reason, detail: optional(values, 'detail') });
+      return app.suppressions.add(list, { address: positionals[0], reason, detail: optional(values, 'detail') });
     },
   },
   {
     name: 'suppression remove',
-    usage: '--workspace S ADDRESS',
-    summary: 'remove an address from the suppression list',
-    options: { workspace: { type: 'string' } },
+    usage: '--workspace S [--test] ADDRESS',
+    summary: 'remove an address from the suppression list (--test: from the test list)',
+    options: { workspace: { type: 'string' }, test: { type: 'boolean' } },
     run: async (app, { values, positionals }) => {
-      const ws = await app.workspaces.bySlug(required(values, 'workspace'));
+      const list = await listOf(app, values);
       if (!positionals[0]) throw new UsageError('an address is required');
-      return { address: positionals[0].toLowerCase(), deleted: await app.suppressions.remove(ws.id, positionals[0]) };
+      return { address: positionals[0].toLowerCase(), deleted: await app.suppressions.remove(list, positionals[0]) };
     },
   },
   {

@@ -276,6 +276,8 @@ export interface EmailRecipientsTable {
 export interface SuppressionsTable {
   id: string;
   workspace_id: string;
+  /** The environment the entry holds mail of (1 live, 0 test). */
+  livemode: Flag;
   /** Lowercased address. */
   address: string;
   reason: SuppressionReason;

@@ -10,7 +10,9 @@ import { z } from 'zod';
 import { X509Certificate } from 'node:crypto';
 import type { DomainsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { isNoData } from '../lib/dns.js';
+import { isNoData, reverseName } from '../lib/dns.js';
+
+export { reverseName };
 import { notFound } from '../lib/errors.js';
 import { dkimRecordMatches } from './dkim-keys.js';
 import { publishedRecordsOf } from './domains.js';
@@ -77,17 +79,6 @@ async function ask<T>(lookup: () => Promise<T[]>): Promise<T[] | null> {
   } catch (err) {
     return isNoData(err) ? [] : null;
   }
-}
-
-/** The reverse-lookup name of an address: 10.113.0.203.in-addr.arpa, or the ip6.arpa nibbles. */
-export function reverseName(ip: string): string {
-  if (!ip.includes(':')) return ip.split('.').reverse().join('.') + '.in-addr.arpa';
-  const [head, tail = ''] = ip.split('::');
-  const groups = (s: string) => (s ? s.split(':') : []);
-  const h = groups(head);
-  const t = groups(tail);
-  const full = [...h, ...Array<string>(8 - h.length - t.length).fill('0'), ...t].map((g) => g.padStart(4, '0'));
-  return full.join('').split('').reverse().join('.') + '.ip6.arpa';
 }
 
 /** `tag=value` pairs of a DMARC, MTA-STS or TLS-RPT record, tags lowercased. */

@@ -10,8 +10,8 @@
 // same transaction as the `events` rows it causes, through the group commit (db/group-commit.ts).
 // A change whose row moved on in between writes nothing. After the commit the ledger publishes
 // `events.recorded` on the bus (the webhook deliverer wakes) and tells its watchers (live tails) of
-// the message as it now is, when the status changed or an event was recorded, and only when
-// someone watches.
+// the message as it now is, when the status or the error changed (a deferral) or an event was
+// recorded, and only when someone watches.
 import type { Transaction, Updateable } from 'kysely';
 import { queriesFor } from '../db/compiled-queries.js';
 import { isSet, type Database, type EventType, type MessagesTable, type MessageStatus } from '../db/schema.js';
@@ -183,6 +183,9 @@ export function createLedger(deps: LedgerDeps): Ledger {
   };
 
   const changed = (c: Change) => c.status !== c.row.status;
+  // What a tail shows changed: the status, or the error while the status stays (a deferral leaves
+  // the message `dispatched` and makes it deferred, which the list's `deferred` filter selects).
+  const shown = (c: Change) => changed(c) || (c.patch.error !== undefined && c.patch.error !== c.row.error);
   // The events a change records: the new status's lifecycle event, then its engagement events.
   const eventsOf = (c: Change) => [...(changed(c) && EVENT_OF[c.status] ? [{ type: EVENT_OF[c.status]! }] : []), ...c.events];
 
@@ -192,7 +195,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
     if (changed(c)) columns.status = c.status;
     columns.updated_at ??= stamp();
     const next = { ...c.row, ...columns };
-    const view = eventsOf(c).length > 0 || (changed(c) && watchers.size > 0) ? rowToMessage(next) : null;
+    const view = eventsOf(c).length > 0 || (shown(c) && watchers.size > 0) ? rowToMessage(next) : null;
     return { next, columns, view };
   }
 
@@ -235,8 +238,8 @@ export function createLedger(deps: LedgerDeps): Ledger {
   function announce(c: Change, next: MessageRow, view: Message | null): void {
     const events = eventsOf(c);
     for (const { type } of events) bus.publish('events.recorded', { type });
-    if (view && (changed(c) || events.length > 0)) tell(view);
-    if (deps.share && (changed(c) || events.length > 0)) deps.share({ id: next.id, status: c.status, entries: c.timeline.length });
+    if (view && (shown(c) || events.length > 0)) tell(view);
+    if (deps.share && (shown(c) || events.length > 0)) deps.share({ id: next.id, status: c.status, entries: c.timeline.length });
     if (deps.observe) {
       deps.observe({ row: next, from: c.row.status, to: c.status, entries: c.timeline.slice(c.told).map((e) => e.e) });
       c.told = c.timeline.length;

@@ -8,7 +8,20 @@ import type { Channel } from '../channel.js';
 import { containsText, escapeLike, ilike, type Db, type Dialect } from '../db/database.js';
 import { flag, type Database } from '../db/schema.js';
 import { AppError, notFound } from '../lib/errors.js';
-import { rowToMessage, type Message, type MessageRow, type MessageStatus } from './message.js';
+import { MESSAGE_STATUSES, rowToMessage, type Message, type MessageRow } from './message.js';
+
+/**
+ * What the list's `status` filter accepts: a stored status, or `deferred`, which is not one. A
+ * deferred message is `dispatched` after at least one temporary failure: it waits for its next
+ * attempt (or is in it right now), and its `error` holds the failure that deferred it. A first
+ * attempt in flight is `dispatched` with no error, so `error` tells the two apart, in SQL and in
+ * memory alike (the dashboard shows such a message as deferred by the same rule).
+ */
+export const STATUS_FILTERS = [...MESSAGE_STATUSES, 'deferred'] as const;
+export type StatusFilter = (typeof STATUS_FILTERS)[number];
+
+/** Whether a message is deferred in the sense of the `deferred` filter. */
+export const isDeferred = (m: Pick<Message, 'status' | 'error'>): boolean => m.status === 'dispatched' && m.error !== null;
 
 export interface Scope {
   workspaceId: string;
@@ -18,7 +31,7 @@ export interface Scope {
 export interface ListFilters {
   limit: number;
   cursor?: string;
-  status?: MessageStatus;
+  status?: StatusFilter;
   template?: string;
   channel?: Channel;
   q?: string;
@@ -44,7 +57,7 @@ function decodeCursor(cursor: string): number {
 
 /** Whether a message passes the list filters (for the live part of a tail). */
 export function matchesFilters(m: Message, f: Omit<ListFilters, 'limit' | 'cursor'>): boolean {
-  if (f.status && m.status !== f.status) return false;
+  if (f.status === 'deferred' ? !isDeferred(m) : f.status && m.status !== f.status) return false;
   if (f.template && m.templateSlug !== f.template) return false;
   if (f.channel && m.channel !== f.channel) return false;
   for (const [k, v] of Object.entries(f.metadata ?? {})) {
@@ -84,7 +97,8 @@ export function createReader({ db, dialect }: { db: Db; dialect: Dialect }) {
         .where('workspace_id', '=', scope.workspaceId)
         .where('livemode', '=', flag(scope.livemode));
       if (f.cursor !== undefined) q = q.where('seq', '<', decodeCursor(f.cursor));
-      if (f.status) q = q.where('status', '=', f.status);
+      if (f.status === 'deferred') q = q.where('status', '=', 'dispatched').where('error', 'is not', null);
+      else if (f.status) q = q.where('status', '=', f.status);
       if (f.template) q = q.where('template_slug', '=', f.template);
       if (f.channel) q = q.where('channel', '=', f.channel);
       for (const [k, v] of Object.entries(f.metadata ?? {})) {

@@ -8,7 +8,7 @@
 // status; migration 0011) as a covering index, in one scan of the window's index entries; the queue
 // uses `messages_list_status` (workspace, livemode, status, seq) for the in-flight statuses only
 // (queued, scheduled, rendered, dispatched), which are few next to the delivered million;
-// inbound uses `received_messages_list`, suppressions `suppressions_workspace_created`. The
+// inbound uses `received_messages_list`, suppressions `suppressions_workspace_env_created`. The
 // usage tables are one row per month or period.
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
@@ -28,9 +28,9 @@ export interface WindowFigures {
   /** Still dispatched: waiting for a retry after a deferral (or in flight). */
   deferred: number;
   failed: number;
-  /** Addresses suppressed in the window after a hard bounce (suppressions, both environments). */
+  /** Addresses suppressed in the window after a hard bounce (the environment's suppressions). */
   bounced: number;
-  /** Addresses suppressed in the window after a spam complaint (both environments). */
+  /** Addresses suppressed in the window after a spam complaint (the environment's). */
   complained: number;
   optedOut: number;
   suppressed: number;
@@ -89,11 +89,12 @@ function windowFigures(byStatus: StatusCounts, reasons: Record<string, number>):
 
 /** Overview reads over one workspace and environment, at `now`. */
 export function createMessageStats(db: Db) {
-  async function suppressionReasons(workspaceId: string, since: string): Promise<Record<string, number>> {
+  async function suppressionReasons(scope: Scope, since: string): Promise<Record<string, number>> {
     const rows = await db
       .selectFrom('suppressions')
       .select(['reason', (eb) => eb.fn.countAll<number>().as('n')])
-      .where('workspace_id', '=', workspaceId)
+      .where('workspace_id', '=', scope.workspaceId)
+      .where('livemode', '=', flag(scope.livemode))
       .where('created_at', '>=', since)
       .groupBy('reason')
       .execute();
@@ -124,8 +125,8 @@ export function createMessageStats(db: Db) {
           .where('created_at', '>=', weekAgo)
           .groupBy([day, 'status'])
           .execute(),
-        suppressionReasons(scope.workspaceId, dayAgo),
-        suppressionReasons(scope.workspaceId, weekAgo),
+        suppressionReasons(scope, dayAgo),
+        suppressionReasons(scope, weekAgo),
       ]);
       const d: StatusCounts = {};
       const w: StatusCounts = {};

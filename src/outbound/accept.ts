@@ -208,8 +208,15 @@ export function createAccept(deps: AcceptDeps) {
     try {
       await deps.writes.run(async (trx) => {
         if (key !== null) await earlierIn(trx);
-        // Plan quotas count live messages; test mode never reaches a provider and is not counted.
-        if (sender.livemode && quota > 0) {
+        // Live messages are counted on every plan (the overview's usage, unlimited plans too);
+        // test mode never reaches a provider and is not counted. Only a quota can refuse.
+        if (sender.livemode && quota === 0) {
+          await trx
+            .insertInto('message_usage')
+            .values({ workspace_id: row.workspace_id, month: monthOf(now), count: 1 })
+            .onConflict((oc) => oc.columns(['workspace_id', 'month']).doUpdateSet((eb) => ({ count: eb('message_usage.count', '+', 1) })))
+            .execute();
+        } else if (sender.livemode) {
           const month = monthOf(now);
           await trx
             .insertInto('message_usage')

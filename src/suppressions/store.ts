@@ -1,6 +1,7 @@
-// The workspace's suppression list: addresses Postern will not send to. One row per address and
-// workspace (both environments share it: a bounce is a fact about the address). The reason decides
-// what a later send becomes:
+// The workspace's suppression lists: addresses Postern will not send to. One list per workspace and
+// environment, as for messages: a test key's simulated bounce (failed@example.com) suppresses the
+// address for test sends only, and a live bounce never shows in, or holds, test sends. The reason
+// decides what a later send becomes:
 //   bounce, complaint, manual → every email send to the address is `suppressed`;
 //   unsubscribe (one-click List-Unsubscribe) → template sends are `opted_out`; raw sends, which are
 //   transactional by nature, still go out.
@@ -8,7 +9,7 @@
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { escapeLike, isUniqueViolation } from '../db/database.js';
-import { SUPPRESSION_REASONS, type SuppressionReason, type SuppressionsTable } from '../db/schema.js';
+import { flag, SUPPRESSION_REASONS, type SuppressionReason, type SuppressionsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 
 export { SUPPRESSION_REASONS, type SuppressionReason };
@@ -21,27 +22,33 @@ export interface Suppression {
   createdAt: string;
 }
 
+/** Whose list: a workspace's, in one environment (the key's, the dashboard session's). */
+export interface ListScope {
+  workspaceId: string;
+  livemode: boolean;
+}
+
 export interface SuppressionStore {
   /** Adds (or strengthens) an entry; returns the entry as stored. */
   add(
-    workspaceId: string,
+    scope: ListScope,
     input: { address: string; reason: SuppressionReason; detail?: string | null; messageId?: string | null },
   ): Promise<Suppression>;
-  remove(workspaceId: string, address: string): Promise<boolean>;
-  get(workspaceId: string, address: string): Promise<Suppression | null>;
+  remove(scope: ListScope, address: string): Promise<boolean>;
+  get(scope: ListScope, address: string): Promise<Suppression | null>;
   /** Entries of the given addresses (lowercased keys). */
-  getMany(workspaceId: string, addresses: string[]): Promise<Map<string, Suppression>>;
+  getMany(scope: ListScope, addresses: string[]): Promise<Map<string, Suppression>>;
   /**
    * Newest first (ties by address); `after`: the position of the last entry of the previous page
    * (keyset paging: no entry is skipped or repeated); `before`: only entries older than a time;
    * `search`: addresses containing the text.
    */
   list(
-    workspaceId: string,
+    scope: ListScope,
     opts: { limit: number; after?: ListPosition | null; before?: string | null; reason?: SuppressionReason; search?: string },
   ): Promise<Suppression[]>;
   /** Every entry of the workspace, in pages of `batch` (an export): keyset paging, so no entry is skipped. */
-  each(workspaceId: string, batch?: number): AsyncGenerator<Suppression[]>;
+  each(scope: ListScope, batch?: number): AsyncGenerator<Suppression[]>;
 }
 
 /** Where a page of the list ends: its last entry's time and address (the list's order). */
@@ -82,22 +89,24 @@ const toSuppression = (r: Row): Suppression => ({
 const normalizeAddress = (a: string) => a.trim().toLowerCase();
 
 export function createSuppressionStore({ db, clock, ids }: Pick<Deps, 'db' | 'clock' | 'ids'>): SuppressionStore {
-  const get = async (workspaceId: string, address: string) => {
+  const get = async (scope: ListScope, address: string) => {
     const row = await db
       .selectFrom('suppressions')
       .select(['address', 'reason', 'detail', 'message_public_id', 'created_at'])
-      .where('workspace_id', '=', workspaceId)
+      .where('workspace_id', '=', scope.workspaceId)
+      .where('livemode', '=', flag(scope.livemode))
       .where('address', '=', normalizeAddress(address))
       .executeTakeFirst();
     return row ? toSuppression(row) : null;
   };
   const store: SuppressionStore = {
     get,
-    async add(workspaceId, input) {
+    async add(scope, input) {
       const address = normalizeAddress(input.address);
       const row = {
         id: ids.uuid(),
-        workspace_id: workspaceId,
+        workspace_id: scope.workspaceId,
+        livemode: flag(scope.livemode),
         address,
         reason: input.reason,
         detail: input.detail ?? null,
@@ -114,38 +123,42 @@ export function createSuppressionStore({ db, clock, ids }: Pick<Deps, 'db' | 'cl
         await db
           .updateTable('suppressions')
           .set({ reason: input.reason, detail: row.detail, message_public_id: row.message_public_id, created_at: row.created_at })
-          .where('workspace_id', '=', workspaceId)
+          .where('workspace_id', '=', scope.workspaceId)
+          .where('livemode', '=', row.livemode)
           .where('address', '=', address)
           .where('reason', '=', 'unsubscribe')
           .execute();
       }
-      return (await get(workspaceId, address))!;
+      return (await get(scope, address))!;
     },
-    async remove(workspaceId, address) {
+    async remove(scope, address) {
       const r = await db
         .deleteFrom('suppressions')
-        .where('workspace_id', '=', workspaceId)
+        .where('workspace_id', '=', scope.workspaceId)
+        .where('livemode', '=', flag(scope.livemode))
         .where('address', '=', normalizeAddress(address))
         .executeTakeFirst();
       return Number(r.numDeletedRows) > 0;
     },
-    async getMany(workspaceId, addresses) {
+    async getMany(scope, addresses) {
       const out = new Map<string, Suppression>();
       if (addresses.length === 0) return out;
       const rows = await db
         .selectFrom('suppressions')
         .select(['address', 'reason', 'detail', 'message_public_id', 'created_at'])
-        .where('workspace_id', '=', workspaceId)
+        .where('workspace_id', '=', scope.workspaceId)
+        .where('livemode', '=', flag(scope.livemode))
         .where('address', 'in', addresses.map(normalizeAddress))
         .execute();
       for (const r of rows) out.set(r.address, toSuppression(r));
       return out;
     },
-    async list(workspaceId, { limit, after, before, reason, search }) {
+    async list(scope, { limit, after, before, reason, search }) {
       let q = db
         .selectFrom('suppressions')
         .select(['address', 'reason', 'detail', 'message_public_id', 'created_at'])
-        .where('workspace_id', '=', workspaceId);
+        .where('workspace_id', '=', scope.workspaceId)
+        .where('livemode', '=', flag(scope.livemode));
       if (after) {
         q = q.where((eb) =>
           eb.or([
@@ -160,10 +173,10 @@ export function createSuppressionStore({ db, clock, ids }: Pick<Deps, 'db' | 'cl
       const rows = await q.orderBy('created_at', 'desc').orderBy('address').limit(limit).execute();
       return rows.map(toSuppression);
     },
-    async *each(workspaceId, batch = 1000) {
+    async *each(scope, batch = 1000) {
       let after: ListPosition | null = null;
       for (;;) {
-        const page = await store.list(workspaceId, { limit: batch, after });
+        const page = await store.list(scope, { limit: batch, after });
         if (page.length) yield page;
         if (page.length < batch) return;
         after = positionOf(page[page.length - 1]);
@@ -180,11 +193,15 @@ export function createSuppressionStore({ db, clock, ids }: Pick<Deps, 'db' | 'cl
 export function createSuppressionCheck(store: SuppressionStore) {
   return async (message: {
     workspaceId: string;
+    livemode: boolean;
     channel: string;
     recipient: string;
     templateSlug: string | null;
   }): Promise<{ kind: 'suppressed' | 'opted_out'; reason: string } | null> => {
-    const s = await store.get(message.workspaceId, suppressionKey(message.channel, message.recipient));
+    const s = await store.get(
+      { workspaceId: message.workspaceId, livemode: message.livemode },
+      suppressionKey(message.channel, message.recipient),
+    );
     if (!s) return null;
     if (s.reason === 'unsubscribe') {
       return message.templateSlug ? { kind: 'opted_out', reason: `${s.address} unsubscribed on ${s.createdAt}` } : null;
@@ -209,13 +226,19 @@ function suppressionKey(channel: string, recipient: string): string {
 
 /** The dispatcher's hook for permanent failures that ask for suppression (any channel). */
 export function createSuppressHook(store: SuppressionStore) {
-  return async (message: { workspaceId: string; channel: string; recipient: string; publicId: string }, detail: string): Promise<void> => {
-    await store.add(message.workspaceId, {
-      address: suppressionKey(message.channel, message.recipient),
-      reason: message.channel === 'email' ? 'bounce' : 'unregistered',
-      detail,
-      messageId: message.publicId,
-    });
+  return async (
+    message: { workspaceId: string; livemode: boolean; channel: string; recipient: string; publicId: string },
+    detail: string,
+  ): Promise<void> => {
+    await store.add(
+      { workspaceId: message.workspaceId, livemode: message.livemode },
+      {
+        address: suppressionKey(message.channel, message.recipient),
+        reason: message.channel === 'email' ? 'bounce' : 'unregistered',
+        detail,
+        messageId: message.publicId,
+      },
+    );
   };
 }
 

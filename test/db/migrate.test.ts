@@ -79,3 +79,79 @@ t.test('0008 keeps domains verified before it signing and receiving', async (t) 
     { id: 'shared', dkim_verified_at: null, mx_verified_at: 'T2' },
   ]);
 });
+
+for (const kind of testDatabases()) {
+  t.test(`0023 gives suppressions an environment: live, unless a test message caused them (${kind})`, async (t) => {
+    let handle;
+    if (kind === 'postgres') {
+      const pg = await freshPostgres();
+      t.teardown(pg.drop);
+      handle = openDatabase({ dialect: 'postgres', url: pg.url });
+    } else {
+      const dir = mkdtempSync(path.join(tmpdir(), 'postern-mig-'));
+      t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+      handle = openDatabase({ dialect: 'sqlite', file: path.join(dir, 'db.sqlite') });
+    }
+    t.teardown(() => handle.close());
+    const m0023 = await import('../../src/db/migrations/0023-suppression-environments.js');
+    await migrateToLatest(handle.db);
+    const db = handle.db as any;
+    // Back to the one list of before, with rows as it held them.
+    await m0023.down(db);
+    await db.insertInto('workspaces').values({ id: 'w', slug: 'acme', name: 'Acme', plan: 'pro', created_at: 'now' }).execute();
+    const message = (publicId: string, livemode: number) => ({
+      id: `id-${publicId}`,
+      public_id: publicId,
+      workspace_id: 'w',
+      livemode,
+      channel: 'email',
+      status: 'failed',
+      recipient: 'x@example.com',
+      content: '{}',
+      interpolate: 0,
+      vars: '{}',
+      metadata: '{}',
+      metadata_text: '{}',
+      search_text: '',
+      cc: '[]',
+      bcc: '[]',
+      attachments: '[]',
+      timeline: '[]',
+      created_at: 'then',
+      updated_at: 'then',
+    });
+    await db
+      .insertInto('messages')
+      .values([message('msg_live', 1), message('msg_test', 0)])
+      .execute();
+    const entry = (address: string, messageId: string | null) => ({
+      id: `sup-${address}`,
+      workspace_id: 'w',
+      address,
+      reason: 'bounce',
+      detail: null,
+      message_public_id: messageId,
+      created_at: 'then',
+    });
+    await db
+      .insertInto('suppressions')
+      .values([entry('bounced@example.com', 'msg_live'), entry('failed@example.com', 'msg_test'), entry('manual@example.com', null)])
+      .execute();
+    await m0023.up(db);
+    const rows = await db.selectFrom('suppressions').select(['address', 'livemode']).orderBy('address').execute();
+    t.same(
+      rows.map((r: any) => [r.address, Number(r.livemode)]),
+      [
+        ['bounced@example.com', 1],
+        ['failed@example.com', 0],
+        ['manual@example.com', 1],
+      ],
+    );
+    // The same address may now be listed in both environments.
+    await db
+      .insertInto('suppressions')
+      .values({ ...entry('failed@example.com', null), id: 'sup-live', livemode: 1 })
+      .execute();
+    t.equal((await db.selectFrom('suppressions').select('id').where('address', '=', 'failed@example.com').execute()).length, 2);
+  });
+}

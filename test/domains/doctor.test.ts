@@ -337,3 +337,14 @@ t.test('GET /v1/inbound/domains/{id}/checks', async (t) => {
   const sharedChecks = await d.request('GET', `/v1/inbound/domains/${shared.id}/checks`, { key: e.ws.live });
   t.same(statuses(sharedChecks.body.checks), { mx: 'pass' });
 });
+
+t.test('reverse DNS is asked of dns.servers, never answered by /etc/hosts', async (t) => {
+  // /etc/hosts names 127.0.0.1 (localhost, the machine's own names); the configured resolver's
+  // zone says mx.postern.test, which is what a receiver asking DNS sees.
+  const e = await boot(t, { publicIps: '127.0.0.1' });
+  e.dns.set(reverseName('127.0.0.1'), [{ type: 'PTR', data: HOST }]);
+  e.dns.set(HOST, [{ type: 'A', data: '127.0.0.1' }]);
+  const fcrdns = (await e.d.app.doctor.run()).host.find((c) => c.name === 'fcrdns');
+  t.match(fcrdns, { status: 'pass', detail: `127.0.0.1 → ${HOST} → 127.0.0.1` });
+  t.same(await e.d.app.dns.reverse('127.0.0.1'), [HOST], "the daemon's resolver answers from DNS alone");
+});

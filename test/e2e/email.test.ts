@@ -158,14 +158,14 @@ for (const db of testDatabases()) {
       t.match(url, `${d.url}/u/`);
       const page = await fetch(url);
       t.equal(page.status, 200, 'GET shows a confirmation page and changes nothing');
-      t.equal(await app.suppressions.get(ws.id, 'reader@example.net'), null);
+      t.equal(await app.suppressions.get({ workspaceId: ws.id, livemode: true }, 'reader@example.net'), null);
       const post = await fetch(url, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         body: 'List-Unsubscribe=One-Click',
       });
       t.equal(post.status, 200);
-      t.match(await app.suppressions.get(ws.id, 'reader@example.net'), { reason: 'unsubscribe' });
+      t.match(await app.suppressions.get({ workspaceId: ws.id, livemode: true }, 'reader@example.net'), { reason: 'unsubscribe' });
       const check = createSuppressionCheck(app.suppressions);
       t.match(await check({ ...dl.message }), { kind: 'opted_out' });
       t.equal(await check({ ...dl.message, templateSlug: null }), null, 'raw (transactional) sends still go out');

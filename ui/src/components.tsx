@@ -348,3 +348,37 @@ export function formatBytes(n: number): string {
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
   return `${(n / 1024 / 1024).toFixed(1)} MiB`;
 }
+
+/**
+ * HTML that is not the dashboard's (received mail, a sent message, a template preview) in a
+ * sandboxed frame served by /dashboard/view, with remote images blocked until the operator asks:
+ * loading them tells their server the mail was opened, from where and when. The one control for
+ * every such view; the server's side of the rule is isolated-html.ts imageSourcesAsked.
+ */
+export function IsolatedFrame(props: { src: string; title: string; class?: string }) {
+  const [remote, setRemote] = useState(false);
+  const src = remote ? `${props.src}${props.src.includes('?') ? '&' : '?'}remote=1` : props.src;
+  return (
+    <>
+      <div class="row">
+        {remote ? (
+          <p class="muted">Remote content loaded.</p>
+        ) : (
+          <>
+            <p class="muted">Remote images are blocked: loading them tells their server the message was opened.</p>
+            <button type="button" class="secondary" onClick={() => setRemote(true)}>
+              Load remote content
+            </button>
+          </>
+        )}
+      </div>
+      <iframe
+        key={remote ? 'remote' : 'local'}
+        title={props.title}
+        class={props.class ?? 'preview-frame'}
+        sandbox="allow-popups allow-popups-to-escape-sandbox"
+        src={src}
+      />
+    </>
+  );
+}

@@ -103,7 +103,7 @@ async function finishAttempt(
   if (!lone) await saveRecipients(deps.db, delivery.message.id, changed, deps.clock.now().toISOString());
   for (const address of summary.hardBounces) {
     const r = summary.recipients.find((x) => x.address === address);
-    await deps.suppressions.add(delivery.message.workspaceId, {
+    await deps.suppressions.add(delivery.message, {
       address,
       reason: 'bounce',
       detail: r?.response ?? null,

@@ -16,6 +16,7 @@ import type { BounceRules } from './bounce-rules.js';
 import type { Deps } from '../../deps.js';
 import type { Ledger } from '../../messages/ledger.js';
 import type { SuppressionStore } from '../../suppressions/store.js';
+import { isSet } from '../../db/schema.js';
 
 const mailparser = lazyRequire<typeof Mailparser>('mailparser');
 
@@ -123,7 +124,7 @@ export function createBounceHandler(
   async function applyToMessage(
     publicId: string,
     report: { fail?: string; note: string; recipient?: string },
-  ): Promise<{ workspaceId: string; recipient: string } | null> {
+  ): Promise<{ workspaceId: string; livemode: boolean; recipient: string } | null> {
     const done = await ledger.update(
       (trx) => trx.selectFrom('messages').selectAll().where('public_id', '=', publicId).executeTakeFirst(),
       (row) => {
@@ -137,7 +138,7 @@ export function createBounceHandler(
         return change;
       },
     );
-    return done ? { workspaceId: done.read.workspace_id, recipient: done.read.recipient } : null;
+    return done ? { workspaceId: done.read.workspace_id, livemode: isSet(done.read.livemode), recipient: done.read.recipient } : null;
   }
 
   return {
@@ -164,7 +165,7 @@ export function createBounceHandler(
       if (reportType === 'feedback-report') {
         const m = await applyToMessage(publicId, { note: 'complaint: the recipient reported this message as spam' });
         if (m)
-          await deps.suppressions.add(m.workspaceId, {
+          await deps.suppressions.add(m, {
             address: m.recipient,
             reason: 'complaint',
             detail: 'feedback report',
@@ -181,7 +182,7 @@ export function createBounceHandler(
           const error = `bounced: ${r.recipient} ${r.status}${r.diagnostic ? ` ${r.diagnostic}` : ''}`.trim();
           const m = await applyToMessage(publicId, { fail: error, note: error, recipient: r.recipient });
           if (m && suppresses(r))
-            await deps.suppressions.add(m.workspaceId, { address: r.recipient, reason: 'bounce', detail: error, messageId: publicId });
+            await deps.suppressions.add(m, { address: r.recipient, reason: 'bounce', detail: error, messageId: publicId });
         } else if (r.action === 'delayed') {
           await applyToMessage(publicId, { note: `delayed: ${r.recipient} ${r.status} ${r.diagnostic}`.trim() });
         }

@@ -89,7 +89,7 @@ async function recipientsOf(deps: EmailDeps, delivery: Delivery): Promise<{ reci
   const secondary = recipients.filter((r) => r.kind !== 'to' && r.status === 'pending');
   if (secondary.length) {
     const suppressed = await deps.suppressions.getMany(
-      m.workspaceId,
+      m,
       secondary.map((r) => r.address),
     );
     for (const r of secondary) {

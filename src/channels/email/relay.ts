@@ -11,14 +11,20 @@
 //   require: STARTTLS with a verified certificate, or the message is deferred (never plain text);
 //   none: never STARTTLS (smtps:// is still TLS, unverified).
 // A certificate verifies against the system's CAs plus those of `delivery.relayCaFile`.
+// The relay's name is looked up through `dns.servers` like every other name (relayAddress):
+// nodemailer would ask the system's resolvers and then getaddrinfo, which reads /etc/hosts. The
+// pool is handed a connected socket; TLS, SNI and the certificate check still use the name.
 import { isAscii } from 'node:buffer';
 import { readFileSync } from 'node:fs';
+import net from 'node:net';
 import { rootCertificates } from 'node:tls';
 import type Nodemailer from 'nodemailer';
 import { lazyRequire } from '../../lib/lazy.js';
 import type SMTPPool from 'nodemailer/lib/smtp-pool/index.js';
 import type { ChannelTransport, Delivery, DeliveryOutcome } from '../../channel.js';
 import { ConfigError, type Config } from '../../config.js';
+import type { Deps } from '../../deps.js';
+import { isNoData, type DnsResolver } from '../../lib/dns.js';
 import { attempt, recordRejection } from './attempt.js';
 import type { EmailDeps } from './prepare.js';
 import type { SmtpError } from './smtp-pool.js';
@@ -26,7 +32,7 @@ import type { SmtpError } from './smtp-pool.js';
 // Loaded when a relay is configured (lib/lazy.ts).
 const nodemailer = lazyRequire<typeof Nodemailer>('nodemailer');
 
-export interface RelayDeps extends EmailDeps {
+export interface RelayDeps extends EmailDeps, Pick<Deps, 'dns'> {
   connectionId: string;
 }
 
@@ -71,8 +77,50 @@ export function relayPoolOptions(config: Config): SMTPPool.Options {
   };
 }
 
+/** The relay's address from dns.servers: an IP literal as is, else its A record, else its AAAA. */
+export async function relayAddress(dns: Pick<DnsResolver, 'resolve4' | 'resolve6'>, host: string): Promise<string> {
+  if (net.isIP(host)) return host;
+  const none = (err: unknown) => {
+    if (isNoData(err)) return [];
+    throw err;
+  };
+  const found = (await dns.resolve4(host).catch(none))[0] ?? (await dns.resolve6(host).catch(none))[0];
+  if (found === undefined) throw Object.assign(new Error(`the relay ${host} has no A or AAAA record`), { code: 'EDNS' });
+  return found;
+}
+
+/** A TCP connection to the relay at its address from dns.servers, for the pool (its getSocket). */
+function relaySocket(dns: DnsResolver, host: string, port: number, timeoutMs: number): Promise<net.Socket> {
+  return relayAddress(dns, host).then(
+    (address) =>
+      new Promise((resolve, reject) => {
+        const socket = net.connect({ host: address, port });
+        const fail = (err: Error) => {
+          socket.destroy();
+          reject(err);
+        };
+        socket.setTimeout(timeoutMs, () => fail(Object.assign(new Error(`connection to ${host} timed out`), { code: 'ETIMEDOUT' })));
+        socket.once('error', fail);
+        socket.once('connect', () => {
+          socket.setTimeout(0);
+          socket.off('error', fail);
+          resolve(socket);
+        });
+      }),
+  );
+}
+
 export function createRelayTransport(deps: RelayDeps): ChannelTransport {
-  const options = relayPoolOptions(deps.config);
+  const base = relayPoolOptions(deps.config);
+  const options: SMTPPool.Options = {
+    ...base,
+    getSocket: (_opts, callback) => {
+      relaySocket(deps.dns, base.host!, base.port!, deps.config.delivery.timeout).then(
+        (connection) => callback(null, { connection }),
+        (err: Error) => callback(err, null),
+      );
+    },
+  };
   const transport = nodemailer().createTransport(options);
   // As the URL names it (host, and port when given), for timeline notes and errors.
   const relayHost = new URL(deps.config.delivery.relayUrl).host;

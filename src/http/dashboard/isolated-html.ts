@@ -10,6 +10,16 @@ import type { Response } from 'express';
 /** Where images may come from: embedded only (data:, cid:), or the web as well. */
 export type ImageSources = 'embedded' | 'any';
 
+/**
+ * The one rule of every isolated view (received mail, a sent message, a template preview): remote
+ * images stay blocked until the operator asks for them with `?remote=1` (the dashboard's "Load
+ * remote content"). Fetching them tells their server the mail was opened, from where and when; a
+ * template's images may be a tracker or a third party's as much as a sender's.
+ */
+export function imageSourcesAsked(query: { remote?: unknown }): ImageSources {
+  return query.remote === '1' ? 'any' : 'embedded';
+}
+
 export function isolatedHtmlCsp(images: ImageSources): string {
   return [
     "default-src 'none'",

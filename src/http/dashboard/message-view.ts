@@ -6,8 +6,8 @@
 // tracking, List-Unsubscribe, the DKIM signature. It is what delivery sends, but for the Date (and
 // so the signature), which delivery sets when the message goes; a test-mode message shows what a
 // live one would have been.
-//   /dashboard/view/messages/:id/html        the HTML alone, with its own CSP (no script, no remote
-//                                            load), for an <iframe sandbox> in the dashboard
+//   /dashboard/view/messages/:id/html        the HTML alone, with its own CSP (no script; remote
+//                                            images with ?remote=1 only), for an <iframe sandbox>
 //   /dashboard/view/messages/:id/source.eml  the source, as a download
 //   /dashboard/api/messages/:id/rendered     { channel, output, headers: [[name, value]] } (JSON)
 import { Router, type Response } from 'express';
@@ -18,7 +18,7 @@ import { scopedMessageRow } from '../../messages/read.js';
 import { renderRequestOf } from '../../outbound/dispatcher.js';
 import { renderOutput } from '../../templates/render.js';
 import { actingOn, type DashboardDeps } from './context.js';
-import { sendIsolatedHtml } from './isolated-html.js';
+import { imageSourcesAsked, sendIsolatedHtml } from './isolated-html.js';
 
 async function rowOf(deps: DashboardDeps, res: Response, publicId: string): Promise<MessageRow> {
   const { workspace, env } = await actingOn(deps, res);
@@ -60,7 +60,7 @@ export function messageViewRoutes(deps: DashboardDeps): Router {
     const row = await rowOf(deps, res, String(req.params.id));
     if (row.channel !== 'email') throw new AppError('not_found', 'only an email message has HTML');
     const out = rendered(row) as EmailOutput;
-    sendIsolatedHtml(res, out.html || '<p>(no HTML part)</p>', 'embedded');
+    sendIsolatedHtml(res, out.html || '<p>(no HTML part)</p>', imageSourcesAsked(req.query));
   });
   r.get('/messages/:id/source.eml', async (req, res) => {
     const row = await rowOf(deps, res, String(req.params.id));

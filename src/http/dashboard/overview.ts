@@ -18,7 +18,8 @@
 //   warnings: [{ kind: 'unverified_domain' | 'failed_domain' | 'bounce_rate', message }]
 // }
 // Windows count messages accepted in the window by their status now; bounced and complained are
-// suppressions added in the window (a workspace-wide list, both environments).
+// suppressions added in the window to the environment's list (a test key's simulated bounces count
+// in test only).
 import { Router } from 'express';
 import { createOverview } from '../../workspaces/overview.js';
 import { actingOn, type DashboardDeps } from './context.js';

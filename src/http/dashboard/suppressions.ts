@@ -1,7 +1,6 @@
 // The suppression list as a CSV download (the page lists and searches through /v1/suppressions),
 // streamed page by page from the suppression store so a list of 100k addresses never sits in
-// memory. The list is the workspace's (both environments share it: a bounce is a fact about the
-// address).
+// memory. The list is the one of the workspace and environment the session acts on, as the page's.
 import { Router } from 'express';
 import { actingOn, type DashboardDeps } from './context.js';
 
@@ -16,11 +15,11 @@ export function suppressionExportRoutes(deps: DashboardDeps): Router {
   const r = Router();
 
   r.get('/suppressions.csv', async (_req, res) => {
-    const { workspace } = await actingOn(deps, res);
+    const { workspace, env } = await actingOn(deps, res);
     res.setHeader('Content-Type', 'text/csv; charset=utf-8');
-    res.setHeader('Content-Disposition', `attachment; filename="suppressions-${workspace.slug}.csv"`);
+    res.setHeader('Content-Disposition', `attachment; filename="suppressions-${workspace.slug}-${env}.csv"`);
     res.write('address,reason,detail,message_id,created_at\r\n');
-    for await (const page of deps.suppressions.each(workspace.id)) {
+    for await (const page of deps.suppressions.each({ workspaceId: workspace.id, livemode: env === 'live' })) {
       const chunk = page.map((s) => [s.address, s.reason, s.detail, s.messageId, s.createdAt].map(csvField).join(',') + '\r\n').join('');
       if (res.destroyed) return; // the browser went away
       if (!res.write(chunk))

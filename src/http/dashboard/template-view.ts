@@ -1,13 +1,14 @@
 // A template's rendered email HTML, served alone for the editor's sandboxed preview iframe. The
 // dashboard page's CSP forbids inline styles and a srcdoc frame would inherit it, so the preview is
-// its own document with its own CSP: no scripts, inline styles, images from anywhere (a template's
-// images are the workspace's own). It renders through the same store as POST /v1/templates/{slug}/render.
+// its own document with its own CSP: no scripts, inline styles, and remote images only once the
+// operator asks (?remote=1), the same rule as received mail (isolated-html.ts imageSourcesAsked).
+// It renders through the same store as POST /v1/templates/{slug}/render.
 import { Router } from 'express';
 import { invalidRequest } from '../../lib/errors.js';
 import { nestsDeeperThan, paramTooDeep } from '../../lib/json-depth.js';
 import { normalizeSlug } from '../../templates/store.js';
 import { actingOn, type DashboardDeps } from './context.js';
-import { sendIsolatedHtml } from './isolated-html.js';
+import { imageSourcesAsked, sendIsolatedHtml } from './isolated-html.js';
 
 function parseVars(v: unknown): Record<string, unknown> {
   if (v === undefined || v === '') return {};
@@ -24,7 +25,8 @@ function parseVars(v: unknown): Record<string, unknown> {
 
 export function templateViewRoutes(deps: DashboardDeps): Router {
   const r = Router();
-  // ?version=N (a draft included) and ?vars={json}; without version, the current published one.
+  // ?version=N (a draft included) and ?vars={json}; without version, the current published one;
+  // ?remote=1 loads remote images.
   r.get('/templates/:slug', async (req, res) => {
     const { workspace } = await actingOn(deps, res);
     const version = req.query.version === undefined ? undefined : Number(req.query.version);
@@ -34,7 +36,7 @@ export function templateViewRoutes(deps: DashboardDeps): Router {
       version,
     });
     const html = result.channel === 'email' ? (result.output as { html: string }).html : '';
-    sendIsolatedHtml(res, html || '<p>(No HTML part: the text version is shown beside.)</p>', 'any');
+    sendIsolatedHtml(res, html || '<p>(No HTML part: the text version is shown beside.)</p>', imageSourcesAsked(req.query));
   });
   return r;
 }

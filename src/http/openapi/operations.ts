@@ -15,7 +15,8 @@ import { forwardViewSchema } from '../../forwarding/forwarding.js';
 import { createAddressBody, inboundAddressSchema } from '../../inbound/addresses.js';
 import { receivedDetailSchema, receivedSummarySchema } from '../../inbound/received.js';
 import type { ErrorCode } from '../../lib/errors.js';
-import { MESSAGE_STATUSES, messagePageSchema, messageSchema } from '../../messages/message.js';
+import { messagePageSchema, messageSchema } from '../../messages/message.js';
+import { STATUS_FILTERS } from '../../messages/read.js';
 import { acceptResponseSchema } from '../../outbound/accept.js';
 import { reportQuery } from '../../reports/reports.js';
 import { dmarcDaySchema, tlsDaySchema } from '../../reports/store.js';
@@ -79,7 +80,10 @@ const deleted = z.object({ deleted: z.literal(true) });
 const messagesQuery = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50),
   cursor: z.string().optional().describe('the `nextCursor` of the previous page'),
-  status: z.enum(MESSAGE_STATUSES).optional(),
+  status: z
+    .enum(STATUS_FILTERS)
+    .optional()
+    .describe('a status, or `deferred`: `dispatched` after a temporary failure, waiting for (or in) its next attempt'),
   template: z.string().optional().describe('template slug'),
   channel: z.enum(CHANNELS).optional(),
   q: z.string().max(512).optional().describe('a part of the public id, recipient, template slug or a metadata key or value'),
@@ -343,7 +347,7 @@ export const OPERATIONS: Operation[] = [
     path: '/v1/suppressions',
     id: 'listSuppressions',
     tag: 'suppressions',
-    summary: 'List suppressed addresses, newest first',
+    summary: "List the key's environment's suppressed addresses, newest first",
     scope: 'read',
     query: listSuppressionsQuery,
     success: [
@@ -360,7 +364,7 @@ export const OPERATIONS: Operation[] = [
     path: '/v1/suppressions',
     id: 'addSuppression',
     tag: 'suppressions',
-    summary: 'Suppress an address',
+    summary: "Suppress an address for the key's environment",
     scope: 'send',
     body: addSuppressionBody,
     success: [{ status: 201, description: 'the entry', json: suppressionSchema }],
@@ -371,7 +375,7 @@ export const OPERATIONS: Operation[] = [
     path: '/v1/suppressions/:address',
     id: 'removeSuppression',
     tag: 'suppressions',
-    summary: 'Remove an address from the list',
+    summary: "Remove an address from the key's environment's list",
     scope: 'send',
     params: { address: 'the suppressed address' },
     success: [{ status: 200, description: 'removed', json: z.object({ address: z.string(), deleted: z.literal(true) }) }],

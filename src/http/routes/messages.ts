@@ -10,8 +10,8 @@ import type { Config } from '../../config.js';
 import type { EventBus } from '../../events/bus.js';
 import type { Ledger } from '../../messages/ledger.js';
 import { AppError, invalidRequest } from '../../lib/errors.js';
-import { MESSAGE_STATUSES as STATUSES, type Message, type MessageStatus } from '../../messages/message.js';
-import { matchesFilters, type ListFilters } from '../../messages/read.js';
+import type { Message } from '../../messages/message.js';
+import { matchesFilters, STATUS_FILTERS as STATUSES, type ListFilters, type StatusFilter } from '../../messages/read.js';
 import type { Outbound } from '../../outbound/outbound.js';
 import { principalOf, requireScope } from '../auth.js';
 
@@ -27,8 +27,8 @@ function parseFilters(req: Request): ListFilters & { tail: boolean } {
   const limit = limitText === undefined ? 50 : Number(limitText);
   if (!/^\d+$/.test(limitText ?? '50') || limit < 1 || limit > 200) throw invalidRequest('limit must be an integer from 1 to 200');
   const status = one(q.status, 'status');
-  if (status !== undefined && !STATUSES.includes(status as MessageStatus))
-    throw invalidRequest(`unknown status ${status}; statuses are ${STATUSES.join(', ')}`);
+  if (status !== undefined && !STATUSES.includes(status as StatusFilter))
+    throw invalidRequest(`unknown status ${status}; statuses are ${STATUSES.join(', ')} (deferred: dispatched and waiting to be retried)`);
   const channel = one(q.channel, 'channel');
   if (channel !== undefined && !CHANNELS.includes(channel as Channel))
     throw invalidRequest(`unknown channel ${channel}; channels are ${CHANNELS.join(', ')}`);
@@ -47,7 +47,7 @@ function parseFilters(req: Request): ListFilters & { tail: boolean } {
   return {
     limit,
     cursor: one(q.cursor, 'cursor'),
-    status: status as MessageStatus | undefined,
+    status: status as StatusFilter | undefined,
     template: one(q.template, 'template'),
     channel: channel as Channel | undefined,
     q: search || undefined,

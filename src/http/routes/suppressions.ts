@@ -1,10 +1,11 @@
-// /v1/suppressions: the workspace's suppression list. GET (scope read) lists entries newest first
+// /v1/suppressions: the suppression list of the key's workspace and environment (a test key's list
+// holds only test sends, a live key's only live ones). GET (scope read) lists entries newest first
 // (`limit` 1–200, default 50; `cursor` the `nextCursor` of the previous page; `before` an ISO
 // timestamp, the older way to page, which skips entries sharing the boundary millisecond; `reason`
 // filter; `q` a part of the address);
 // POST (scope send) adds `{address, reason?: manual}`; DELETE /v1/suppressions/{address} (scope send)
 // removes one, after which sends to the address go out again.
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import { AppError, notFound } from '../../lib/errors.js';
 import { parseBody, zodIssues } from '../../lib/validation.js';
 import {
@@ -13,9 +14,15 @@ import {
   decodePosition,
   encodePosition,
   positionOf,
+  type ListScope,
   type SuppressionStore,
 } from '../../suppressions/store.js';
 import { principalOf, requireScope } from '../auth.js';
+
+const scopeOf = (res: Response): ListScope => {
+  const p = principalOf(res);
+  return { workspaceId: p.workspace.id, livemode: p.livemode };
+};
 
 export function suppressionRoutes(store: SuppressionStore): Router {
   const r = Router();
@@ -30,7 +37,7 @@ export function suppressionRoutes(store: SuppressionStore): Router {
       );
     const after = q.data.cursor === undefined ? null : decodePosition(q.data.cursor);
     if (q.data.cursor !== undefined && !after) throw new AppError('invalid_request', 'cursor: not a cursor this list gave out');
-    const data = await store.list(principalOf(res).workspace.id, { ...q.data, after, search: q.data.q });
+    const data = await store.list(scopeOf(res), { ...q.data, after, search: q.data.q });
     const more = data.length === q.data.limit;
     res.json({
       data,
@@ -40,12 +47,12 @@ export function suppressionRoutes(store: SuppressionStore): Router {
   });
   r.post('/suppressions', requireScope('send'), async (req, res) => {
     const body = parseBody(addSuppressionBody, req.body);
-    const entry = await store.add(principalOf(res).workspace.id, body);
+    const entry = await store.add(scopeOf(res), body);
     res.status(201).json(entry);
   });
   r.delete('/suppressions/:address', requireScope('send'), async (req, res) => {
     const address = String(req.params.address);
-    if (!(await store.remove(principalOf(res).workspace.id, address))) throw notFound(`suppression ${address}`);
+    if (!(await store.remove(scopeOf(res), address))) throw notFound(`suppression ${address}`);
     res.json({ address: address.toLowerCase(), deleted: true });
   });
   return r;

@@ -51,7 +51,11 @@ export function trackingRoutes(deps: TrackingRouteDeps): Router {
   });
   r.post('/u/:token', express.urlencoded({ extended: false, limit: '4kb' }), async (req, res) => {
     const p = await unsubscribeTarget(String(req.params.token));
-    await deps.suppressions.add(p.w!, { address: p.r!, reason: 'unsubscribe', detail: 'one-click unsubscribe', messageId: p.m });
+    // Only live mail carries an unsubscribe link: test keys never reach a mailbox.
+    await deps.suppressions.add(
+      { workspaceId: p.w!, livemode: true },
+      { address: p.r!, reason: 'unsubscribe', detail: 'one-click unsubscribe', messageId: p.m },
+    );
     res.type('html').send('<!doctype html><meta charset="utf-8"><title>Unsubscribed</title><p>You are unsubscribed.</p>');
   });
   return r;

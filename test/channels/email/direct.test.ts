@@ -99,7 +99,7 @@ for (const db of testDatabases()) {
       const failed = makeDelivery(app, ws.id, { recipient: 'gone@example.net' });
       const out = await transport.deliver(failed);
       t.match(out, { kind: 'failed', suppress: true, error: /550 5\.1\.1 no such user/ });
-      t.match(await suppressions.get(ws.id, 'gone@example.net'), { reason: 'bounce' });
+      t.match(await suppressions.get({ workspaceId: ws.id, livemode: true }, 'gone@example.net'), { reason: 'bounce' });
 
       const dl = makeDelivery(app, ws.id, { recipient: 'busy@other.org', cc: ['alice@example.net'] });
       const before = sink.received.length;

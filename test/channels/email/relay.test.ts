@@ -8,6 +8,7 @@ import path from 'node:path';
 import t, { type Test } from 'tap';
 import type { Config } from '../../../src/config.js';
 import { bootDaemon } from '../../helpers/daemon.js';
+import { startDnsServer } from '../../helpers/dns-server.js';
 import { makeTestCa } from '../../helpers/self-signed.js';
 import { emailTransport, makeDelivery, startSink, type SinkOptions } from '../../helpers/smtp-sink.js';
 
@@ -236,4 +237,29 @@ t.test('delivery.tls and delivery.relayCaFile against relays with STARTTLS, impl
       }
     });
   }
+});
+
+t.test("the relay's name is looked up through dns.servers, not the system's resolver", async (t) => {
+  const relay = await startSink(t);
+  // The name exists only in the configured resolver's zone: the system's resolvers and /etc/hosts
+  // do not know it.
+  const dns = await startDnsServer({ 'relay.postern.test': [{ type: 'A', data: '127.0.0.1' }] });
+  t.teardown(() => dns.close());
+  const d = await bootDaemon(t, {
+    env: {
+      POSTERN_DNS_SERVERS: dns.address,
+      POSTERN_DELIVERY_MODE: 'relay',
+      POSTERN_DELIVERY_RELAY_URL: `smtp://relay.postern.test:${relay.port}`,
+      POSTERN_DELIVERY_TLS: 'none',
+    },
+  });
+  const ws = await d.workspace('acme', { plan: 'pro' });
+  const r = await d.request('POST', '/v1/send-raw', {
+    key: ws.live,
+    body: { to: 'someone@anywhere.example', channel: 'email', content: { subject: 'Relayed', text: 'hello' } },
+  });
+  t.equal(r.status, 202);
+  await d.app.workers.find((w) => w.name === 'dispatcher')!.tick();
+  t.match((await d.request('GET', `/v1/messages/${r.body.id}`, { key: ws.live })).body, { status: 'sent', provider: 'smtp-relay' });
+  t.equal(relay.received.length, 1, 'the relay named only in dns.servers got it');
 });

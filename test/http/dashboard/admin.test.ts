@@ -89,25 +89,28 @@ t.test('suppression search and CSV export', async (t) => {
   await daemon.app.operators.create({ ...OWNER, role: 'owner' });
   const owner = await dashboardLogin(daemon, OWNER);
   t.equal((await owner.request('PUT', '/dashboard/api/selection', { workspaceId: acme.id, env: 'test' })).status, 200);
+  const testList = { workspaceId: acme.id, livemode: false };
   // 2,500 entries, many sharing a timestamp: the export pages by (time, address) and skips none.
   for (let i = 0; i < 2500; i++) {
     if (i % 500 === 0) daemon.clock.advance(1000);
-    await daemon.app.suppressions.add(acme.id, {
+    await daemon.app.suppressions.add(testList, {
       address: `user${i}@example.com`,
       reason: 'manual',
       detail: i === 7 ? '=HYPERLINK("x")' : null,
     });
   }
-  await daemon.app.suppressions.add(globex.id, { address: 'other@example.com', reason: 'bounce' });
+  await daemon.app.suppressions.add({ workspaceId: globex.id, livemode: false }, { address: 'other@example.com', reason: 'bounce' });
+  await daemon.app.suppressions.add({ workspaceId: acme.id, livemode: true }, { address: 'live-only@example.com', reason: 'bounce' });
 
   const csv = await owner.request('GET', '/dashboard/api/suppressions.csv');
   t.equal(csv.status, 200);
   t.match(csv.headers.get('content-type'), /^text\/csv/);
-  t.equal(csv.headers.get('content-disposition'), 'attachment; filename="suppressions-acme.csv"');
+  t.equal(csv.headers.get('content-disposition'), 'attachment; filename="suppressions-acme-test.csv"');
   const lines = csv.text.trim().split('\r\n');
   t.equal(lines.length, 2501, 'a header and every entry');
   t.equal(new Set(lines.slice(1).map((l) => l.split(',')[0])).size, 2500, 'each once');
   t.notOk(csv.text.includes('other@example.com'), "no other workspace's entry");
+  t.notOk(csv.text.includes('live-only@example.com'), "no entry of the other environment's list");
   t.ok(
     lines.some((l) => l.startsWith(`user7@example.com,manual,"'=HYPERLINK(""x"")"`)),
     'a formula is defused and quoted',

@@ -137,8 +137,12 @@ t.test('template preview: own CSP, renders a draft with vars; test send goes to 
   const csp = res.headers.get('content-security-policy')!;
   t.notMatch(csp, /script-src/);
   t.match(csp, /sandbox allow-popups allow-popups-to-escape-sandbox/);
-  t.match(csp, /img-src data: cid: https: http:/);
+  t.match(csp, /img-src data: cid:;/, 'remote images blocked on open, as for received mail');
   t.match(await res.text(), /Hello Ada/);
+  const remote = await fetch(`${d.url}/dashboard/view/templates/welcome?version=1&vars=${vars}&remote=1`, {
+    headers: { cookie: headers.cookie },
+  });
+  t.match(remote.headers.get('content-security-policy'), /img-src data: cid: https: http:;/, 'and loaded once asked');
   const bad = await fetch(`${d.url}/dashboard/view/templates/welcome?version=1&vars=nope`, { headers: { cookie: headers.cookie } });
   t.equal(bad.status, 400);
 

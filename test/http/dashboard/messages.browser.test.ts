@@ -52,6 +52,19 @@ t.test('messages pages', async (t) => {
     t.equal(await rows.count(), 1);
     t.equal(await page.getByLabel('Status').inputValue(), 'failed');
 
+    // The list shows the deferred message as deferred, and the filter of that name finds it alone.
+    await page.goto(`${d.url}/dashboard/messages`);
+    await page
+      .getByRole('row', { name: new RegExp(deferred) })
+      .locator('.badge', { hasText: 'deferred' })
+      .waitFor();
+    await page.getByLabel('Status').selectOption('deferred');
+    await page.getByRole('button', { name: 'Apply' }).click();
+    await page.waitForURL(/status=deferred/);
+    await page.getByRole('link', { name: failed }).waitFor({ state: 'detached' });
+    t.equal(await rows.count(), 1, 'status=deferred: the deferred message only');
+    t.equal(await rows.first().getByRole('link').textContent(), deferred);
+
     await page.goto(`${d.url}/dashboard/messages?metadata%5Bteam%5D=odd`);
     await page.getByRole('link', { name: ids[1] }).waitFor();
     t.equal(await rows.count(), 4, 'metadata[team]=odd');

@@ -6,6 +6,8 @@
 import t from 'tap';
 import { bootDaemon, type TestDaemon } from '../../helpers/daemon.js';
 import { dashboardLogin } from '../../helpers/dashboard.js';
+import { testDatabases } from '../../helpers/databases.js';
+import { startRemoteMx } from '../../helpers/smtp-sink.js';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -54,16 +56,19 @@ t.test('overview figures', async (t) => {
   await seed('dispatched', 4 * HOUR, { due_at: iso(now + HOUR) });
   await seed('dispatched', 4 * HOUR, { due_at: iso(now - 600_000), locked_by: 'node-a', locked_until: iso(now + 60_000) });
 
-  for (const [reason, age] of [
-    ['bounce', HOUR],
-    ['complaint', HOUR],
-    ['bounce', 2 * DAY],
+  // The live bounce is another environment's: the test overview does not count it.
+  for (const [reason, age, livemode] of [
+    ['bounce', HOUR, 0],
+    ['complaint', HOUR, 0],
+    ['bounce', 2 * DAY, 0],
+    ['bounce', HOUR, 1],
   ] as const) {
     await d.app.db
       .insertInto('suppressions')
       .values({
-        id: `sup-${reason}-${age}`,
+        id: `sup-${reason}-${age}-${livemode}`,
         workspace_id: ws.id,
+        livemode,
         address: `${reason}${age}@example.com`,
         reason,
         detail: null,
@@ -143,6 +148,32 @@ t.test('overview figures', async (t) => {
   const live = (await call('GET', '/dashboard/api/overview')).body;
   t.match(live.windows['24h'], { accepted: 1, delivered: 1 });
 });
+
+for (const db of testDatabases()) {
+  t.test(`test simulations are not live bounces, and live usage is counted on an unlimited plan (${db})`, async (t) => {
+    const { env } = await startRemoteMx(t);
+    const d = await bootDaemon(t, { db, env });
+    const ws = await d.workspace('acme', { plan: 'custom' });
+    const tick = () => d.app.workers.find((w) => w.name === 'dispatcher')!.tick();
+    const send = async (key: string, to: string) => {
+      const r = await d.request('POST', '/v1/send-raw', { key, body: { to, channel: 'email', content: { subject: 'Hi', text: 'x' } } });
+      t.equal(r.status, 202);
+      await tick();
+      return (await d.request('GET', `/v1/messages/${r.body.id}`, { key })).body;
+    };
+    t.match(await send(ws.test, 'failed@example.com'), { status: 'failed' });
+    t.match(await send(ws.test, 'bounce@example.com'), { status: 'failed' });
+    for (let i = 0; i < 3; i++) t.match(await send(ws.live, `reader${i}@example.net`), { status: 'delivered' });
+
+    const live = (await (await dashboardSession(d, ws.id, 'live'))('GET', '/dashboard/api/overview')).body;
+    t.match(live.windows['24h'], { accepted: 3, delivered: 3, failed: 0, bounced: 0, bounceRate: 0 }, 'no simulated bounce on live');
+    t.same(live.quota.messages, { used: 3, limit: null }, 'live messages this month: 3 / ∞');
+
+    const test = (await (await dashboardSession(d, ws.id, 'test'))('GET', '/dashboard/api/overview')).body;
+    t.match(test.windows['24h'], { accepted: 2, failed: 2, bounced: 2 }, 'the simulations count in test');
+    t.same(test.quota.messages, { used: 3, limit: null }, 'test sends are not usage');
+  });
+}
 
 t.test('without a session: 401', async (t) => {
   const d = await bootDaemon(t);

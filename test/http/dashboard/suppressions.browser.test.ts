@@ -24,7 +24,10 @@ t.test('add, search, export and remove suppressions', async (t) => {
   await form.getByLabel('Note (optional)').fill('asked by phone');
   await form.getByRole('button', { name: 'Suppress' }).click();
   await page.getByRole('row', { name: /someone@example\.net/ }).waitFor();
-  t.ok((await daemon.app.suppressions.get(ws.id, 'someone@example.net'))?.reason === 'manual', 'stored as a manual suppression');
+  t.ok(
+    (await daemon.app.suppressions.get({ workspaceId: ws.id, livemode: true }, 'someone@example.net'))?.reason === 'manual',
+    'stored as a manual suppression',
+  );
 
   const search = page.getByRole('search', { name: 'Search suppressions' });
   await search.getByLabel('Search').fill('example.org');
@@ -41,7 +44,7 @@ t.test('add, search, export and remove suppressions', async (t) => {
   await page.getByRole('row', { name: /bounced@example\.com/ }).waitFor();
 
   const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Export CSV' }).click()]);
-  t.equal(download.suggestedFilename(), 'suppressions-acme.csv');
+  t.equal(download.suggestedFilename(), 'suppressions-acme-live.csv');
   const csv = readFileSync(await download.path(), 'utf8');
   const lines = csv.trim().split('\r\n');
   t.equal(lines[0], 'address,reason,detail,message_id,created_at', 'a header line');
@@ -60,5 +63,5 @@ t.test('add, search, export and remove suppressions', async (t) => {
   await checkPage(t, page, 'suppressions-remove-confirm');
   await dialog.getByRole('button', { name: 'Remove', exact: true }).click();
   await page.getByRole('row', { name: /bounced@example\.com/ }).waitFor({ state: 'detached' });
-  t.equal(await daemon.app.suppressions.get(ws.id, 'bounced@example.com'), null, 'removed from the store');
+  t.equal(await daemon.app.suppressions.get({ workspaceId: ws.id, livemode: true }, 'bounced@example.com'), null, 'removed from the store');
 });

@@ -1,13 +1,35 @@
 // The Templates pages in a real browser: create a template, edit its draft, watch the live
 // preview follow the sample variables, publish, edit and publish again, diff v1 and v2, and send a
 // test that lands in the test environment.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { checkPage, launchBrowser, loggedIn } from '../../helpers/browser.js';
 import { bootDaemon } from '../../helpers/daemon.js';
 
+/** A loopback HTTP server that records the requests for its images. */
+async function pixelServer(t: { teardown(fn: () => unknown): void }) {
+  const hits: string[] = [];
+  const server = http.createServer((req, res) => {
+    hits.push(req.url ?? '');
+    res.writeHead(200, { 'content-type': 'image/png' });
+    res.end(Buffer.from('89504e470d0a1a0a', 'hex'));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise((resolve) => server.close(resolve)));
+  return { port: (server.address() as AddressInfo).port, hits };
+}
+
+/** Polls a condition, at most 5 s. */
+async function until(pred: () => boolean): Promise<boolean> {
+  for (let i = 0; i < 100 && !pred(); i++) await new Promise((r) => setTimeout(r, 50));
+  return pred();
+}
+
 t.test('an operator creates, previews, publishes, diffs and test-sends a template', async (t) => {
   const daemon = await bootDaemon(t);
   const ws = await daemon.workspace('acme');
+  const pixel = await pixelServer(t);
   const browser = await launchBrowser(t);
   const { page } = await loggedIn(t, browser, daemon);
 
@@ -20,7 +42,8 @@ t.test('an operator creates, previews, publishes, diffs and test-sends a templat
   await page.getByRole('heading', { name: 'Template welcome', level: 1 }).waitFor();
 
   await page.getByLabel('Subject').fill('Welcome, {{name}}');
-  await page.getByLabel('HTML body').fill('<h1>Hello {{name}}</h1>\n<p>Thanks for joining {{team}}.</p>\n<p>See you soon.</p>');
+  const logo = `<img alt="logo" src="http://127.0.0.1:${pixel.port}/logo.png">`;
+  await page.getByLabel('HTML body').fill(`<h1>Hello {{name}}</h1>\n<p>Thanks for joining {{team}}.</p>\n<p>See you soon.</p>\n${logo}`);
   await page.getByRole('button', { name: 'Add variable' }).click();
   await page.getByLabel('Name', { exact: true }).fill('name');
   await page.getByRole('button', { name: 'Save draft' }).click();
@@ -35,11 +58,23 @@ t.test('an operator creates, previews, publishes, diffs and test-sends a templat
   t.ok(await frame.getByText('Thanks for joining Acme.').isVisible(), 'the body follows the sample variables');
   await checkPage(t, page, 'templates-editor');
 
+  // Remote images wait for a click, as in received mail: the preview's CSP blocks them, so the
+  // logo's server hears nothing until "Load remote content".
+  t.equal(await frame.getByRole('img', { name: 'logo' }).count(), 1, 'the image element is there');
+  t.equal(pixel.hits.length, 0, 'the remote image was not fetched on open');
+  await page.getByRole('button', { name: 'Load remote content' }).click();
+  await page.getByText('Remote content loaded.').waitFor();
+  await frame.getByRole('heading', { name: 'Hello Ada' }).waitFor();
+  t.ok(await until(() => pixel.hits.length > 0), 'the remote image is fetched once asked');
+  t.match(pixel.hits[0], '/logo.png');
+
   await page.getByRole('button', { name: 'Publish draft v1' }).click();
   await page.getByRole('button', { name: 'Nothing to publish' }).waitFor();
 
   // Edit again: a new draft v2, published.
-  await page.getByLabel('HTML body').fill('<h1>Hello {{name}}</h1>\n<p>Thanks for joining {{team}}, truly.</p>\n<p>See you soon.</p>');
+  await page
+    .getByLabel('HTML body')
+    .fill(`<h1>Hello {{name}}</h1>\n<p>Thanks for joining {{team}}, truly.</p>\n<p>See you soon.</p>\n${logo}`);
   await page.getByRole('button', { name: 'Save draft' }).click();
   await page.getByRole('button', { name: 'Publish draft v2' }).click();
   await page.getByRole('button', { name: 'Nothing to publish' }).waitFor();

@@ -11,6 +11,7 @@ import {
   CopyButton,
   ErrorLine,
   Facts,
+  IsolatedFrame,
   Field,
   Loading,
   Notice,
@@ -257,7 +258,6 @@ function ReceivedDetail(props: { id: string }) {
   const sel = useSelectionKey();
   const msg = useAsync(() => get<Detail>(msgPath(props.id)), [props.id, sel]);
   const [tab, setTab] = useState<DetailTab>('html');
-  const [remote, setRemote] = useState(false);
   const m = msg.data;
   if (!m) {
     return (
@@ -327,27 +327,7 @@ function ReceivedDetail(props: { id: string }) {
       <div role="tabpanel" aria-labelledby={`tab-${tab}`}>
         {tab === 'html' &&
           (m.html ? (
-            <>
-              <div class="row">
-                {remote ? (
-                  <p class="muted">Remote content loaded.</p>
-                ) : (
-                  <>
-                    <p class="muted">Remote images are blocked: loading them tells the sender you opened the message.</p>
-                    <button type="button" class="secondary" onClick={() => setRemote(true)}>
-                      Load remote content
-                    </button>
-                  </>
-                )}
-              </div>
-              <iframe
-                key={remote ? 'remote' : 'local'}
-                title="Message HTML"
-                class="preview-frame"
-                sandbox="allow-popups allow-popups-to-escape-sandbox"
-                src={`/dashboard/view/inbound/${encodeURIComponent(m.id)}${remote ? '?remote=1' : ''}`}
-              />
-            </>
+            <IsolatedFrame key={m.id} title="Message HTML" src={`/dashboard/view/inbound/${encodeURIComponent(m.id)}`} />
           ) : (
             <p class="muted">This message has no HTML part.</p>
           ))}

@@ -10,6 +10,7 @@ import {
   ConfirmButton,
   ErrorLine,
   Facts,
+  IsolatedFrame,
   Field,
   Loading,
   Notice,
@@ -51,6 +52,7 @@ const STATUSES = [
   'queued',
   'rendered',
   'dispatched',
+  'deferred',
   'sent',
   'delivered',
   'failed',
@@ -71,10 +73,13 @@ interface Filters {
   limit: string;
 }
 
-/** The status to show: a dispatched message whose last step was a deferral waits for a retry. */
+/**
+ * The status to show: a dispatched message that a temporary failure deferred (its error says which)
+ * waits for a retry. The same rule as GET /v1/messages?status=deferred, so the list and the
+ * filter agree.
+ */
 function shownStatus(m: Message): string {
-  const last = m.timeline[m.timeline.length - 1]?.e;
-  return m.status === 'dispatched' && (last === 'deferred' || last === 'retry requested') ? 'deferred' : m.status;
+  return m.status === 'dispatched' && m.error !== null ? 'deferred' : m.status;
 }
 
 function filtersFrom(params: URLSearchParams): Filters {
@@ -336,10 +341,9 @@ function Content(props: { m: Message }) {
                   Mobile
                 </button>
               </div>
-              <iframe
+              <IsolatedFrame
                 class={`preview-frame ${width}`}
                 title={`Preview of ${id} (${width})`}
-                sandbox="allow-popups allow-popups-to-escape-sandbox"
                 src={`/dashboard/view/messages/${id}/html`}
               />
             </>

@@ -5,7 +5,22 @@
 // diff between any two, and a test send through the test environment.
 import { useEffect, useState } from 'preact/hooks';
 import { get, post, put } from '../api';
-import { Badge, ErrorLine, Facts, Field, Loading, Notice, Page, StatusBadge, Table, Tabs, Time, useAction, useAsync } from '../components';
+import {
+  Badge,
+  ErrorLine,
+  Facts,
+  Field,
+  IsolatedFrame,
+  Loading,
+  Notice,
+  Page,
+  StatusBadge,
+  Table,
+  Tabs,
+  Time,
+  useAction,
+  useAsync,
+} from '../components';
 import { diffLines } from '../diff';
 import { Link, navigate } from '../router';
 import type { Route } from '../routes';
@@ -445,10 +460,9 @@ function Preview(props: { slug: string; channel: Channel; version: number | null
                       Mobile width
                     </label>
                   </div>
-                  <iframe
+                  <IsolatedFrame
                     title="Email HTML preview"
                     class={mobile ? 'preview-frame mobile' : 'preview-frame'}
-                    sandbox="allow-popups allow-popups-to-escape-sandbox"
                     src={`/dashboard/view/templates/${encodeURIComponent(props.slug)}?version=${props.version}&vars=${encodeURIComponent(result.vars)}`}
                   />
                 </>
