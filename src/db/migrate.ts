@@ -23,6 +23,7 @@ import * as m0018 from './migrations/0018-job-runs.js';
 import * as m0019 from './migrations/0019-budgets.js';
 import * as m0020 from './migrations/0020-queue-fillfactor.js';
 import * as m0021 from './migrations/0021-smtp-passed-clients.js';
+import * as m0024 from './migrations/0024-report-batches.js';
 
 const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -46,6 +47,7 @@ const migrations: Record<string, Migration> = {
   '0019-budgets': m0019,
   '0020-queue-fillfactor': m0020,
   '0021-smtp-passed-clients': m0021,
+  '0024-report-batches': m0024,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };
