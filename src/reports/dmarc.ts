@@ -69,3 +69,34 @@ export function dailyCounts(report: Pick<DmarcReport, 'begin' | 'end'>, count: n
   }
   return out.filter((p) => p.count > 0);
 }
+
+/** One stored row of a report: a record's count on one UTC day (the report's id is added when written). */
+export interface DmarcRow {
+  domain: string;
+  day: string;
+  source_ip: string;
+  count: number;
+  disposition: string;
+  dkim: 'pass' | 'fail';
+  spf: 'pass' | 'fail';
+  envelope_from: string | null;
+  /** JSON: the raw DKIM and SPF results and the override reasons. */
+  detail: string;
+}
+
+/** The rows records are stored as: each record's count on each day the report spans (dailyCounts). */
+export function dayRows(report: Pick<DmarcHead, 'begin' | 'end'>, records: DmarcRecord[]): DmarcRow[] {
+  return records.flatMap((r) =>
+    dailyCounts(report, r.count).map(({ day, count }) => ({
+      domain: r.headerFrom,
+      day,
+      source_ip: r.sourceIp,
+      count,
+      disposition: r.disposition,
+      dkim: r.dkim,
+      spf: r.spf,
+      envelope_from: r.envelopeFrom,
+      detail: JSON.stringify({ dkim: r.dkimResults, spf: r.spfResults, reasons: r.reasons }),
+    })),
+  );
+}

@@ -10,7 +10,7 @@
 // the SMTP listener answers its mail 552 5.3.4, as for a message over the size limit.
 import type { Deps } from '../deps.js';
 import { recordEvent } from '../events/record.js';
-import type { DmarcHead, DmarcRecord } from './dmarc.js';
+import type { DmarcHead, DmarcRow } from './dmarc.js';
 import type { HeadAnswer, ReadStep } from './read-reports.js';
 import type { ReadMail } from './report-reading.js';
 import type { ReportStore, Stored } from './store.js';
@@ -20,7 +20,7 @@ import type { TlsReport } from './tls.js';
 export const REPORT_LOCAL_PART = 'reports';
 
 export type IngestOutcome =
-  | { kind: 'dmarc' | 'tls'; id: string; duplicate: boolean }
+  | { kind: 'dmarc' | 'tls'; id: string; duplicate: boolean; records?: number }
   /** The same report is being written from another copy: the sender should try again later. */
   | { kind: 'busy'; id: string }
   | { kind: 'refused'; reason: string; detail: string; attachment: string | null };
@@ -38,6 +38,7 @@ interface Writing {
   id: string;
   head: DmarcHead;
   totals: Totals;
+  records: number;
 }
 
 export function createReportInbox(
@@ -99,13 +100,14 @@ export function createReportInbox(
           if (begun.kind === 'duplicate') outcomes.push({ kind: 'dmarc', id: begun.id, duplicate: true });
           return 'skip';
         }
-        writing.now = { id: begun.id, head: step.head, totals: new Map() };
+        writing.now = { id: begun.id, head: step.head, totals: new Map(), records: 0 };
         return 'read';
       }
-      case 'records': {
+      case 'rows': {
         const w = writing.now!;
-        await store.addDmarcRecords(w.id, w.head, step.records);
-        count(w.totals, step.records);
+        await store.addDmarcRows(w.id, step.rows);
+        count(w.totals, step.rows);
+        w.records += step.records;
         return;
       }
       case 'end': {
@@ -114,7 +116,7 @@ export function createReportInbox(
         await store.finishDmarc(w.id, step.partial);
         const stored = { id: w.id, domains: [...w.totals.keys()] };
         await announce('dmarc', stored, w.head, (domains) => dmarcTotals(w.totals, domains));
-        outcomes.push({ kind: 'dmarc', id: w.id, duplicate: false });
+        outcomes.push({ kind: 'dmarc', id: w.id, duplicate: false, records: w.records });
         return;
       }
       case 'tls': {
@@ -150,19 +152,22 @@ export function createReportInbox(
       for (const o of outcomes) {
         if (o.kind === 'refused') log.warn({ from: mailFrom, attachment: o.attachment, reason: o.reason, detail: o.detail }, 'report refused');
         else if (o.kind === 'busy') log.info({ report: o.id, from: mailFrom }, 'report being stored from another copy; try again later');
-        else log.info({ report: o.id, kind: o.kind, duplicate: o.duplicate, from: mailFrom }, o.duplicate ? 'report already stored' : 'report stored');
+        else log.info(
+            { report: o.id, kind: o.kind, duplicate: o.duplicate, records: o.records, from: mailFrom },
+            o.duplicate ? 'report already stored' : 'report stored',
+          );
       }
       return outcomes;
     },
   };
 }
 
-function count(totals: Totals, records: DmarcRecord[]): void {
-  for (const r of records) {
-    const t = totals.get(r.headerFrom) ?? { messages: 0, passed: 0 };
+function count(totals: Totals, rows: DmarcRow[]): void {
+  for (const r of rows) {
+    const t = totals.get(r.domain) ?? { messages: 0, passed: 0 };
     t.messages += r.count;
     if (r.dkim === 'pass' || r.spf === 'pass') t.passed += r.count;
-    totals.set(r.headerFrom, t);
+    totals.set(r.domain, t);
   }
 }
 

@@ -5,7 +5,7 @@
 // holds more than a batch of records, and the document is unpacked only as fast as it is stored.
 import type * as Mailparser from 'mailparser';
 import { lazyRequire } from '../lib/lazy.js';
-import type { DmarcHead, DmarcRecord } from './dmarc.js';
+import { dayRows, type DmarcHead, type DmarcRecord, type DmarcRow } from './dmarc.js';
 import { DmarcReader } from './dmarc-reader.js';
 import { parseTlsReport, type TlsReport } from './tls.js';
 import { openReport, ReportRefused, type RefusalReason } from './unpack.js';
@@ -14,7 +14,8 @@ const mailparser = lazyRequire<typeof Mailparser>('mailparser');
 
 export type ReadStep =
   | { step: 'head'; attachment: string | null; head: DmarcHead }
-  | { step: 'records'; attachment: string | null; records: DmarcRecord[] }
+  /** A batch of records, as the rows they are stored as (worked out here, off the event loop). */
+  | { step: 'rows'; attachment: string | null; records: number; rows: DmarcRow[] }
   | { step: 'end'; attachment: string | null; partial: boolean }
   | { step: 'tls'; attachment: string | null; report: TlsReport }
   | { step: 'refused'; attachment: string | null; reason: RefusalReason; detail: string };
@@ -87,7 +88,7 @@ async function* readDmarc(
     while (pending.length >= limits.batch || (last && pending.length > 0)) {
       const records = pending.slice(0, limits.batch);
       pending = pending.slice(records.length);
-      yield { step: 'records', attachment, records };
+      yield { step: 'rows', attachment, records: records.length, rows: dayRows(reader.head!, records) };
     }
     return true;
   }

@@ -33,7 +33,7 @@ export interface Reports {
 }
 
 /** Records written to the database in one transaction. */
-const RECORD_BATCH = 1_000;
+const RECORD_BATCH = 500;
 
 export function createReports(
   deps: Pick<Deps, 'db' | 'clock' | 'ids' | 'log' | 'bus'> & { ownAddresses: () => readonly string[]; maxRows: number },

@@ -11,7 +11,7 @@ import { isUniqueViolation } from '../db/database.js';
 import type { Insertable } from 'kysely';
 import { flag, type Database } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { dailyCounts, type DmarcHead, type DmarcRecord } from './dmarc.js';
+import { dailyCounts, type DmarcHead, type DmarcRow } from './dmarc.js';
 import type { TlsReport } from './tls.js';
 
 export interface Stored {
@@ -59,8 +59,8 @@ export type Begun = { kind: 'new' | 'duplicate' | 'busy'; id: string };
 export interface ReportStore {
   /** Begins a DMARC report from its head, unless it is stored already (or being written). */
   beginDmarc(head: DmarcHead): Promise<Begun>;
-  /** Writes a batch of a begun report's records, in one transaction. */
-  addDmarcRecords(id: string, head: Pick<DmarcHead, 'begin' | 'end'>, records: DmarcRecord[]): Promise<void>;
+  /** Writes a batch of a begun report's rows (dmarc.ts dayRows), in one transaction. */
+  addDmarcRows(id: string, rows: DmarcRow[]): Promise<void>;
   /** The report is whole (or as whole as it came): the summaries read it from now on. */
   finishDmarc(id: string, partial: boolean): Promise<void>;
   /** Clears a begun report and its records, in batches. */
@@ -79,7 +79,12 @@ const TOP_SOURCES = 5;
  */
 export const REWRITE_AFTER_MS = 10 * 60_000;
 /** Rows cleared per statement when a report is discarded. */
-const DISCARD_BATCH = 5_000;
+const DISCARD_BATCH = 2_000;
+/**
+ * Rows per INSERT of a report's records: SQLite runs each statement on the event loop, so each is
+ * kept to a few milliseconds (a transaction's statements let the loop turn between them).
+ */
+const INSERT_ROWS = 250;
 
 const top = (m: Map<string, number>): SourceCount[] =>
   [...m]
@@ -188,24 +193,15 @@ export function createReportStore({ db, clock, ids }: Pick<Deps, 'db' | 'clock' 
       return { kind: 'new', id };
     },
 
-    async addDmarcRecords(id, head, records) {
-      const rows = records.flatMap((r) =>
-        dailyCounts(head, r.count).map(({ day, count }) => ({
-          report: id,
-          domain: r.headerFrom,
-          day,
-          source_ip: r.sourceIp,
-          count,
-          disposition: r.disposition,
-          dkim: r.dkim,
-          spf: r.spf,
-          envelope_from: r.envelopeFrom,
-          detail: JSON.stringify({ dkim: r.dkimResults, spf: r.spfResults, reasons: r.reasons }),
-        })),
-      );
+    async addDmarcRows(id, rows) {
       if (rows.length === 0) return;
       await db.transaction().execute(async (trx) => {
-        for (let i = 0; i < rows.length; i += 500) await trx.insertInto('dmarc_report_rows').values(rows.slice(i, i + 500)).execute();
+        for (let i = 0; i < rows.length; i += INSERT_ROWS) {
+          await trx
+            .insertInto('dmarc_report_rows')
+            .values(rows.slice(i, i + INSERT_ROWS).map((r) => ({ report: id, ...r })))
+            .execute();
+        }
       });
     },
 
