@@ -93,7 +93,7 @@ const top = (m: Map<string, number>): SourceCount[] =>
     .map(([ip, count]) => ({ ip, count }));
 
 export function createReportStore({ db, clock, ids }: Pick<Deps, 'db' | 'clock' | 'ids'>): ReportStore {
-  async function existing(table: 'dmarc_reports' | 'tls_reports', org: string, reportId: string): Promise<string | null> {
+  async function existing(table: 'tls_reports', org: string, reportId: string): Promise<string | null> {
     const row = await db.selectFrom(table).select('id').where('org', '=', org).where('report_id', '=', reportId).executeTakeFirst();
     return row?.id ?? null;
   }
@@ -108,16 +108,13 @@ export function createReportStore({ db, clock, ids }: Pick<Deps, 'db' | 'clock' 
     await db.deleteFrom('dmarc_reports').where('id', '=', id).execute();
   }
 
-  /** Stores a (small) report and its day rows in one transaction, once per (organisation, report id). */
-  async function storeOnce<R extends 'dmarc_report_rows' | 'tls_report_rows'>(
-    kind: 'dmarc' | 'tls',
+  /** Stores a TLS report (small: one entry per policy domain) and its day rows in one transaction, once. */
+  async function storeOnce(
     report: { org: string; reportId: string; email: string | null; begin: Date; end: Date },
-    extra: { policy: string | null; partial: boolean; domains: string[] },
-    rows: (id: string) => Insertable<Database[R]>[],
-    rowTable: R,
+    domains: string[],
+    rows: (id: string) => Insertable<Database['tls_report_rows']>[],
   ): Promise<Stored> {
-    const table = kind === 'dmarc' ? 'dmarc_reports' : 'tls_reports';
-    const { domains } = extra;
+    const table = 'tls_reports';
     const found = await existing(table, report.org, report.reportId);
     if (found) return { id: found, duplicate: true, domains };
     const id = ids.publicId('rpt');
@@ -132,14 +129,14 @@ export function createReportStore({ db, clock, ids }: Pick<Deps, 'db' | 'clock' 
             email: report.email,
             begin_at: report.begin.toISOString(),
             end_at: report.end.toISOString(),
-            policy: extra.policy,
-            partial: flag(extra.partial),
+            policy: null,
+            partial: flag(false),
             received_at: clock.now().toISOString(),
             stored_at: clock.now().toISOString(),
           })
           .execute();
         const all = rows(id);
-        for (let i = 0; i < all.length; i += 500) await trx.insertInto(rowTable).values(all.slice(i, i + 500)).execute();
+        for (let i = 0; i < all.length; i += 500) await trx.insertInto('tls_report_rows').values(all.slice(i, i + 500)).execute();
       });
     } catch (err) {
       // Two copies arriving together: the other one was stored first.
@@ -213,9 +210,8 @@ export function createReportStore({ db, clock, ids }: Pick<Deps, 'db' | 'clock' 
 
     storeTls(report) {
       return storeOnce(
-        'tls',
         report,
-        { policy: null, partial: false, domains: [...new Set(report.policies.map((p) => p.domain))] },
+        [...new Set(report.policies.map((p) => p.domain))],
         (id) =>
           report.policies.flatMap((p) => {
             const ok = new Map(dailyCounts(report, p.successful).map((d) => [d.day, d.count]));
@@ -236,7 +232,6 @@ export function createReportStore({ db, clock, ids }: Pick<Deps, 'db' | 'clock' 
               ),
             }));
           }),
-        'tls_report_rows',
       );
     },
 
