@@ -9,6 +9,7 @@ import { run as inbound } from './inbound.js';
 import { run as webhooks } from './webhooks.js';
 import { run as dashboard } from './dashboard.js';
 import { run as cluster } from './cluster.js';
+import { run as reports } from './reports.js';
 
 const benches: Record<string, () => Promise<void>> = {
   api,
@@ -20,6 +21,7 @@ const benches: Record<string, () => Promise<void>> = {
   webhooks,
   dashboard,
   cluster,
+  reports,
 };
 
 const wanted = process.argv.slice(2);

@@ -247,7 +247,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     rules: bounceRules,
   });
   // DMARC and TLS reports mailed to the report address; "own" sources are the box's public addresses.
-  const reports = createReports({ ...deps, ownAddresses: () => config.doctor.publicIps });
+  const reports = createReports({ ...deps, ownAddresses: () => config.doctor.publicIps, maxRows: config.reports.maxRows });
   // Provider status callbacks (Twilio, HTTP gateway) move messages through this sink.
   const providerStatus = createProviderStatusSink(ledger);
 

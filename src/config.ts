@@ -171,6 +171,11 @@ const schema = z.strictObject({
       reject: z.boolean(),
     }),
   }),
+  // DMARC aggregate reports mailed to the report address (reports/inbox.ts): a report with more
+  // records than maxRows is refused (552 5.3.4); the largest real reports hold a few thousand.
+  reports: z.strictObject({
+    maxRows: z.number().int().min(1).max(10_000_000),
+  }),
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
   }),

@@ -23,7 +23,8 @@ import * as m0018 from './migrations/0018-job-runs.js';
 import * as m0019 from './migrations/0019-budgets.js';
 import * as m0020 from './migrations/0020-queue-fillfactor.js';
 import * as m0021 from './migrations/0021-smtp-passed-clients.js';
-import * as m0023 from './migrations/0023-suppression-environments.js';
+import * as m0022 from './migrations/0022-suppression-environments.js';
+import * as m0023 from './migrations/0023-report-batches.js';
 
 const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -47,7 +48,8 @@ const migrations: Record<string, Migration> = {
   '0019-budgets': m0019,
   '0020-queue-fillfactor': m0020,
   '0021-smtp-passed-clients': m0021,
-  '0023-suppression-environments': m0023,
+  '0022-suppression-environments': m0022,
+  '0023-report-batches': m0023,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

@@ -518,7 +518,10 @@ export interface ReportsTable {
   /** dmarc: the published policy and schema (JSON); tls: null. */
   policy: string | null;
   partial: Flag;
+  /** When the report began to be written. */
   received_at: string;
+  /** When its last record was written; null while it is being written (the summaries skip it). */
+  stored_at: string | null;
 }
 
 // --- per destination domain of email (channels/email/destinations.ts) -------------------------

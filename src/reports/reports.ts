@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { Deps } from '../deps.js';
 import { notFound } from '../lib/errors.js';
 import { createReportInbox, type ReportInbox } from './inbox.js';
+import { createReportReading } from './report-reading.js';
 import { createReportStore, type DmarcDay, type ReportStore, type TlsDay } from './store.js';
 
 const day = z.iso.date();
@@ -31,9 +32,15 @@ export interface Reports {
   tls(workspaceId: string, q: ReportQuery): Promise<TlsDay[]>;
 }
 
-export function createReports(deps: Pick<Deps, 'db' | 'clock' | 'ids' | 'log' | 'bus'> & { ownAddresses: () => readonly string[] }): Reports {
+/** Records written to the database in one transaction. */
+const RECORD_BATCH = 500;
+
+export function createReports(
+  deps: Pick<Deps, 'db' | 'clock' | 'ids' | 'log' | 'bus'> & { ownAddresses: () => readonly string[]; maxRows: number },
+): Reports {
   const store = createReportStore(deps);
-  const inbox = createReportInbox({ ...deps, store });
+  const read = createReportReading({ maxRows: deps.maxRows, batch: RECORD_BATCH });
+  const inbox = createReportInbox({ ...deps, store, read });
 
   async function domainsOf(workspaceId: string, domain: string | undefined): Promise<string[]> {
     let q = deps.db

@@ -1,12 +1,17 @@
 // Reports as stored and as summarised. A report is stored once per (organisation, report id): a
 // duplicate (reporters resend, forwarders copy) is recognised by the unique index and changes
-// nothing. The summaries read the per-day rows of the asked domains and add them up here.
+// nothing. A DMARC report is written in batches, one transaction each, so a report of 100,000
+// records never holds the database for long: it is begun (its row, not yet stored), its records
+// are added, and it is finished (stored_at set). The summaries read only finished reports; one
+// begun and never finished (the daemon stopped) is cleared when the same report arrives again after
+// REWRITE_AFTER, and until then the copy is told to come back later. The summaries read the
+// per-day rows of the asked domains and add them up here.
 import { z } from 'zod';
 import { isUniqueViolation } from '../db/database.js';
 import type { Insertable } from 'kysely';
 import { flag, type Database } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { dailyCounts, type DmarcReport } from './dmarc.js';
+import { dailyCounts, type DmarcHead, type DmarcRow } from './dmarc.js';
 import type { TlsReport } from './tls.js';
 
 export interface Stored {
@@ -48,14 +53,38 @@ export interface TlsDay {
   reports: number;
 }
 
+/** A DMARC report begun: new (write its records), already stored, or being written by someone else. */
+export type Begun = { kind: 'new' | 'duplicate' | 'busy'; id: string };
+
 export interface ReportStore {
-  storeDmarc(report: DmarcReport): Promise<Stored>;
+  /** Begins a DMARC report from its head, unless it is stored already (or being written). */
+  beginDmarc(head: DmarcHead): Promise<Begun>;
+  /** Writes a batch of a begun report's rows (dmarc.ts dayRows), in one transaction. */
+  addDmarcRows(id: string, rows: DmarcRow[]): Promise<void>;
+  /** The report is whole (or as whole as it came): the summaries read it from now on. */
+  finishDmarc(id: string, partial: boolean): Promise<void>;
+  /** Clears a begun report and its records, in batches. */
+  discardDmarc(id: string): Promise<void>;
   storeTls(report: TlsReport): Promise<Stored>;
   dmarcSummary(q: { domains: string[]; from: string; to: string; own: ReadonlySet<string> }): Promise<DmarcDay[]>;
   tlsSummary(q: { domains: string[]; from: string; to: string }): Promise<TlsDay[]>;
 }
 
 const TOP_SOURCES = 5;
+
+/**
+ * How long a begun report may go unfinished before another copy of it clears it and is written in
+ * its place. Writing the largest report allowed takes seconds; a copy arriving sooner is refused for
+ * now (451) rather than taken as a duplicate, since the first writer may yet fail.
+ */
+export const REWRITE_AFTER_MS = 10 * 60_000;
+/** Rows cleared per statement when a report is discarded. */
+const DISCARD_BATCH = 2_000;
+/**
+ * Rows per INSERT of a report's records: SQLite runs each statement on the event loop, so each is
+ * kept to a few milliseconds (a transaction's statements let the loop turn between them).
+ */
+const INSERT_ROWS = 250;
 
 const top = (m: Map<string, number>): SourceCount[] =>
   [...m]
@@ -64,21 +93,28 @@ const top = (m: Map<string, number>): SourceCount[] =>
     .map(([ip, count]) => ({ ip, count }));
 
 export function createReportStore({ db, clock, ids }: Pick<Deps, 'db' | 'clock' | 'ids'>): ReportStore {
-  async function existing(table: 'dmarc_reports' | 'tls_reports', org: string, reportId: string): Promise<string | null> {
+  async function existing(table: 'tls_reports', org: string, reportId: string): Promise<string | null> {
     const row = await db.selectFrom(table).select('id').where('org', '=', org).where('report_id', '=', reportId).executeTakeFirst();
     return row?.id ?? null;
   }
 
-  /** Stores a report and its day rows in one transaction, once per (organisation, report id). */
-  async function storeOnce<R extends 'dmarc_report_rows' | 'tls_report_rows'>(
-    kind: 'dmarc' | 'tls',
+  /** Clears a report's rows a batch at a time, then the report. */
+  async function discard(id: string): Promise<void> {
+    for (;;) {
+      const batch = db.selectFrom('dmarc_report_rows').select('id').where('report', '=', id).limit(DISCARD_BATCH);
+      const r = await db.deleteFrom('dmarc_report_rows').where('id', 'in', batch).executeTakeFirst();
+      if (Number(r.numDeletedRows) < DISCARD_BATCH) break;
+    }
+    await db.deleteFrom('dmarc_reports').where('id', '=', id).execute();
+  }
+
+  /** Stores a TLS report (small: one entry per policy domain) and its day rows in one transaction, once. */
+  async function storeOnce(
     report: { org: string; reportId: string; email: string | null; begin: Date; end: Date },
-    extra: { policy: string | null; partial: boolean; domains: string[] },
-    rows: (id: string) => Insertable<Database[R]>[],
-    rowTable: R,
+    domains: string[],
+    rows: (id: string) => Insertable<Database['tls_report_rows']>[],
   ): Promise<Stored> {
-    const table = kind === 'dmarc' ? 'dmarc_reports' : 'tls_reports';
-    const { domains } = extra;
+    const table = 'tls_reports';
     const found = await existing(table, report.org, report.reportId);
     if (found) return { id: found, duplicate: true, domains };
     const id = ids.publicId('rpt');
@@ -93,13 +129,14 @@ export function createReportStore({ db, clock, ids }: Pick<Deps, 'db' | 'clock' 
             email: report.email,
             begin_at: report.begin.toISOString(),
             end_at: report.end.toISOString(),
-            policy: extra.policy,
-            partial: flag(extra.partial),
+            policy: null,
+            partial: flag(false),
             received_at: clock.now().toISOString(),
+            stored_at: clock.now().toISOString(),
           })
           .execute();
         const all = rows(id);
-        for (let i = 0; i < all.length; i += 500) await trx.insertInto(rowTable).values(all.slice(i, i + 500)).execute();
+        for (let i = 0; i < all.length; i += 500) await trx.insertInto('tls_report_rows').values(all.slice(i, i + 500)).execute();
       });
     } catch (err) {
       // Two copies arriving together: the other one was stored first.
@@ -110,39 +147,71 @@ export function createReportStore({ db, clock, ids }: Pick<Deps, 'db' | 'clock' 
   }
 
   return {
-    storeDmarc(report) {
-      return storeOnce(
-        'dmarc',
-        report,
-        {
-          policy: JSON.stringify({ domain: report.domain, schema: report.schema, ...report.policy }),
-          partial: report.partial,
-          domains: [...new Set(report.records.map((r) => r.headerFrom))],
-        },
-        (id) =>
-          report.records.flatMap((r) =>
-            dailyCounts(report, r.count).map(({ day, count }) => ({
-              report: id,
-              domain: r.headerFrom,
-              day,
-              source_ip: r.sourceIp,
-              count,
-              disposition: r.disposition,
-              dkim: r.dkim,
-              spf: r.spf,
-              envelope_from: r.envelopeFrom,
-              detail: JSON.stringify({ dkim: r.dkimResults, spf: r.spfResults, reasons: r.reasons }),
-            })),
-          ),
-        'dmarc_report_rows',
-      );
+    async beginDmarc(head) {
+      const found = await db
+        .selectFrom('dmarc_reports')
+        .select(['id', 'stored_at', 'received_at'])
+        .where('org', '=', head.org)
+        .where('report_id', '=', head.reportId)
+        .executeTakeFirst();
+      if (found?.stored_at) return { kind: 'duplicate', id: found.id };
+      if (found) {
+        if (clock.now().getTime() - Date.parse(found.received_at) < REWRITE_AFTER_MS) return { kind: 'busy', id: found.id };
+        await discard(found.id);
+      }
+      const id = ids.publicId('rpt');
+      try {
+        await db
+          .insertInto('dmarc_reports')
+          .values({
+            id,
+            org: head.org,
+            report_id: head.reportId,
+            email: head.email,
+            begin_at: head.begin.toISOString(),
+            end_at: head.end.toISOString(),
+            policy: JSON.stringify({ domain: head.domain, schema: head.schema, ...head.policy }),
+            partial: flag(false),
+            received_at: clock.now().toISOString(),
+            stored_at: null,
+          })
+          .execute();
+      } catch (err) {
+        // Two copies arriving together: the other one began first.
+        if (!isUniqueViolation(err)) throw err;
+        const other = await db
+          .selectFrom('dmarc_reports')
+          .select(['id', 'stored_at'])
+          .where('org', '=', head.org)
+          .where('report_id', '=', head.reportId)
+          .executeTakeFirst();
+        return { kind: other?.stored_at ? 'duplicate' : 'busy', id: other?.id ?? id };
+      }
+      return { kind: 'new', id };
     },
+
+    async addDmarcRows(id, rows) {
+      if (rows.length === 0) return;
+      await db.transaction().execute(async (trx) => {
+        for (let i = 0; i < rows.length; i += INSERT_ROWS) {
+          await trx
+            .insertInto('dmarc_report_rows')
+            .values(rows.slice(i, i + INSERT_ROWS).map((r) => ({ report: id, ...r })))
+            .execute();
+        }
+      });
+    },
+
+    async finishDmarc(id, partial) {
+      await db.updateTable('dmarc_reports').set({ stored_at: clock.now().toISOString(), partial: flag(partial) }).where('id', '=', id).execute();
+    },
+
+    discardDmarc: (id) => discard(id),
 
     storeTls(report) {
       return storeOnce(
-        'tls',
         report,
-        { policy: null, partial: false, domains: [...new Set(report.policies.map((p) => p.domain))] },
+        [...new Set(report.policies.map((p) => p.domain))],
         (id) =>
           report.policies.flatMap((p) => {
             const ok = new Map(dailyCounts(report, p.successful).map((d) => [d.day, d.count]));
@@ -163,7 +232,6 @@ export function createReportStore({ db, clock, ids }: Pick<Deps, 'db' | 'clock' 
               ),
             }));
           }),
-        'tls_report_rows',
       );
     },
 
@@ -172,6 +240,7 @@ export function createReportStore({ db, clock, ids }: Pick<Deps, 'db' | 'clock' 
       const rows = await db
         .selectFrom('dmarc_report_rows')
         .select(['report', 'domain', 'day', 'source_ip', 'count', 'disposition', 'dkim', 'spf'])
+        .where('report', 'in', db.selectFrom('dmarc_reports').select('id').where('stored_at', 'is not', null))
         .where('domain', 'in', domains)
         .where('day', '>=', from)
         .where('day', '<=', to)

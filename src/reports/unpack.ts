@@ -2,9 +2,10 @@
 // plain XML and TLS reports as gzip or plain JSON, and label them loosely (application/octet-stream
 // is common), so the container is told by its magic bytes, the label only breaks a tie. Every
 // expansion is bounded: a zip bomb or a gzip bomb stops at UNPACKED_LIMIT bytes, a zip with more
-// than ZIP_ENTRY_LIMIT entries is refused before any is read, and nothing is written to disk.
-import { promisify } from 'node:util';
-import { gunzip } from 'node:zlib';
+// than ZIP_ENTRY_LIMIT entries is refused before any is read, and nothing is written to disk. The
+// document is handed out as a stream, so a reader holds a piece of it at a time, never all of it.
+import { Readable } from 'node:stream';
+import { createGunzip } from 'node:zlib';
 import yauzl from 'yauzl';
 
 /** The most a report may expand to: the largest real aggregate reports are a few MB of XML. */
@@ -12,7 +13,7 @@ export const UNPACKED_LIMIT = 32 * 1024 * 1024;
 /** A report zip holds one document; a few more entries are tolerated (a README, a signature). */
 export const ZIP_ENTRY_LIMIT = 8;
 
-export type RefusalReason = 'too-large' | 'too-many-entries' | 'corrupt' | 'not-a-report';
+export type RefusalReason = 'too-large' | 'too-many-rows' | 'too-many-entries' | 'corrupt' | 'not-a-report';
 
 /** A report attachment we will not read, and why (logged; the mail is still accepted). */
 export class ReportRefused extends Error {
@@ -31,33 +32,31 @@ export interface Unpacked {
   text: string;
 }
 
-const gunzipAsync = promisify(gunzip) as (buf: Buffer, opts: { maxOutputLength: number }) => Promise<Buffer>;
+/** A report document as it unpacks: its format, and its bytes a piece at a time. */
+export interface OpenedReport {
+  format: 'xml' | 'json';
+  /** Never more than UNPACKED_LIMIT bytes in all; ReportRefused when there would be. */
+  pieces: AsyncGenerator<Buffer>;
+}
+
+/** Pieces of a plain document handed out: a reader never holds more than this of it at once. */
+const PIECE = 64 * 1024;
 
 const isZip = (b: Buffer) => b.length >= 4 && b.readUInt32LE(0) === 0x04034b50;
 const isGzip = (b: Buffer) => b.length >= 2 && b[0] === 0x1f && b[1] === 0x8b;
 
-/** xml or json by the first significant character (after a byte-order mark and white space). */
-function documentFormat(b: Buffer): 'xml' | 'json' | null {
-  let i = b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? 3 : 0;
+/** xml or json by the first significant character (after a byte-order mark and white space); undefined: not seen yet. */
+function documentFormat(b: Buffer, first: boolean): 'xml' | 'json' | null | undefined {
+  let i = first && b.length >= 3 && b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf ? 3 : 0;
   while (i < b.length && (b[i] === 0x20 || b[i] === 0x09 || b[i] === 0x0a || b[i] === 0x0d)) i++;
+  if (i === b.length) return undefined;
   if (b[i] === 0x3c) return 'xml';
   if (b[i] === 0x7b) return 'json';
   return null;
 }
 
-async function ungzip(b: Buffer): Promise<Buffer> {
-  try {
-    return await gunzipAsync(b, { maxOutputLength: UNPACKED_LIMIT });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' || err instanceof RangeError) {
-      throw new ReportRefused('too-large', `gzip expands beyond ${UNPACKED_LIMIT} bytes`);
-    }
-    throw new ReportRefused('corrupt', `not a readable gzip stream (${(err as Error).message})`);
-  }
-}
-
-/** The first .xml or .json entry of a zip, read with a byte budget (declared sizes may lie). */
-function unzipFirst(b: Buffer): Promise<Buffer> {
+/** The first .xml or .json entry of a zip, as a stream (its declared size may lie: the budget is counted). */
+function unzipFirst(b: Buffer): Promise<{ name: string; stream: Readable; close(): void }> {
   return new Promise((resolve, reject) => {
     yauzl.fromBuffer(b, { lazyEntries: true, validateEntrySizes: true, strictFileNames: false }, (err, zip) => {
       if (err || !zip) return reject(new ReportRefused('corrupt', `not a readable zip (${err?.message ?? 'empty'})`));
@@ -69,7 +68,6 @@ function unzipFirst(b: Buffer): Promise<Buffer> {
       const finish = (fn: () => void) => {
         if (done) return;
         done = true;
-        zip.close();
         fn();
       };
       zip.on('error', (e: Error) => finish(() => reject(new ReportRefused('corrupt', `zip: ${e.message}`))));
@@ -77,21 +75,12 @@ function unzipFirst(b: Buffer): Promise<Buffer> {
       zip.on('entry', (entry: yauzl.Entry) => {
         if (/\/$/.test(entry.fileName) || !/\.(xml|json)$/i.test(entry.fileName)) return zip.readEntry();
         if (entry.uncompressedSize > UNPACKED_LIMIT) {
+          zip.close();
           return finish(() => reject(new ReportRefused('too-large', `zip entry ${entry.fileName} declares ${entry.uncompressedSize} bytes`)));
         }
         zip.openReadStream(entry, (e, stream) => {
           if (e || !stream) return finish(() => reject(new ReportRefused('corrupt', `zip entry: ${e?.message ?? 'unreadable'}`)));
-          const chunks: Buffer[] = [];
-          let size = 0;
-          stream.on('data', (c: Buffer) => {
-            size += c.length;
-            if (size > UNPACKED_LIMIT) {
-              stream.destroy();
-              finish(() => reject(new ReportRefused('too-large', `zip entry ${entry.fileName} expands beyond ${UNPACKED_LIMIT} bytes`)));
-            } else chunks.push(c);
-          });
-          stream.on('error', (se: Error) => finish(() => reject(new ReportRefused('corrupt', `zip entry: ${se.message}`))));
-          stream.on('end', () => finish(() => resolve(Buffer.concat(chunks))));
+          finish(() => resolve({ name: entry.fileName, stream, close: () => zip.close() }));
         });
       });
       zip.readEntry();
@@ -99,13 +88,73 @@ function unzipFirst(b: Buffer): Promise<Buffer> {
   });
 }
 
-/** The report document in an attachment, whatever the container; ReportRefused when there is none. */
+/** The pieces of a stream, refused past the budget; a stream that fails is a corrupt container. */
+async function* bounded(source: AsyncIterable<Buffer>, what: string, cleanup: () => void): AsyncGenerator<Buffer> {
+  let size = 0;
+  try {
+    for await (const piece of source) {
+      size += piece.length;
+      if (size > UNPACKED_LIMIT) throw new ReportRefused('too-large', `${what} expands beyond ${UNPACKED_LIMIT} bytes`);
+      yield piece;
+    }
+  } catch (err) {
+    if (err instanceof ReportRefused) throw err;
+    throw new ReportRefused('corrupt', `not a readable ${what} (${(err as Error).message})`);
+  } finally {
+    cleanup();
+  }
+}
+
+function* slices(b: Buffer): Generator<Buffer> {
+  for (let i = 0; i < b.length; i += PIECE) yield b.subarray(i, i + PIECE);
+}
+
+/**
+ * The report document in an attachment, whatever the container, opened as a stream: nothing is
+ * unpacked beyond what has been read. ReportRefused when there is none or it is not XML or JSON.
+ */
+export async function openReport(content: Buffer): Promise<OpenedReport> {
+  let pieces: AsyncGenerator<Buffer>;
+  if (isZip(content)) {
+    const entry = await unzipFirst(content);
+    pieces = bounded(entry.stream, `zip entry ${entry.name}`, () => {
+      entry.stream.destroy();
+      entry.close();
+    });
+  } else if (isGzip(content)) {
+    const gunzip = createGunzip();
+    gunzip.end(content);
+    pieces = bounded(gunzip, 'gzip stream', () => gunzip.destroy());
+  } else pieces = bounded(Readable.from(slices(content)), 'document', () => {});
+  // The format is told by the first significant byte; the pieces read to find it are handed out again.
+  // White space before it means nothing to either format and is not kept.
+  const seen: Buffer[] = [];
+  let format: 'xml' | 'json' | null | undefined;
+  for (let first = true; format === undefined; first = false) {
+    const next = await pieces.next();
+    if (next.done) break;
+    format = documentFormat(next.value, first);
+    if (format !== undefined) seen.push(next.value);
+  }
+  if (!format) {
+    await pieces.return(undefined);
+    throw new ReportRefused('not-a-report', 'neither XML nor JSON');
+  }
+  async function* all(): AsyncGenerator<Buffer> {
+    try {
+      yield* seen.splice(0);
+      yield* pieces;
+    } finally {
+      await pieces.return(undefined);
+    }
+  }
+  return { format, pieces: all() };
+}
+
+/** The whole report document in an attachment (TLS reports, which are small, and tests). */
 export async function unpackReport(content: Buffer): Promise<Unpacked> {
-  let doc = content;
-  if (isZip(content)) doc = await unzipFirst(content);
-  else if (isGzip(content)) doc = await ungzip(content);
-  if (doc.length > UNPACKED_LIMIT) throw new ReportRefused('too-large', `document of ${doc.length} bytes`);
-  const format = documentFormat(doc);
-  if (!format) throw new ReportRefused('not-a-report', 'neither XML nor JSON');
-  return { format, text: doc.toString('utf8') };
+  const { format, pieces } = await openReport(content);
+  const all: Buffer[] = [];
+  for await (const piece of pieces) all.push(piece);
+  return { format, text: Buffer.concat(all).toString('utf8') };
 }

@@ -14,7 +14,7 @@ import type { Socket } from 'node:net';
 import path from 'node:path';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import type { BounceHandler } from '../channels/email/bounces.js';
-import type { ReportInbox } from '../reports/inbox.js';
+import type { IngestOutcome, ReportInbox } from '../reports/inbox.js';
 import { parseRate } from '../channels/email/rates.js';
 import type { Config } from '../config.js';
 import type { PassedClients } from '../inbound/passed-clients.js';
@@ -29,7 +29,7 @@ import { createClientLimits } from './client-limits.js';
 import { headerBounds, type HeaderExcess } from './header-bounds.js';
 import { setGreetingDelay } from './greeting-delay.js';
 import { createPostmasterMailbox } from './postmaster.js';
-import { refusal, replyFor } from './replies.js';
+import { refusal, replyFor, type Verdict } from './replies.js';
 import { loadTls } from './self-signed.js';
 import { guardSessions } from './session-guard.js';
 import { protocolOf, receivedHeader } from './trace.js';
@@ -64,6 +64,17 @@ export interface SmtpObserver {
 
 /** Longest local part (RFC 5321 4.5.3.1.1), in octets. */
 const MAX_LOCAL_PART_OCTETS = 64;
+
+/**
+ * The reply to a mail to the report address, when it is not 250: a report too large to read is
+ * refused as a message over the size limit is (the reporter learns it was not taken), and a copy of
+ * a report being stored from another copy is told to come back.
+ */
+function reportVerdict(outcomes: IngestOutcome[]): Exclude<Verdict, { kind: 'ok' }> | null {
+  if (outcomes.some((o) => o.kind === 'busy')) return { kind: 'denysoft', reason: 'report-in-progress' };
+  const large = outcomes.find((o) => o.kind === 'refused' && (o.reason === 'too-large' || o.reason === 'too-many-rows'));
+  return large?.kind === 'refused' ? { kind: 'deny', reason: 'report-too-large', detail: large.detail } : null;
+}
 
 /** Where one accepted recipient goes: a route of the inbound router, or the operator's mailbox. */
 type Destination = Route | { kind: 'postmaster'; rcpt: string };
@@ -193,9 +204,12 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
         session,
         list.map((r) => r.rcpt),
       );
-      void (async () => {
+      void (async (): Promise<string[] | Exclude<Verdict, { kind: 'ok' }>> => {
         if (bounceRcpts.length > 0 && deps.bounces) await deps.bounces.handle({ raw, mailFrom, recipients: bounceRcpts });
-        if (list.some((r) => r.kind === 'report') && deps.reports) await deps.reports.ingest({ raw, mailFrom });
+        if (list.some((r) => r.kind === 'report') && deps.reports) {
+          const refused = reportVerdict(await deps.reports.ingest({ raw, mailFrom }));
+          if (refused) return refused;
+        }
         if (list.some((r) => r.kind === 'postmaster')) {
           const file = await postmaster.deliver(Buffer.concat([Buffer.from(received), raw]), now());
           log.info({ file, dir: postmaster.dir, from: mailFrom }, 'postmaster mail delivered to the postmaster mailbox');
@@ -216,6 +230,7 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
         return ids;
       })().then(
         (ids) => {
+          if (!Array.isArray(ids)) return callback(refuse(ids));
           deps.observe?.accepted();
           callback(null, replyFor({ kind: 'ok', ids }).message);
         },

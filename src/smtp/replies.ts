@@ -11,12 +11,14 @@ export type Verdict =
   | { kind: 'deny'; reason: 'header-too-large'; maxBytes: number }
   | { kind: 'deny'; reason: 'header-too-many-lines'; maxLines: number }
   | { kind: 'deny'; reason: 'bare-line-ending' }
+  | { kind: 'deny'; reason: 'report-too-large'; detail: string }
   | { kind: 'deny'; reason: 'spam'; score: number }
   | { kind: 'deny'; reason: 'virus'; signature: string }
   | { kind: 'denysoft'; reason: 'lookup-failed' }
   | { kind: 'denysoft'; reason: 'read-failed'; detail: string }
   | { kind: 'denysoft'; reason: 'storage-failed' }
   | { kind: 'denysoft'; reason: 'postmaster-full' }
+  | { kind: 'denysoft'; reason: 'report-in-progress' }
   | { kind: 'disconnect'; reason: 'too-many-connections'; host: string; ip: string; max: number }
   | { kind: 'disconnect'; reason: 'connection-rate'; host: string; ip: string; rate: string }
   | { kind: 'disconnect'; reason: 'too-many-junk-commands'; host: string; max: number }
@@ -45,6 +47,8 @@ export function replyFor(v: Verdict): Reply {
           return { code: 552, message: `5.3.4 message header exceeds fixed maximum header size ${v.maxBytes}` };
         case 'header-too-many-lines':
           return { code: 552, message: `5.3.4 message header has more than ${v.maxLines} lines` };
+        case 'report-too-large':
+          return { code: 552, message: `5.3.4 report too large to read: ${v.detail.replace(/[^\x20-\x7e]/g, '?').slice(0, 200)}` };
         case 'bare-line-ending':
           return { code: 554, message: '5.6.0 message contains a bare LF or CR; lines must end with CRLF (RFC 5321 2.3.8)' };
         case 'spam':
@@ -66,6 +70,8 @@ export function replyFor(v: Verdict): Reply {
           return { code: 451, message: '4.3.0 temporary failure storing the message, try again later' };
         case 'postmaster-full':
           return { code: 452, message: '4.2.2 the postmaster mailbox is full, try again later' };
+        case 'report-in-progress':
+          return { code: 451, message: '4.3.0 this report is being stored from another copy, try again later' };
       }
       break;
     case 'disconnect':

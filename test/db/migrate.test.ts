@@ -81,7 +81,7 @@ t.test('0008 keeps domains verified before it signing and receiving', async (t) 
 });
 
 for (const kind of testDatabases()) {
-  t.test(`0023 gives suppressions an environment: live, unless a test message caused them (${kind})`, async (t) => {
+  t.test(`0022 gives suppressions an environment: live, unless a test message caused them (${kind})`, async (t) => {
     let handle;
     if (kind === 'postgres') {
       const pg = await freshPostgres();
@@ -93,11 +93,11 @@ for (const kind of testDatabases()) {
       handle = openDatabase({ dialect: 'sqlite', file: path.join(dir, 'db.sqlite') });
     }
     t.teardown(() => handle.close());
-    const m0023 = await import('../../src/db/migrations/0023-suppression-environments.js');
+    const m0022 = await import('../../src/db/migrations/0022-suppression-environments.js');
     await migrateToLatest(handle.db);
     const db = handle.db as any;
     // Back to the one list of before, with rows as it held them.
-    await m0023.down(db);
+    await m0022.down(db);
     await db.insertInto('workspaces').values({ id: 'w', slug: 'acme', name: 'Acme', plan: 'pro', created_at: 'now' }).execute();
     const message = (publicId: string, livemode: number) => ({
       id: `id-${publicId}`,
@@ -137,7 +137,7 @@ for (const kind of testDatabases()) {
       .insertInto('suppressions')
       .values([entry('bounced@example.com', 'msg_live'), entry('failed@example.com', 'msg_test'), entry('manual@example.com', null)])
       .execute();
-    await m0023.up(db);
+    await m0022.up(db);
     const rows = await db.selectFrom('suppressions').select(['address', 'livemode']).orderBy('address').execute();
     t.same(
       rows.map((r: any) => [r.address, Number(r.livemode)]),

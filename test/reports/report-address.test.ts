@@ -8,7 +8,10 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import t from 'tap';
 import { bounceDomainOf } from '../../src/domains/names.js';
+import { dayRows } from '../../src/reports/dmarc.js';
+import { REWRITE_AFTER_MS } from '../../src/reports/store.js';
 import { UNPACKED_LIMIT } from '../../src/reports/unpack.js';
+import { ManualClock } from '../../src/lib/clock.js';
 import { testDatabases } from '../helpers/databases.js';
 import { setup, transport, type InboundEnv } from '../helpers/inbound.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
@@ -114,12 +117,19 @@ t.test(`reports mailed to the report address are stored once, summarised and ann
   t.match(events[1].data, { org: 'Company-X', domains: ['example.com'], successful: 5326, failed: 303 });
 });
 
+/** The reply to a mail, whether the server took it or not. */
+const replyTo = (p: Promise<string>) => p.catch((err: Error & { response?: string }) => err.response ?? err.message);
+
 t.test('a zip bomb and a broken report are refused and logged; the next report is stored', async (t) => {
   const env = await setup(t);
   const { d, ws } = env;
   await d.request('POST', '/v1/inbound/domains', { key: ws.live, body: { domain: 'example.com' } });
   const bomb = zip([{ name: 'r.xml', data: Buffer.alloc(UNPACKED_LIMIT + 1024, 0x20) }]);
-  t.match(await mailReport(env, { filename: 'bomb.zip', content: bomb, contentType: 'application/zip' }), /^250 /);
+  // Too large to read: refused as a message over the size limit is, so the reporter learns it.
+  t.match(
+    await replyTo(mailReport(env, { filename: 'bomb.zip', content: bomb, contentType: 'application/zip' })),
+    /^552 5\.3\.4 report too large to read: zip entry r\.xml declares/,
+  );
   t.match(
     await mailReport(env, { filename: 'broken.xml', content: Buffer.from('<feedback><report_metadata>'), contentType: 'text/xml' }),
     /^250 /,
@@ -160,3 +170,65 @@ t.test('the summary query is checked', async (t) => {
   t.equal(fine.status, 200);
   t.same(fine.body.data, []);
 });
+
+/** A DMARC report of `records` records (one source each), as receivers write them. */
+function dmarcXml(reportId: string, records: number, body = ''): string {
+  const rows = Array.from(
+    { length: records },
+    (_, i) =>
+      `<record><row><source_ip>198.51.100.${i % 250}</source_ip><count>1</count><policy_evaluated><disposition>none</disposition><dkim>pass</dkim><spf>fail</spf></policy_evaluated></row><identifiers><header_from>example.com</header_from></identifiers><auth_results><dkim><domain>example.com</domain><result>pass</result></dkim></auth_results></record>`,
+  ).join('');
+  return `<?xml version="1.0"?><feedback><report_metadata><org_name>acme.com</org_name><email>d@acme.com</email><report_id>${reportId}</report_id><date_range><begin>1335571200</begin><end>1335657599</end></date_range></report_metadata><policy_published><domain>example.com</domain><p>none</p></policy_published>${rows}${body}</feedback>`;
+}
+
+const xmlAttachment = (name: string, xml: string) => ({ filename: name, content: gzipSync(xml), contentType: 'application/gzip' });
+const messagesOn = async (env: InboundEnv) =>
+  (await env.d.request('GET', '/v1/reports/dmarc?from=2012-04-28&to=2012-04-28', { key: env.ws.live })).body.data[0]?.messages ?? 0;
+
+for (const db of testDatabases())
+  t.test(`reports over reports.maxRows are refused with 552 and leave nothing; duplicates are known by their head (${db})`, async (t) => {
+    const env = await setup(t, { db, env: { POSTERN_REPORTS_MAX_ROWS: '1500' } });
+    const { d, ws } = env;
+    await d.request('POST', '/v1/inbound/domains', { key: ws.live, body: { domain: 'example.com' } });
+    // 1,501 records: past the cap after a batch of 1,000 was written, which is cleared again.
+    t.match(
+      await replyTo(mailReport(env, xmlAttachment('big.xml.gz', dmarcXml('big', 1501)))),
+      /^552 5\.3\.4 report too large to read: the report holds more than 1500 records \(reports\.maxRows\)/,
+    );
+    t.equal((await d.app.db.selectFrom('dmarc_report_rows').select('id').execute()).length, 0, 'no record of it is left');
+    t.equal((await d.app.db.selectFrom('dmarc_reports').select('id').execute()).length, 0);
+    t.match(await mailReport(env, xmlAttachment('ok.xml.gz', dmarcXml('ok', 1500))), /^250 /);
+    t.equal(await messagesOn(env), 1500);
+    // The same report again, its records broken past the head: a duplicate, known before any record is read.
+    const again = dmarcXml('ok', 0, '<record><row><source_ip>1.2.3.4</source_ip></row></broken>');
+    t.match(await mailReport(env, xmlAttachment('again.xml.gz', again)), /^250 /);
+    const logs = d.logs.map((l) => JSON.parse(l));
+    t.equal(logs.filter((l) => l.msg === 'report already stored').length, 1);
+    t.same(
+      logs.filter((l) => l.msg === 'report refused').map((l) => l.reason),
+      ['too-many-rows'],
+    );
+    t.equal(await messagesOn(env), 1500);
+  });
+
+for (const db of testDatabases())
+  t.test(`a report left half-written is never shown, and is written anew by a later copy (${db})`, async (t) => {
+    const clock = new ManualClock('2026-11-28T00:00:00Z');
+    const env = await setup(t, { db, clock });
+    const { d, ws } = env;
+    await d.request('POST', '/v1/inbound/domains', { key: ws.live, body: { domain: 'example.com' } });
+    // A daemon stopped part way through a report: begun, a batch written, never finished.
+    const xml = dmarcXml('half', 3);
+    const { parseDmarcReport } = await import('../../src/reports/dmarc-reader.js');
+    const whole = parseDmarcReport(xml);
+    const begun = await d.app.reports.store.beginDmarc(whole);
+    t.equal(begun.kind, 'new');
+    await d.app.reports.store.addDmarcRows(begun.id, dayRows(whole, whole.records.slice(0, 2)));
+    t.equal(await messagesOn(env), 0, 'the summaries do not read it');
+    // A copy soon after: the first writer may still be at it, so the sender comes back later.
+    t.match(await replyTo(mailReport(env, xmlAttachment('half.xml.gz', xml))), /^451 4\.3\.0 this report is being stored from another copy/);
+    clock.advance(REWRITE_AFTER_MS + 1000);
+    t.match(await mailReport(env, xmlAttachment('half.xml.gz', xml)), /^250 /);
+    t.equal(await messagesOn(env), 3, 'written once, whole');
+    t.equal((await d.app.db.selectFrom('dmarc_report_rows').select('id').execute()).length, 3);
+  });
