@@ -146,7 +146,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
     for (const [id, lease] of holding) byLease.set(lease, [...(byLease.get(lease) ?? []), id]);
     try {
       await deps.writes.run(async (trx) => {
-        for (const [lease, ids] of byLease) await renewLeases(trx, lease, ids, now, new Date(now.getTime() + cfg.lease));
+        for (const [lease, ids] of byLease) await renewLeases(trx, deps.dialect, lease, ids, now, new Date(now.getTime() + cfg.lease));
       }, alone);
     } catch (err) {
       log.warn({ err }, 'renewing the leases of messages in flight failed; retrying at the next beat');

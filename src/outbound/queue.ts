@@ -65,16 +65,33 @@ export async function releaseLease(db: Db | Transaction<Database>, id: string, l
 
 /**
  * Extends the leases `lease` still holds on `ids` (the heartbeat of work in flight). A lease that
- * ran out is not revived: another node may already have taken the message.
+ * ran out is not revived: another node may already have taken the message. On PostgreSQL a row
+ * another transaction is writing (a delivery's result, in a group-commit batch) is skipped, not
+ * waited for: waiting, the renewal held rows that batch would wait for next, a deadlock PostgreSQL
+ * broke after a second by failing one of them. The skipped row's write is settling it anyway, and
+ * the next beat renews it if it is still held.
  */
-export async function renewLeases(db: Db | Transaction<Database>, lease: string, ids: string[], now: Date, until: Date): Promise<void> {
-  await db
-    .updateTable('messages')
-    .set({ locked_until: until.toISOString() })
-    .where('id', 'in', ids)
-    .where('locked_by', '=', lease)
-    .where('locked_until', '>', now.toISOString())
-    .execute();
+export async function renewLeases(
+  db: Db | Transaction<Database>,
+  dialect: Dialect,
+  lease: string,
+  ids: string[],
+  now: Date,
+  until: Date,
+): Promise<void> {
+  const held = (q: Db | Transaction<Database>) =>
+    q
+      .selectFrom('messages')
+      .select('id')
+      .where('id', 'in', ids)
+      .where('locked_by', '=', lease)
+      .where('locked_until', '>', now.toISOString());
+  const update = db.updateTable('messages').set({ locked_until: until.toISOString() });
+  if (dialect === 'postgres') {
+    await update.where('id', 'in', held(db).forUpdate().skipLocked()).execute();
+    return;
+  }
+  await update.where('id', 'in', ids).where('locked_by', '=', lease).where('locked_until', '>', now.toISOString()).execute();
 }
 
 /**
