@@ -54,9 +54,21 @@ export async function createChangeFeed(deps: ChangeFeedDeps): Promise<ChangeFeed
   let closed = false;
   let listener: pg.Client | null = null;
   // Notifications go out on a connection of their own, never waiting behind the pool's queries.
-  const sender = new (pgLib().Client)({ connectionString: deps.url });
-  sender.on('error', (err) => log.warn({ err }, 'change feed: the sending connection failed'));
-  await sender.connect();
+  // A connection the server ended (a restart, a failover) is replaced on the next send.
+  let sender: pg.Client | null = null;
+  async function connectedSender(): Promise<pg.Client> {
+    if (sender) return sender;
+    const client = new (pgLib().Client)({ connectionString: deps.url });
+    client.on('error', (err) => {
+      log.warn({ err }, 'change feed: the sending connection failed; a new one is made for the next notification');
+      if (sender === client) sender = null;
+      void client.end().catch(() => {});
+    });
+    await client.connect();
+    sender = client;
+    return client;
+  }
+  await connectedSender();
 
   const receive = (msg: pg.Notification) => {
     if (msg.channel !== CHANNEL || !msg.payload) return;
@@ -71,6 +83,18 @@ export async function createChangeFeed(deps: ChangeFeedDeps): Promise<ChangeFeed
     if (p.changes?.length) deps.onChanges(p.changes.map(([id, status, entries]) => ({ id, status, entries })));
   };
 
+  // Listening again after the connection failed, every second until the server answers.
+  const relisten = () => {
+    if (!closed)
+      setTimeout(
+        () =>
+          void listen().catch((err: unknown) => {
+            log.warn({ err }, 'change feed: reconnect failed; trying again');
+            relisten();
+          }),
+        1000,
+      ).unref();
+  };
   async function listen(): Promise<void> {
     const client = new (pgLib().Client)({ connectionString: deps.url });
     client.on('notification', receive);
@@ -78,8 +102,7 @@ export async function createChangeFeed(deps: ChangeFeedDeps): Promise<ChangeFeed
       log.warn({ err }, 'change feed: the listening connection failed; reconnecting');
       listener = null;
       void client.end().catch(() => {});
-      if (!closed)
-        setTimeout(() => void listen().catch((e: unknown) => log.warn({ err: e }, 'change feed: reconnect failed')), 1000).unref();
+      relisten();
     });
     await client.connect();
     await client.query(`LISTEN ${CHANNEL}`);
@@ -112,9 +135,11 @@ export async function createChangeFeed(deps: ChangeFeedDeps): Promise<ChangeFeed
     // In order, one after the other: a message's changes reach the others in the order they happened.
     sending = sending.then(async () => {
       for (const payload of payloads) {
-        await sender.query('SELECT pg_notify($1, $2)', [CHANNEL, payload]).catch((err: unknown) => {
+        try {
+          await (await connectedSender()).query('SELECT pg_notify($1, $2)', [CHANNEL, payload]);
+        } catch (err) {
           log.warn({ err }, 'change feed: a notification was not sent; other nodes’ tails miss it');
-        });
+        }
       }
     });
   }
@@ -138,7 +163,7 @@ export async function createChangeFeed(deps: ChangeFeedDeps): Promise<ChangeFeed
         flush();
       }
       await sending;
-      await Promise.all([sender.end().catch(() => {}), listener?.end().catch(() => {})]);
+      await Promise.all([sender?.end().catch(() => {}), listener?.end().catch(() => {})]);
     },
   };
 }
