@@ -15,7 +15,7 @@ import { resealDkimKeys } from '../domains/dkim-keys.js';
 import { createSecretBox, loadSecretsKey } from '../lib/secret-box.js';
 import { refuseLiveNodes } from './backup.js';
 import { CommandFailure, type SetupCommand } from './command.js';
-import { databaseFailure } from './database.js';
+import { databaseFailure, openExistingDatabase } from './database.js';
 
 const STOP_FIRST = 'stop every daemon (and any postern command) first, then rotate';
 
@@ -45,6 +45,8 @@ async function rotate(config: Config): Promise<{ connections: number; dkimKeys: 
         'if the daemon cannot read its credentials, the rotation committed: move it over secrets.key',
     );
   }
+  // Like every management command: a database that is not there (or empty) is named first.
+  await (await openExistingDatabase(databaseTarget(config))).close();
   if (!existsSync(keyFile)) throw new CommandFailure(`no key at ${keyFile}: nothing is sealed yet, there is nothing to rotate`);
   await refuseLiveNodes(config, 'rotate');
   const lock = exclusively(config);
