@@ -193,14 +193,13 @@ const UNAVAILABLE_MESSAGES =
 
 /**
  * True when an error says the database cannot be reached now (down, restarting, failing over,
- * out of connections, SQLite's lock held past busy_timeout) rather than that the query was wrong:
+ * out of connections) rather than that the query was wrong:
  * what the HTTP API answers with 503 and SMTP with 421. Follows `cause` and AggregateError.
  */
 export function isDatabaseUnavailable(err: unknown, depth = 0): boolean {
   if (!err || typeof err !== 'object' || depth > 4) return false;
   const e = err as { code?: unknown; message?: unknown; cause?: unknown; errors?: unknown };
-  if (typeof e.code === 'string' && (UNAVAILABLE_STATES.test(e.code) || UNAVAILABLE_ERRNOS.has(e.code) || e.code === 'SQLITE_BUSY'))
-    return true;
+  if (typeof e.code === 'string' && (UNAVAILABLE_STATES.test(e.code) || UNAVAILABLE_ERRNOS.has(e.code))) return true;
   if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.test(e.message)) return true;
   if (Array.isArray(e.errors) && e.errors.some((x) => isDatabaseUnavailable(x, depth + 1))) return true;
   return isDatabaseUnavailable(e.cause, depth + 1);

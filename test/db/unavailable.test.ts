@@ -17,7 +17,6 @@ t.test('unavailable', async (t) => {
     ['pg: Connection terminated unexpectedly', err({ message: 'Connection terminated unexpectedly' })],
     ['pg: not queryable', err({ message: 'Client has encountered a connection error and is not queryable' })],
     ['pg-pool: connect timeout', err({ message: 'timeout exceeded when trying to connect' })],
-    ['SQLite busy past busy_timeout', err({ code: 'SQLITE_BUSY', message: 'database is locked' })],
     ['wrapped as a cause', new Error('write failed', { cause: err({ code: '57P01' }) })],
     ['inside an AggregateError', new AggregateError([new Error('a'), err({ code: 'ECONNREFUSED' })], 'all failed')],
   ];
@@ -30,6 +29,9 @@ t.test('not unavailable: the query or the data is wrong', async (t) => {
     ['42P01 undefined table', err({ code: '42P01', message: 'relation "x" does not exist' })],
     ['40P01 deadlock', err({ code: '40P01' })],
     ['SQLITE_CONSTRAINT_UNIQUE', err({ code: 'SQLITE_CONSTRAINT_UNIQUE' })],
+    // Another process holding SQLite's write lock past busy_timeout: a failed transaction (SMTP 451),
+    // not the database gone.
+    ['SQLite busy past busy_timeout', err({ code: 'SQLITE_BUSY', message: 'database is locked' })],
     ['a TypeError', new TypeError('cannot read properties of undefined')],
     ['a string', 'ECONNREFUSED'],
     ['null', null],
