@@ -66,9 +66,10 @@ function smtpTry(port: number, rcpt: string): Promise<number[]> {
   });
 }
 
-t.test('two nodes hold through database outages', async (t) => {
+/** Two nodes on a PostgreSQL server of the test's own, delivering to a loopback sink. */
+async function twoNodes(t: { teardown(fn: () => unknown): void }, opts: { delayMs?: number; env?: Record<string, string> } = {}) {
   const pg: PrivatePostgres = await startPrivatePostgres(t);
-  const sink = await startSink(t);
+  const sink = await startSink(t, { delayMs: opts.delayMs });
   const dns = await startDnsServer({
     'example.net': [{ type: 'MX', data: { preference: 10, exchange: 'mx.example.net' } }],
     'mx.example.net': [{ type: 'A', data: '127.0.0.1' }],
@@ -95,9 +96,14 @@ t.test('two nodes hold through database outages', async (t) => {
     POSTERN_SENDER_CAPS_ENABLED: 'false',
     POSTERN_SMTP_GREETING_DELAY: '0ms',
     POSTERN_LOG_LEVEL: 'warn',
+    ...opts.env,
   });
   for (const dir of dirs) nodes.push(await spawnDaemon(env(dir)));
-  const key = readBootstrapKeys(dirs[0]).live;
+  return { pg, sink, nodes, key: readBootstrapKeys(dirs[0]).live };
+}
+
+t.test('two nodes hold through database outages', async (t) => {
+  const { pg, sink, nodes, key } = await twoNodes(t);
   const call = (node: Spawned, method: string, route: string, body?: unknown) =>
     fetch(`http://127.0.0.1:${node.http}${route}`, {
       method,
@@ -185,40 +191,16 @@ t.test('two nodes hold through database outages', async (t) => {
 });
 
 t.test('an outage longer than the node timeout: no node takes another’s live work', async (t) => {
-  const pg = await startPrivatePostgres(t);
-  // A slow receiver, so deliveries are in flight, their outcomes unwritten, when the server stops.
-  const sink = await startSink(t, { delayMs: 200 });
-  const dns = await startDnsServer({
-    'example.net': [{ type: 'MX', data: { preference: 10, exchange: 'mx.example.net' } }],
-    'mx.example.net': [{ type: 'A', data: '127.0.0.1' }],
-  });
-  t.teardown(() => dns.close());
-  const dirs = [mkdtempSync(path.join(tmpdir(), 'postern-node-')), mkdtempSync(path.join(tmpdir(), 'postern-node-'))];
-  const nodes: Spawned[] = [];
-  t.teardown(async () => {
-    for (const n of nodes) n.child.kill('SIGKILL');
-    await Promise.all(nodes.map((n) => n.exited));
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
   const TIMEOUT_MS = 2000;
-  const env = (dir: string) => ({
-    POSTERN_DATABASE_URL: pg.url,
-    POSTERN_DATA_DIR: dir,
-    POSTERN_HTTP_PORT: '0',
-    POSTERN_SMTP_PORT: '0',
-    POSTERN_SMTP_HOST: '127.0.0.1',
-    POSTERN_HOSTNAME: 'mx.postern.test',
-    POSTERN_DNS_SERVERS: dns.address,
-    POSTERN_DELIVERY_PORT: String(sink.port),
-    POSTERN_DELIVERY_MAX_CONNECTIONS_PER_HOST: '4',
-    POSTERN_CLUSTER_HEARTBEAT: '500ms',
-    POSTERN_CLUSTER_NODE_TIMEOUT: `${TIMEOUT_MS}ms`,
-    POSTERN_RATE_LIMIT_SEND: '0',
-    POSTERN_SENDER_CAPS_ENABLED: 'false',
-    POSTERN_LOG_LEVEL: 'warn',
+  // A slow receiver, so deliveries are in flight, their outcomes unwritten, when the server stops.
+  const { pg, sink, nodes, key } = await twoNodes(t, {
+    delayMs: 200,
+    env: {
+      POSTERN_DELIVERY_MAX_CONNECTIONS_PER_HOST: '4',
+      POSTERN_CLUSTER_HEARTBEAT: '500ms',
+      POSTERN_CLUSTER_NODE_TIMEOUT: `${TIMEOUT_MS}ms`,
+    },
   });
-  for (const dir of dirs) nodes.push(await spawnDaemon(env(dir)));
-  const key = readBootstrapKeys(dirs[0]).live;
   const N = 80;
   const sent = await Promise.all(
     Array.from({ length: N }, (_, i) =>
