@@ -490,8 +490,13 @@ export async function createApp(options: AppOptions): Promise<App> {
           url: target.url,
           nodeId: nodes.id,
           log,
+          now: () => clock.now().getTime(),
           onChanges: (refs) =>
             void ledger.remote(refs).catch((err: unknown) => log.warn({ err }, 'change feed: reading changes back failed')),
+          onResumed: (since) =>
+            void ledger
+              .resync(new Date(since).toISOString())
+              .catch((err: unknown) => log.warn({ err }, 'change feed: reading back what was missed failed')),
           onRouting: () => {
             echo = true;
             try {

@@ -117,6 +117,11 @@ export interface Ledger {
   /** Tells the watchers of changes another node made (read back by id, each as of its change). */
   remote(refs: { id: string; status: string; entries: number }[]): Promise<void>;
   /**
+   * Tells the watchers of every message changed since `since` as it is now: what another node
+   * changed while this node could not hear of it (its change feed was reconnecting).
+   */
+  resync(since: string): Promise<void>;
+  /**
    * Writes a change with a compare-and-swap on the status read (and the lease `lease` when given).
    * Returns the row as written, or null when the row moved on or the change was refused. The
    * change then continues from the written row (the dispatcher commits several times).
@@ -171,6 +176,8 @@ type LedgerDeps = Pick<Deps, 'db' | 'writes' | 'clock' | 'ids' | 'bus' | 'log'> 
 };
 
 const MAX_RACES = 5;
+/** At most this many messages are told again after the change feed reconnects (the most recent are what a tail misses). */
+const RESYNC_MAX = 5000;
 
 export function createLedger(deps: LedgerDeps): Ledger {
   const { db, writes, clock, bus, log } = deps;
@@ -178,9 +185,25 @@ export function createLedger(deps: LedgerDeps): Ledger {
   const stamp = () => clock.now().toISOString();
   const watchers = new Set<(message: Message) => void>();
   const seams: LedgerSeams = { beforeUpdateWrite: null };
+  // What the watchers were last told of each message: its timeline's length and what a tail shows.
+  // A message's timeline only grows, so a view with a shorter one is older than one already told
+  // and is dropped (an accept announced after the dispatcher's first commit, a change another node
+  // announced arriving after this node read the message anew); the same view twice is told once.
+  const told = new Map<string, { entries: number; shows: string }>();
+  const TOLD_MAX = 50_000;
   const tell = (m: Message) => {
+    const shows = `${m.status}|${m.error ?? ''}|${m.openedAt ?? ''}|${m.clickedAt ?? ''}`;
+    const last = told.get(m.publicId);
+    if (last && (m.timeline.length < last.entries || (m.timeline.length === last.entries && shows === last.shows))) return;
+    told.delete(m.publicId);
+    told.set(m.publicId, { entries: m.timeline.length, shows });
+    if (told.size > TOLD_MAX) told.delete(told.keys().next().value!);
     for (const w of watchers) w(m);
   };
+  // Changes from other nodes are read back one batch after the other, so they are told in the
+  // order they were announced.
+  let remoteReads: Promise<void> = Promise.resolve();
+  const inOrder = (read: () => Promise<void>): Promise<void> => (remoteReads = remoteReads.then(read, read));
 
   const changed = (c: Change) => c.status !== c.row.status;
   // What a tail shows changed: the status, or the error while the status stays (a deferral leaves
@@ -281,20 +304,39 @@ export function createLedger(deps: LedgerDeps): Ledger {
 
     watch(listener) {
       watchers.add(listener);
-      return () => void watchers.delete(listener);
+      return () => {
+        watchers.delete(listener);
+        if (watchers.size === 0) told.clear();
+      };
     },
 
-    async remote(refs) {
-      if (watchers.size === 0) return;
-      const ids = [...new Set(refs.map((r) => r.id))];
-      const rows = new Map((await db.selectFrom('messages').selectAll().where('id', 'in', ids).execute()).map((r) => [r.id, r]));
-      for (const ref of refs) {
-        const row = rows.get(ref.id);
-        if (!row) continue;
-        // The message as of that change: its status then, its timeline up to that entry.
-        const timeline = JSON.stringify((JSON.parse(row.timeline) as TimelineEntry[]).slice(0, ref.entries));
-        tell(rowToMessage({ ...row, status: ref.status as MessageStatus, timeline }));
-      }
+    remote(refs) {
+      return inOrder(async () => {
+        if (watchers.size === 0) return;
+        const ids = [...new Set(refs.map((r) => r.id))];
+        const rows = new Map((await db.selectFrom('messages').selectAll().where('id', 'in', ids).execute()).map((r) => [r.id, r]));
+        for (const ref of refs) {
+          const row = rows.get(ref.id);
+          if (!row) continue;
+          // The message as of that change: its status then, its timeline up to that entry.
+          const timeline = JSON.stringify((JSON.parse(row.timeline) as TimelineEntry[]).slice(0, ref.entries));
+          tell(rowToMessage({ ...row, status: ref.status as MessageStatus, timeline }));
+        }
+      });
+    },
+
+    resync(since) {
+      return inOrder(async () => {
+        if (watchers.size === 0) return;
+        const rows = await db
+          .selectFrom('messages')
+          .selectAll()
+          .where('updated_at', '>=', since)
+          .orderBy('updated_at', 'desc')
+          .limit(RESYNC_MAX)
+          .execute();
+        for (const row of rows.reverse()) tell(rowToMessage(row));
+      });
     },
 
     async commit(c, opts = {}) {

@@ -1,10 +1,12 @@
 // Drills of the cluster's database going away (docs/cluster.md, "When the database goes away"): two
 // nodes on a PostgreSQL server of the test's own, under a steady load of sends and received mail,
-// while the server is stopped (`pg_ctl stop -m fast`: every session ends with 57P01, as a restart
-// does) or every Postern session is terminated (`pg_terminate_backend`, as a failover does). No
-// node exits; every request while the database is away is `503 unavailable` with Retry-After or
-// SMTP 421 4.3.0, never a 500 or a 250 for mail that was not stored; `/readyz` follows; after
-// recovery every accepted message is delivered exactly once.
+// while the server is stopped for 20 s (`pg_ctl stop -m fast`: every session ends with 57P01, as
+// a restart does) or every Postern session is terminated (`pg_terminate_backend`, as a failover
+// does), five drills in a row. No node exits; every request while the database is away is `503
+// unavailable` with Retry-After or SMTP 421 4.3.0, never a 500 or a 250 for mail that was not
+// stored; `/readyz` follows; after recovery every accepted message is delivered exactly once,
+// every received message answered 250 is stored once, and a tail open on one node through it all
+// saw every message of both nodes to its end, each message's changes in order.
 import t from 'tap';
 import net from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -14,10 +16,11 @@ import { startDnsServer } from '../helpers/dns-server.js';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.js';
 import { readBootstrapKeys } from '../helpers/run-bin.js';
 import { startSink } from '../helpers/smtp-sink.js';
+import { openTail } from '../helpers/tail.js';
 import { spawnDaemon, type Spawned } from '../helpers/spawn.js';
 
 const DRILLS = 5;
-const DURING = 12; // requests of each kind per node while the database is away
+const OUTAGE_MS = 20_000; // how long each server stop lasts, under the steady load
 
 /** Polls `check` until it is true; fails after `bound` ms (a bound, not a wait). */
 async function until(what: string, check: () => Promise<boolean> | boolean, bound = 60_000): Promise<void> {
@@ -29,7 +32,7 @@ async function until(what: string, check: () => Promise<boolean> | boolean, boun
 }
 
 /** One SMTP transaction, reply by reply; resolves with the codes seen until the first non-2xx/3xx or the end. */
-function smtpTry(port: number, rcpt: string): Promise<number[]> {
+function smtpTry(port: number, rcpt: string, subject = 'drill'): Promise<number[]> {
   return new Promise((resolve, reject) => {
     const s = net.connect(port, '127.0.0.1');
     const steps = ['EHLO client.example.org', 'MAIL FROM:<a@client.example.org>', `RCPT TO:<${rcpt}>`, 'DATA'];
@@ -54,7 +57,7 @@ function smtpTry(port: number, rcpt: string): Promise<number[]> {
         }
         if (code === 354) {
           dataSent = true;
-          s.write('From: a@client.example.org\r\nSubject: drill\r\n\r\nhello\r\n.\r\n');
+          s.write(`From: a@client.example.org\r\nSubject: ${subject}\r\n\r\nhello\r\n.\r\n`);
         } else {
           const next = steps.shift();
           if (next) s.write(next + '\r\n');
@@ -113,55 +116,73 @@ t.test('two nodes hold through database outages', async (t) => {
   const created = await call(nodes[0], 'POST', '/v1/inbound/addresses', {});
   t.equal(created.status, 201, 'an inbound address');
   const address = ((await created.json()) as { address: string }).address;
-
-  const accepted = new Set<string>();
-  let n = 0;
-  const send = async (node: Spawned) => {
-    const to = `user${n++}@example.net`;
-    const r = await call(node, 'POST', '/v1/send-raw', { to, channel: 'email', content: { subject: to, text: 'drill' } });
-    if (r.status === 202) accepted.add(to);
-    return r;
-  };
   const ready = async (node: Spawned) => (await fetch(`http://127.0.0.1:${node.http}/readyz`)).status;
+
+  // A tail on the first node, open through every drill: it must see every message of both nodes.
+  const tail = openTail(`http://127.0.0.1:${nodes[0].http}/v1/messages?tail=1`, key);
+  t.teardown(() => tail.close());
+  t.ok(await tail.until(() => tail.events.some((e) => e.comment === 'tail')), 'a tail is open on the first node');
+
+  // The steady load: each node gets a send and a received message in turn, paced, until stopped.
+  const accepted = new Map<string, string>(); // public id → recipient
+  const stored = new Set<string>(); // subjects of received mail answered 250
+  const wrong: string[] = [];
+  const refused = [0, 0]; // 503s and 421s per node
+  let n = 0;
+  let running = true;
+  const loops = nodes.map(async (node, i) => {
+    while (running) {
+      const to = `user${n++}@example.net`;
+      try {
+        const r = await call(node, 'POST', '/v1/send-raw', { to, channel: 'email', content: { subject: to, text: 'drill' } });
+        if (r.status === 202) accepted.set(((await r.json()) as { id: string }).id, to);
+        else if (
+          r.status === 503 &&
+          r.headers.get('retry-after') &&
+          ((await r.json()) as { error: { code: string } }).error.code === 'unavailable'
+        )
+          refused[i]++;
+        else wrong.push(`send to node ${i}: ${r.status} ${await r.text()}`);
+      } catch (err) {
+        wrong.push(`send to node ${i}: ${String(err)}`);
+      }
+      const subject = `in${n++}`;
+      const codes = await smtpTry(node.smtp, address, subject).catch((err: unknown) => [String(err)]);
+      if (codes.at(-1) === 250 && codes.length > 4) stored.add(subject);
+      else if (codes.at(-1) === 421) refused[i]++;
+      else wrong.push(`smtp to node ${i}: ${codes.join(' ')}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  });
+  const acceptedOn = async (node: number, more: number) => {
+    const before = accepted.size;
+    await until(`node ${node} to accept again`, () => accepted.size >= before + more);
+  };
+  await acceptedOn(0, 10);
 
   for (let drill = 1; drill <= DRILLS; drill++) {
     const how = drill % 2 ? 'the server stops' : 'every session is terminated';
     await t.test(`drill ${drill}: ${how}`, async (t) => {
-      for (const node of nodes) for (let i = 0; i < 5; i++) t.equal((await send(node)).status, 202, 'accepted before');
-      const wrong: string[] = [];
+      const refusedBefore = [...refused];
       if (how === 'the server stops') {
         await pg.stop('fast');
-        for (const node of nodes) {
-          await until('/readyz to say not ready', async () => (await ready(node)) === 503);
-          for (let i = 0; i < DURING; i++) {
-            const s = await send(node);
-            if (s.status !== 503 || !s.headers.get('retry-after')) wrong.push(`send: ${s.status} ${await s.text()}`);
-            else {
-              const body = (await s.json()) as { error: { code: string } };
-              if (body.error.code !== 'unavailable') wrong.push(`send: code ${body.error.code}`);
-            }
-            const l = await call(node, 'GET', '/v1/messages?limit=5');
-            if (l.status !== 503 || !l.headers.get('retry-after')) wrong.push(`list: ${l.status} ${await l.text()}`);
-            const codes = await smtpTry(node.smtp, address);
-            if (codes.includes(250) && codes.at(-1) === 250 && codes.length > 4) wrong.push(`smtp stored: ${codes.join(' ')}`);
-            if (codes.at(-1) !== 421) wrong.push(`smtp: ${codes.join(' ')}`);
-          }
-        }
-        t.same(wrong, [], 'every request while the database is away: 503 with Retry-After, SMTP 421');
+        const stoppedAt = performance.now();
+        for (const node of nodes) await until('/readyz to say not ready', async () => (await ready(node)) === 503);
+        // The outage lasts OUTAGE_MS under the steady load (a length of the drill, not a bound on anything).
+        await new Promise((r) => setTimeout(r, Math.max(0, OUTAGE_MS - (performance.now() - stoppedAt))));
+        await until('requests refused on both nodes', () => refused.every((c, i) => c > refusedBefore[i]));
+        t.ok(
+          refused.every((c, i) => c - refusedBefore[i] >= 4),
+          `requests during the outage answered 503 or 421 (${refused.map((c, i) => c - refusedBefore[i]).join(', ')})`,
+        );
         await pg.start();
       } else {
-        // Sessions end under load: requests in flight may fail, but only as 503.
-        const load = nodes.flatMap((node) => Array.from({ length: DURING }, () => send(node)));
         const ended = await pg.terminateBackends();
         t.ok(ended > 0, `${ended} sessions terminated`);
-        for (const r of await Promise.all(load))
-          if (r.status !== 202 && r.status !== 503) wrong.push(`send: ${r.status} ${await r.text()}`);
-        t.same(wrong, [], 'every send in flight: 202 or 503');
       }
       for (const node of nodes) await until('/readyz to say ready again', async () => (await ready(node)) === 200);
-      for (const node of nodes) for (let i = 0; i < 5; i++) t.equal((await send(node)).status, 202, 'accepted after');
-      const codes = await smtpTry(nodes[drill % 2].smtp, address);
-      t.equal(codes.at(-1), 250, `received mail is stored again (${codes.join(' ')})`);
+      await acceptedOn(drill % 2, 10);
+      t.same(wrong, [], 'every request: accepted, or 503 with Retry-After, or SMTP 421; never a 500 or a 451');
       t.same(
         nodes.map((n) => n.child.exitCode),
         [null, null],
@@ -169,10 +190,12 @@ t.test('two nodes hold through database outages', async (t) => {
       );
     });
   }
+  running = false;
+  await Promise.all(loops);
 
   await until(`all ${accepted.size} accepted messages delivered`, () => {
     const seen = new Set(sink.received.flatMap((m) => m.to));
-    return [...accepted].every((to) => seen.has(to));
+    return [...accepted.values()].every((to) => seen.has(to));
   });
   const counts = new Map<string, number>();
   for (const m of sink.received) for (const to of m.to) counts.set(to, (counts.get(to) ?? 0) + 1);
@@ -182,10 +205,52 @@ t.test('two nodes hold through database outages', async (t) => {
     '0 duplicates',
   );
   t.same(
-    [...accepted].filter((to) => !counts.has(to)),
+    [...accepted.values()].filter((to) => !counts.has(to)),
     [],
     '0 lost',
   );
+
+  // Received mail: every message answered 250 is stored, once.
+  const subjects = new Map<string, number>();
+  let before = '';
+  for (;;) {
+    const r = await call(nodes[1], 'GET', `/v1/inbound/messages?limit=100${before ? `&before=${encodeURIComponent(before)}` : ''}`);
+    const page = ((await r.json()) as { messages: { subject: string; receivedAt: string }[] }).messages;
+    for (const m of page) subjects.set(m.subject, (subjects.get(m.subject) ?? 0) + 1);
+    if (page.length < 100) break;
+    before = page.at(-1)!.receivedAt;
+  }
+  t.same(
+    [...stored].filter((s) => subjects.get(s) !== 1),
+    [],
+    `every received message answered 250 is stored once (${stored.size})`,
+  );
+
+  // The tail saw every message of both nodes reach its end, each message's changes in order.
+  const last = new Map<string, { status: string; entries: number }>();
+  const disorder: string[] = [];
+  const follow = () => {
+    for (const e of tail.events.splice(0)) {
+      if (e.event !== 'message') continue;
+      const m = e.data as { publicId: string; status: string; timeline: unknown[] };
+      const prev = last.get(m.publicId);
+      if (prev && m.timeline.length < prev.entries) disorder.push(`${m.publicId}: ${prev.status} then ${m.status}`);
+      last.set(m.publicId, { status: m.status, entries: m.timeline.length });
+    }
+  };
+  const unseen = () => [...accepted.keys()].filter((id) => last.get(id)?.status !== 'delivered');
+  await until('the tail to see every accepted message delivered', () => {
+    follow();
+    return unseen().length === 0;
+  }).catch(() => {});
+  t.same(
+    unseen()
+      .slice(0, 5)
+      .map((id) => `${id}: ${last.get(id)?.status ?? 'never seen'}`),
+    [],
+    `the tail saw every accepted message of both nodes delivered (${unseen().length} of ${accepted.size} not)`,
+  );
+  t.same(disorder, [], 'each message’s changes in order');
   const logged = nodes.flatMap((node) => node.lines.filter((l) => l.includes('unhandled error')));
   t.same(logged, [], 'nothing logged as an unhandled error');
 });

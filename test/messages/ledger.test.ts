@@ -121,3 +121,43 @@ for (const db of testDatabases()) {
     t.same(await events(), before, 'and its event is not recorded');
   });
 }
+
+// A tail is told each message's changes in the order they happened, each once: a view older than
+// one already told (an accept announced after the dispatcher's first commit, another node's change
+// read back late) is dropped, and after the change feed reconnects every message changed since is
+// told as it is now.
+for (const db of testDatabases()) {
+  t.test(`the watchers see each message's changes in order, once (${db})`, async (t) => {
+    const d = await bootDaemon(t, { db });
+    const ws = await d.workspace('acme');
+    const at = new Date(d.clock.now().getTime() + 86_400_000).toISOString();
+    const sent = await d.request('POST', '/v1/send-raw', {
+      key: ws.test,
+      body: { to: 'ann@example.com', channel: 'email', content: { subject: 'hi', text: 'x' }, scheduledAt: at },
+    });
+    t.equal(sent.status, 202);
+    const readRow = () => d.app.db.selectFrom('messages').selectAll().where('public_id', '=', sent.body.id).executeTakeFirstOrThrow();
+    const seen: string[] = [];
+    const stop = d.app.ledger.watch((m) => {
+      if (m.publicId === sent.body.id) seen.push(`${m.status}/${m.timeline.length}`);
+    });
+    t.teardown(stop);
+
+    const scheduled = await readRow();
+    await d.app.ledger.resync(scheduled.updated_at);
+    t.same(seen, ['scheduled/2'], 'a resync tells a message changed since, as it is now');
+    await d.app.ledger.resync(scheduled.updated_at);
+    t.same(seen, ['scheduled/2'], 'the same view is not told twice');
+
+    const change = d.app.ledger.change(scheduled);
+    t.ok(change.step('queued', 'due'));
+    t.ok(await d.app.ledger.commit(change));
+    t.same(seen, ['scheduled/2', 'queued/3'], 'a change is told after its commit');
+
+    d.app.ledger.inserted(scheduled);
+    await d.app.ledger.remote([{ id: scheduled.id, status: 'scheduled', entries: 2 }]);
+    t.same(seen, ['scheduled/2', 'queued/3'], 'an older view, local or from another node, is not told after a newer one');
+    await d.app.ledger.remote([{ id: scheduled.id, status: 'queued', entries: 3 }]);
+    t.same(seen, ['scheduled/2', 'queued/3'], 'nor the same view again');
+  });
+}
