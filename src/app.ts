@@ -54,7 +54,7 @@ import { createReceivedReader, type ReceivedReader } from './inbound/received.js
 import { createPassedClients } from './inbound/passed-clients.js';
 import { createReceiver, type Receiver } from './inbound/receive.js';
 import { createRouter as createInboundRouter } from './inbound/routing.js';
-import { storeMessages } from './inbound/store.js';
+import { forgetSeen, storeMessages } from './inbound/store.js';
 import { systemClock, type Clock } from './lib/clock.js';
 import { cronFields, scheduleCron, type CronFields } from './lib/cron.js';
 import { createResolver, type DnsResolver } from './lib/dns.js';
@@ -371,6 +371,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   // call the job functions directly with a ManualClock, or runDailyJobs().
   const dailyJobs: [string, () => Promise<unknown>][] = [
     ['purge-received', () => receivedMessages.purge()],
+    ['forget-seen-inbound', () => forgetSeen(handle.db, new Date(clock.now().getTime() - config.inbound.retryWindow).toISOString())],
     ['expire-domain-claims', () => domains.expireClaims()],
     ['recheck-domains', () => domains.recheckConfirmed()],
     ['purge-passed-smtp-clients', () => passedClients?.purge() ?? Promise.resolve(0)],

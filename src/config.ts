@@ -152,6 +152,9 @@ const schema = z.strictObject({
   inbound: z.strictObject({
     maxBodyBytes: z.number().int().min(1024),
     retention: duration({ min: '1d' }),
+    // A message sent again within this window (same workspace, address, envelope sender,
+    // Message-ID and bytes) is not stored again (inbound/store.ts); 0 = every copy is stored.
+    retryWindow: duration({ max: '30d' }),
     // Read by node-cron, an adapter's package, so checked where the daemon is put together
     // (purgeSchedule in app.ts), before anything opens.
     purgeCron: z.string().min(1),

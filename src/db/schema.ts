@@ -333,6 +333,15 @@ export interface InboundRawTable {
   purged_at: string | null;
 }
 
+/** Received mail seen within `inbound.retryWindow`, by what names a retry of it (inbound/store.ts). */
+export interface InboundSeenTable {
+  /** SHA-256 of the workspace, address, envelope sender, Message-ID and the bytes sent. */
+  key: string;
+  /** rcv_ public id of the message stored the first time. */
+  received_id: string;
+  seen_at: string;
+}
+
 export interface ReceivedMessagesTable {
   id: string;
   /** rcv_ public id. */
@@ -651,6 +660,7 @@ export interface Database {
   email_secrets: EmailSecretsTable;
   inbound_addresses: InboundAddressesTable;
   inbound_raw: InboundRawTable;
+  inbound_seen: InboundSeenTable;
   received_messages: ReceivedMessagesTable;
   inbound_usage: InboundUsageTable;
   operators: OperatorsTable;

@@ -3,6 +3,7 @@
 // already serialized for the `parsed` column. A pure function of the bytes and the envelope plus
 // DNS, so it can run on the event loop or in an analysis thread (analysis-pool.ts) with the same
 // result.
+import { createHash } from 'node:crypto';
 import { inTurn } from '../lib/in-turn.js';
 import { asBuffer } from '../lib/threads.js';
 import { findSpan, tailSpan } from './body-spans.js';
@@ -39,6 +40,12 @@ export interface Analysis {
   source: Uint8Array;
   subject: string;
   fromEmail: string;
+  /**
+   * What names this message among retries of it (store.ts): its Message-ID and a SHA-256 of the
+   * bytes as the client sent them; null when it has no Message-ID (such mail is never taken for
+   * a retry: two alerts alike from a script are two messages).
+   */
+  retryKey: string | null;
   /** JSON of StoredParsed: the `parsed` column. */
   parsedJson: string;
   /** Why the parsed fields are partial (the message is stored `truncated`), or null. */
@@ -88,6 +95,7 @@ export async function analyze(lookup: Lookup, input: AnalyzeInput): Promise<Anal
     source: storedSource(headers + (input.trace ?? ''), raw, input.headroom ?? 0),
     subject,
     fromEmail: fields.from.email,
+    retryKey: fields.messageId ? `${fields.messageId} ${createHash('sha256').update(raw).digest('base64')}` : null,
     parsedJson: JSON.stringify(stored),
     partial,
     verdicts,

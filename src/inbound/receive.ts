@@ -3,6 +3,7 @@
 // address) → store raw + parsed + outbox event in one transaction → announce after commit. The
 // listener replies 250 only when this resolves, so a 250 always means the message is durable. The
 // bounce domain is not handled here (channels/email/bounces.ts).
+import { createHash } from 'node:crypto';
 import type { BatchCommitter } from '../db/group-commit.js';
 import { flag } from '../db/schema.js';
 import type { Deps } from '../deps.js';
@@ -125,8 +126,21 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
       }
 
       const receivedAt = stamp();
-      const req: StoreRequest = { rawId: ids.uuid(), source: stored, receivedAt, groups: [] };
-      for (const routes of groups.values()) {
+      const window = config.inbound.retryWindow;
+      const req: StoreRequest = {
+        rawId: ids.uuid(),
+        source: stored,
+        receivedAt,
+        groups: [],
+        seenSince: new Date(Date.parse(receivedAt) - window).toISOString(),
+      };
+      // A client that sends a message again (its 250 was lost, it tried another MX of the cluster)
+      // sends the same bytes from the same envelope sender to the same address.
+      const seenKey = (group: string) =>
+        window > 0 && a.retryKey !== null
+          ? createHash('sha256').update(`${group}\0${mail.mailFrom}\0${a.retryKey}`).digest('base64url')
+          : null;
+      for (const [group, routes] of groups) {
         const first = routes[0];
         const address = first.address;
         req.groups.push({
@@ -152,11 +166,18 @@ export function createReceiver(deps: ReceiverDeps): Receiver {
           eventId: ids.publicId('evt'),
           endpointId: address?.webhook_endpoint_id ?? null,
           forwards: !!address?.forward_to,
+          seenKey: seenKey(group),
         });
       }
 
       const result = await committer.store(req);
       if (result.events.length > 0) bus.publish('events.recorded', { type: 'message.received' });
+      const retried = result.out.filter((m) => m.retry);
+      if (retried.length > 0)
+        log.info(
+          { messages: retried.map((m) => m.id), from: mail.mailFrom, ip: mail.ip },
+          'a message sent again within inbound.retryWindow: answered with the id stored the first time, not stored again',
+        );
       log.debug({ messages: result.out.map((m) => `${m.id}:${m.status}`), size }, 'inbound stored');
       if (a.partial)
         log.info({ messages: result.out.map((m) => m.id), reason: a.partial, size }, 'inbound message parsed in part (stored truncated)');

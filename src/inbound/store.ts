@@ -19,6 +19,8 @@ export interface StoreGroup {
   endpointId: string | null;
   /** The address forwards: leave the event for the forwarder. */
   forwards: boolean;
+  /** What names a retry of this message to this group (receive.ts), or null: never taken for one. */
+  seenKey: string | null;
 }
 
 export interface StoreRequest {
@@ -26,12 +28,16 @@ export interface StoreRequest {
   source: Buffer;
   receivedAt: string;
   groups: StoreGroup[];
+  /** A message seen before this moment is not a retry of it any more (`inbound.retryWindow`). */
+  seenSince: string;
 }
 
 export interface StoredMessage {
   id: string;
   workspaceId: string;
   status: ReceivedStatus;
+  /** Sent again within the retry window: `id` is the message stored the first time; nothing was stored. */
+  retry?: true;
 }
 
 export interface StoreResult {
@@ -49,10 +55,13 @@ export interface StoreResult {
  */
 export async function storeMessages(trx: Kysely<Database> | Transaction<Database>, reqs: StoreRequest[]): Promise<StoreResult[]> {
   if (reqs.length === 0) return [];
-  await trx
-    .insertInto('inbound_raw')
-    .values(reqs.map((req) => ({ id: req.rawId, source: req.source, received_at: req.receivedAt, purged_at: null })))
-    .execute();
+  const retries = await retriesOf(trx, reqs);
+  const fresh = reqs.filter((req) => req.groups.some((g) => !retries.has(g)));
+  if (fresh.length > 0)
+    await trx
+      .insertInto('inbound_raw')
+      .values(fresh.map((req) => ({ id: req.rawId, source: req.source, received_at: req.receivedAt, purged_at: null })))
+      .execute();
 
   // A workspace with a quota counts each message with one conditional upsert that increments only
   // below the quota: atomic on both dialects (PostgreSQL's ON CONFLICT locks the row, so concurrent
@@ -82,6 +91,11 @@ export async function storeMessages(trx: Kysely<Database> | Transaction<Database
     const month = req.receivedAt.slice(0, 7);
     const result: StoreResult = { out: [], events: [] };
     for (const g of req.groups) {
+      const first = retries.get(g);
+      if (first !== undefined) {
+        result.out.push({ id: first, workspaceId: g.row.workspace_id, status: g.row.status, retry: true });
+        continue;
+      }
       const row: ReceivedRow = { ...g.row };
       if (row.status === 'received') {
         if (g.quota > 0) {
@@ -134,4 +148,61 @@ export async function storeMessages(trx: Kysely<Database> | Transaction<Database
   if (rows.length > 0) await trx.insertInto('received_messages').values(rows).execute();
   if (events.length > 0) await trx.insertInto('events').values(events).execute();
   return results;
+}
+
+/**
+ * The groups of a batch that are retries of a message stored within the retry window, with the
+ * first one's rcv_ id. The first copy claims its key in `inbound_seen`, in the transaction that
+ * stores it: a copy on another node waits for that commit and then finds the key taken (a key
+ * older than the window is taken over). Within a batch the first copy wins.
+ */
+async function retriesOf(trx: Kysely<Database> | Transaction<Database>, reqs: StoreRequest[]): Promise<Map<StoreGroup, string>> {
+  const retries = new Map<StoreGroup, string>();
+  const firsts = new Map<string, StoreGroup>();
+  let since = '';
+  for (const req of reqs) {
+    for (const g of req.groups) {
+      if (g.seenKey === null) continue;
+      const first = firsts.get(g.seenKey);
+      if (first) retries.set(g, first.row.public_id);
+      else firsts.set(g.seenKey, g);
+    }
+    if (since === '' || req.seenSince < since) since = req.seenSince;
+  }
+  if (firsts.size === 0) return retries;
+  const claimed = await trx
+    .insertInto('inbound_seen')
+    .values([...firsts].map(([key, g]) => ({ key, received_id: g.row.public_id, seen_at: g.row.received_at })))
+    .onConflict((oc) =>
+      oc
+        .column('key')
+        .doUpdateSet((eb) => ({ received_id: eb.ref('excluded.received_id'), seen_at: eb.ref('excluded.seen_at') }))
+        .where('inbound_seen.seen_at', '<', since),
+    )
+    .returning('key')
+    .execute();
+  if (claimed.length === firsts.size) return retries;
+  const taken = new Set(claimed.map((r) => r.key));
+  const seen = await trx
+    .selectFrom('inbound_seen')
+    .select(['key', 'received_id'])
+    .where(
+      'key',
+      'in',
+      [...firsts.keys()].filter((k) => !taken.has(k)),
+    )
+    .execute();
+  for (const r of seen) retries.set(firsts.get(r.key)!, r.received_id);
+  // A later copy in this batch of a retried message names the first stored, not the batch's first.
+  for (const g of retries.keys()) {
+    const first = firsts.get(g.seenKey!)!;
+    if (first !== g && retries.has(first)) retries.set(g, retries.get(first)!);
+  }
+  return retries;
+}
+
+/** Forgets the messages seen before `before` (the daily purge): a copy sent after the window is stored. */
+export async function forgetSeen(db: Kysely<Database>, before: string): Promise<number> {
+  const r = await db.deleteFrom('inbound_seen').where('seen_at', '<', before).executeTakeFirst();
+  return Number(r.numDeletedRows);
 }
