@@ -39,6 +39,7 @@ import { inboundAddressRoutes } from './http/routes/inbound-addresses.js';
 import { inboundDomainRoutes } from './http/routes/inbound-domains.js';
 import { inboundMessageRoutes } from './http/routes/inbound-messages.js';
 import { messageRoutes } from './http/routes/messages.js';
+import { nodeRoutes } from './http/routes/nodes.js';
 import { openApiRoutes } from './http/routes/openapi.js';
 import { sendRoutes } from './http/routes/send.js';
 import { suppressionRoutes } from './http/routes/suppressions.js';
@@ -65,7 +66,7 @@ import { createDestinations, type Destinations } from './channels/email/destinat
 import { createClusterJobs } from './cluster/jobs.js';
 import { createBudgets, type Budgets } from './cluster/budgets.js';
 import { createNodeRegistry, type NodeRegistry } from './cluster/nodes.js';
-import { releaseNodeLeases } from './outbound/queue.js';
+import { claimsByNode, releaseNodeLeases } from './outbound/queue.js';
 import { createIds, type Ids } from './lib/ids.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { createSecretBox, loadSecretsKey } from './lib/secret-box.js';
@@ -158,7 +159,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   await sealPlaintextDkimKeys(handle.db, box);
   const bus = createEventBus();
   // Metrics (metrics/): built only when enabled; the modules below get plain observe callbacks.
-  const metrics = config.metrics.enabled ? createMetrics({ db: handle.db, config, now: () => clock.now() }) : null;
+  // The node gauges read the node registry's list (late-bound: the registry is made below).
+  const metrics = config.metrics.enabled
+    ? createMetrics({ db: handle.db, config, now: () => clock.now(), nodes: () => nodes.list() })
+    : null;
   const writes = createWriteBatcher(handle.db, handle.dialect, {
     windowMs: config.dispatcher.commitWindow,
     observe: metrics ? (s) => metrics.commit('writes', s) : undefined,
@@ -196,7 +200,14 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   const threads = createDeliveryThreads({ threads: config.dispatcher.renderThreads, log });
   // This process in the cluster: its id prefixes the dispatcher's leases (cluster/nodes.ts).
-  const nodes = createNodeRegistry({ ...deps, id: ids.uuid(), releaseClaims: (node) => releaseNodeLeases(handle.db, node) });
+  const nodes = createNodeRegistry({
+    ...deps,
+    id: ids.uuid(),
+    releaseClaims: (node) => releaseNodeLeases(handle.db, node),
+    countClaims: () => claimsByNode(handle.db, handle.dialect),
+    // Late-bound: the dispatcher is made with `outbound` below; no beat runs before start().
+    inFlight: () => outbound.inFlight(),
+  });
   const outbound = createOutbound({ ...deps, ledger, threads, templates: () => templates, nodeId: nodes.id });
   const forwarding = createForwarding(deps, outbound);
 
@@ -303,6 +314,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       clock,
       wake: () => workers.find((w) => w.name === DISPATCHER_WORKER)?.wake(),
     }),
+    nodeRoutes(nodes, config),
   ];
   const open = [
     openApiRoutes(),

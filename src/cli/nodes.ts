@@ -5,7 +5,7 @@ export const nodeCommands: Command[] = [
   {
     name: 'nodes',
     usage: '',
-    summary: 'list the nodes sharing this database: host, version, started, last heartbeat',
+    summary: 'list the nodes sharing this database: host, version, started, last heartbeat, health, in flight, claimed',
     run: async (app) => (await app.nodes.list()).map(({ self: _self, ...node }) => node),
   },
 ];

@@ -25,7 +25,7 @@ export const workspaceCommands: Command[] = [
   },
   {
     name: 'key create',
-    usage: '--workspace S --env live|test [--scopes read,send,cancel,inbound,webhooks] [--name N]',
+    usage: '--workspace S --env live|test [--scopes read,send,cancel,inbound,webhooks,cluster] [--name N]',
     summary: 'create an API key; the secret is printed once',
     options: { workspace: { type: 'string' }, env: { type: 'string' }, scopes: { type: 'string' }, name: { type: 'string' } },
     run: async (app, { values }) => {
@@ -36,11 +36,13 @@ export const workspaceCommands: Command[] = [
         throw new UsageError('--scopes names no scope: list some (read,send,cancel,inbound,webhooks), or leave it out for an unscoped key');
       }
       const ws = await app.workspaces.bySlug(required(values, 'workspace'));
-      const { key, secret } = await app.keys.create(ws, {
-        env: required(values, 'env'),
-        scopes,
-        name: optional(values, 'name'),
-      });
+      // Whoever runs the CLI holds the box (its database and secrets): a box owner, who may grant
+      // the cluster scope.
+      const { key, secret } = await app.keys.create(
+        ws,
+        { env: required(values, 'env'), scopes, name: optional(values, 'name') },
+        { boxOwner: true },
+      );
       return { id: key.id, secret, env: key.env, scopes: key.scopes, name: key.name };
     },
   },

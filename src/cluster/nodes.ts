@@ -9,10 +9,30 @@
 // yet (it would be delivered twice). Liveness is wall-clock time, not the application clock
 // (tests move that one by hours). The node id is also the prefix of every lease the node's
 // dispatcher takes (`<id>.<claim>`), which is what lets another node release them.
+//
+// The node view (`GET /v1/nodes`, `postern nodes`, the dashboard, the `postern_node_*` gauges) reads
+// each node's health from the age of its beat: `ok` within two heartbeats, `late` up to
+// `nodeTimeout`, `gone` past it (presumed dead: the next node to beat removes it). A node writes its
+// deliveries in flight into its row on every beat, since only it knows them; what it has claimed
+// is counted from the queue's leases.
 import { hostname } from 'node:os';
+import { z } from 'zod';
 import type { Deps } from '../deps.js';
 import { flag, isSet } from '../db/schema.js';
 import { packageVersion } from '../lib/version.js';
+
+/** How a node's heartbeat looks to the others; see healthOf. */
+export const NODE_HEALTHS = ['ok', 'late', 'gone'] as const;
+export type NodeHealth = (typeof NODE_HEALTHS)[number];
+
+/**
+ * A node's health from the age of its last beat: `ok` within two heartbeats (one beat may be a
+ * little late), `late` up to `nodeTimeout`, `gone` past it (presumed dead; about to be removed).
+ */
+export function healthOf(ageMs: number, timing: { heartbeat: number; nodeTimeout: number }): NodeHealth {
+  if (ageMs <= 2 * timing.heartbeat) return 'ok';
+  return ageMs <= timing.nodeTimeout ? 'late' : 'gone';
+}
 
 export interface NodeView {
   id: string;
@@ -21,10 +41,37 @@ export interface NodeView {
   version: string;
   startedAt: string;
   heartbeatAt: string;
+  health: NodeHealth;
   stopping: boolean;
   /** This process. */
   self: boolean;
+  /** Deliveries under way on the node, as of its last beat. */
+  inFlight: number;
+  /** Queue messages the node holds a lease on (claimed, waiting or in flight). */
+  claimed: number;
 }
+
+/** A node as the API answers it (GET /v1/nodes), for the API description. */
+export const nodeViewSchema = z.object({
+  id: z.string(),
+  host: z.string(),
+  pid: z.number().int(),
+  version: z.string(),
+  startedAt: z.string(),
+  heartbeatAt: z.string(),
+  health: z.enum(NODE_HEALTHS),
+  stopping: z.boolean(),
+  self: z.boolean(),
+  inFlight: z.number().int(),
+  claimed: z.number().int(),
+});
+
+/** GET /v1/nodes: the nodes, and the timings their health is judged by. */
+export const nodeListSchema = z.object({
+  data: z.array(nodeViewSchema),
+  heartbeatMs: z.number().int(),
+  nodeTimeoutMs: z.number().int(),
+});
 
 export interface NodeRegistry {
   readonly id: string;
@@ -48,6 +95,10 @@ export interface NodeRegistryDeps extends Pick<Deps, 'db' | 'log' | 'config'> {
   id: string;
   /** Releases the leases a dead node held (outbound/queue.ts); returns how many. */
   releaseClaims(nodeId: string): Promise<number>;
+  /** The queue messages each node holds a lease on, by node id (outbound/queue.ts). */
+  countClaims(): Promise<Map<string, number>>;
+  /** This node's deliveries under way now (the dispatcher's), written with each beat. */
+  inFlight(): number;
   /** Wall-clock now, in ms (tests inject one). */
   now?: () => number;
 }
@@ -110,6 +161,7 @@ export function createNodeRegistry(deps: NodeRegistryDeps): NodeRegistry {
           started_at: at,
           heartbeat_at: at,
           stopping: 0,
+          in_flight: deps.inFlight(),
         })
         .execute();
       lastBeat = inTouchSince = Date.parse(at);
@@ -122,7 +174,11 @@ export function createNodeRegistry(deps: NodeRegistryDeps): NodeRegistry {
     async beat() {
       const ms = now();
       const at = iso(ms);
-      const mine = await db.updateTable('nodes').set({ heartbeat_at: at }).where('id', '=', deps.id).executeTakeFirst();
+      const mine = await db
+        .updateTable('nodes')
+        .set({ heartbeat_at: at, in_flight: deps.inFlight() })
+        .where('id', '=', deps.id)
+        .executeTakeFirst();
       if (lastBeat === null || ms - lastBeat > 2 * heartbeat) inTouchSince = ms;
       lastBeat = ms;
       if (Number(mine.numUpdatedRows) === 0) {
@@ -139,6 +195,7 @@ export function createNodeRegistry(deps: NodeRegistryDeps): NodeRegistry {
             started_at: at,
             heartbeat_at: at,
             stopping: 0,
+            in_flight: deps.inFlight(),
           })
           .onConflict((oc) => oc.column('id').doNothing())
           .execute();
@@ -166,7 +223,8 @@ export function createNodeRegistry(deps: NodeRegistryDeps): NodeRegistry {
       await db.deleteFrom('nodes').where('id', '=', deps.id).execute();
     },
     async list() {
-      const rows = await db.selectFrom('nodes').selectAll().orderBy('started_at').execute();
+      const [rows, claims] = await Promise.all([db.selectFrom('nodes').selectAll().orderBy('started_at').execute(), deps.countClaims()]);
+      const at = now();
       return rows.map((r) => ({
         id: r.id,
         host: r.host,
@@ -174,8 +232,11 @@ export function createNodeRegistry(deps: NodeRegistryDeps): NodeRegistry {
         version: r.version,
         startedAt: r.started_at,
         heartbeatAt: r.heartbeat_at,
+        health: healthOf(at - Date.parse(r.heartbeat_at), { heartbeat, nodeTimeout }),
         stopping: isSet(r.stopping),
         self: r.id === deps.id,
+        inFlight: Number(r.in_flight),
+        claimed: claims.get(r.id) ?? 0,
       }));
     },
   };

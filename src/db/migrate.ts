@@ -25,6 +25,7 @@ import * as m0020 from './migrations/0020-queue-fillfactor.js';
 import * as m0021 from './migrations/0021-smtp-passed-clients.js';
 import * as m0022 from './migrations/0022-suppression-environments.js';
 import * as m0023 from './migrations/0023-report-batches.js';
+import * as m0024 from './migrations/0024-node-in-flight.js';
 import * as m0026 from './migrations/0026-inbound-retries.js';
 
 const migrations: Record<string, Migration> = {
@@ -51,6 +52,7 @@ const migrations: Record<string, Migration> = {
   '0021-smtp-passed-clients': m0021,
   '0022-suppression-environments': m0022,
   '0023-report-batches': m0023,
+  '0024-node-in-flight': m0024,
   '0026-inbound-retries': m0026,
 };
 

@@ -589,6 +589,8 @@ export interface NodesTable {
   started_at: string;
   heartbeat_at: string;
   stopping: Flag;
+  /** Deliveries under way on the node, as of its last beat (only the node itself knows them). */
+  in_flight: Generated<number>;
 }
 
 // --- MTA-STS policies of recipient domains, cached for their max_age (channels/email/mta-sts.ts) --

@@ -6,12 +6,16 @@
 // Per-node series carry no node label: Prometheus adds `instance` when it scrapes each node. The
 // queue gauges are read from the database at scrape time, so every node reports the same cluster
 // wide numbers: they carry `scope="cluster"` to say so (take max(), never sum(), across nodes).
+// So do the node gauges (`postern_node_*{node}`, `postern_nodes{health}`): every node reports every
+// node, as the nodes table has them; when the database cannot be read they keep their last values
+// and the scrape still answers.
 //
 // Cardinality stays bounded: HTTP requests are labelled by route pattern (never the raw path),
 // destination domains by the first `metrics.topDomains` domains this node sends to (the rest are
 // `other`), and every other label takes values from a closed list.
 import { sql } from 'kysely';
 import client from 'prom-client';
+import { NODE_HEALTHS, type NodeView } from '../cluster/nodes.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import { isSet } from '../db/schema.js';
@@ -96,8 +100,18 @@ export interface Metrics {
   webhook(outcome: 'succeeded' | 'retrying' | 'failed', seconds: number): void;
 }
 
-/** The registry with every series; `db` is read at scrape time for the queue gauges. */
-export function createMetrics(deps: { db: Db; config: Pick<Config, 'metrics'>; now?: () => Date }): Metrics {
+/**
+ * The registry with every series; `db` is read at scrape time for the queue gauges, `nodes` (the
+ * node registry's list) for the node gauges.
+ */
+export function createMetrics(deps: {
+  db: Db;
+  config: Pick<Config, 'metrics'>;
+  now?: () => Date;
+  nodes?: () => Promise<NodeView[]>;
+  /** Wall-clock now in ms, for heartbeat ages (node liveness is wall-clock time, not the application clock). */
+  wallNow?: () => number;
+}): Metrics {
   const registry = new client.Registry();
   const now = deps.now ?? (() => new Date());
   let processMetrics = false;
@@ -224,6 +238,57 @@ export function createMetrics(deps: { db: Db; config: Pick<Config, 'metrics'>; n
   };
   Object.assign(queueDepth, { collect: collectQueue });
   Object.assign(oldestReady, { collect: collectQueue });
+
+  // Node gauges: one read of the node list per scrape, shared by the four.
+  const nodeGauge = (name: string, help: string, labelNames: string[]) =>
+    new client.Gauge({ name, help, labelNames: [...labelNames, 'scope'], registers: deps.nodes ? [registry] : [] });
+  const nodeAge = nodeGauge(
+    'postern_node_heartbeat_age_seconds',
+    'Seconds since each node last beat; cluster wide (read from the database), so never sum across nodes',
+    ['node'],
+  );
+  const nodeClaimed = nodeGauge(
+    'postern_node_claimed',
+    'Queue messages each node holds a lease on (claimed, waiting or in flight); cluster wide (read from the database)',
+    ['node'],
+  );
+  const nodeInFlight = nodeGauge(
+    'postern_node_in_flight',
+    'Deliveries each node has under way, as of its last beat; cluster wide (read from the database)',
+    ['node'],
+  );
+  const nodeCount = nodeGauge(
+    'postern_nodes',
+    'Nodes by health (ok: beat within two heartbeats, late: within the node timeout, gone: past it); cluster wide',
+    ['health'],
+  );
+  // Every health is always there, 0 until the first read.
+  for (const health of NODE_HEALTHS) nodeCount.set({ health, scope: 'cluster' }, 0);
+  const wallNow = deps.wallNow ?? Date.now;
+  let nodesRead: Promise<void> | null = null;
+  const readNodes = async () => {
+    let list: NodeView[];
+    try {
+      list = await deps.nodes!();
+    } catch {
+      return; // the database is away: the gauges keep their last values, the scrape answers
+    }
+    // Reset first: a node removed from the table leaves the series.
+    for (const g of [nodeAge, nodeClaimed, nodeInFlight, nodeCount]) g.reset();
+    const at = wallNow();
+    for (const n of list) {
+      const labels = { node: n.id, scope: 'cluster' };
+      nodeAge.set(labels, Math.max(0, (at - Date.parse(n.heartbeatAt)) / 1000));
+      nodeClaimed.set(labels, n.claimed);
+      nodeInFlight.set(labels, n.inFlight);
+    }
+    for (const health of NODE_HEALTHS) nodeCount.set({ health, scope: 'cluster' }, list.filter((n) => n.health === health).length);
+  };
+  const collectNodes = async () => {
+    nodesRead ??= readNodes().finally(() => (nodesRead = null));
+    await nodesRead;
+  };
+  for (const g of [nodeAge, nodeClaimed, nodeInFlight, nodeCount]) Object.assign(g, { collect: collectNodes });
 
   // Destination domains: the first N this node sends to keep their name, the rest read `other`.
   const topDomains = deps.config.metrics.topDomains;

@@ -73,6 +73,8 @@ export interface Dispatcher {
   nextPassIn(): number | null;
   /** Stops claiming at once (a stop has begun); what is claimed still runs. */
   stopClaiming(): void;
+  /** Messages in a slot now: launched and not settled (claimed ones waiting for a slot are not). */
+  inFlight(): number;
   /**
    * Stops claiming, gives back the leases of messages claimed but never handed over, and waits up
    * to `timeoutMs` for deliveries in flight; true when they all finished.
@@ -340,6 +342,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
   }
 
   return {
+    inFlight: () => inFlight.size,
     nextPassIn() {
       return nextDue === null ? null : nextDue - clock.now().getTime();
     },

@@ -36,6 +36,8 @@ export interface Outbound {
   attachWorker(worker: Worker | undefined): void;
   /** Stops claiming due messages at once: the first thing a stop does. */
   stopClaiming(): void;
+  /** Deliveries under way on this node now (handed to the dispatcher's slots, not settled). */
+  inFlight(): number;
   /** Gives back unstarted work, waits up to `drainMs` for deliveries in flight (graceful stop). */
   stop(drainMs?: number): Promise<void>;
 }
@@ -89,6 +91,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
     },
     attachWorker: (w) => void (worker = w),
     stopClaiming: () => dispatcher.stopClaiming(),
+    inFlight: () => dispatcher.inFlight(),
     async stop(drainMs = deps.config.shutdown.drainSeconds * 1000) {
       await dispatcher.drain(drainMs);
       await transports.closeAll();

@@ -4,7 +4,7 @@
 // nodes share one database; SQLite has a single writer, so the same UPDATE … RETURNING is atomic.
 // Every later write goes through the message ledger with a compare-and-swap on (status, locked_by):
 // a cancel or a retaken lease makes a stale writer's update match nothing, and the stale writer stops.
-import type { Transaction } from 'kysely';
+import { sql, type Transaction } from 'kysely';
 import type { Db, Dialect } from '../db/database.js';
 import type { Database } from '../db/schema.js';
 import type { MessageRow } from '../messages/message.js';
@@ -123,4 +123,23 @@ export async function releaseDeferredTo(db: Db, domain: string, workspaceId: str
     .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', now)]));
   if (workspaceId !== null) q = q.where('workspace_id', '=', workspaceId);
   return Number((await q.executeTakeFirst()).numUpdatedRows);
+}
+
+/**
+ * How many queue rows each node holds a lease on, by node id (the part of `locked_by` before its
+ * first dot): one grouped pass over the leased rows of the queue's partial index on due_at. There
+ * is no index on locked_by on purpose: a lease update that changes no indexed column stays a HOT
+ * update on PostgreSQL (0020-queue-fillfactor).
+ */
+export async function claimsByNode(db: Db, dialect: Dialect): Promise<Map<string, number>> {
+  const owner =
+    dialect === 'postgres' ? sql<string>`split_part(locked_by, '.', 1)` : sql<string>`substr(locked_by, 1, instr(locked_by, '.') - 1)`;
+  const rows = await db
+    .selectFrom('messages')
+    .select([owner.as('node'), (eb) => eb.fn.countAll<number | string>().as('n')])
+    .where('due_at', 'is not', null)
+    .where('locked_by', 'is not', null)
+    .groupBy(owner)
+    .execute();
+  return new Map(rows.map((r) => [r.node, Number(r.n)]));
 }

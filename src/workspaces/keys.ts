@@ -3,9 +3,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { ApiKeysTable, Env } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { invalidBody, notFound } from '../lib/errors.js';
+import { AppError, invalidBody, notFound } from '../lib/errors.js';
 import { bytesToBase62 } from '../lib/ids.js';
-import { parseScopes, type Scope } from './scopes.js';
+import { BOX_SCOPES, parseScopes, type Scope } from './scopes.js';
 import type { Workspace } from './workspaces.js';
 
 export interface ApiKey {
@@ -41,7 +41,15 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 const SECRET_SHAPE = /^sk_(live|test)_[0-9A-Za-z]{20,64}$/;
 
 export interface KeyStore {
-  create(workspace: Workspace, input: { env: string; scopes?: string; name?: string }): Promise<{ key: ApiKey; secret: string }>;
+  /**
+   * Creates a key. A box scope (`cluster`) is granted only with `boxOwner` (the CLI, a dashboard
+   * owner); asked for by anyone else it is refused (forbidden).
+   */
+  create(
+    workspace: Workspace,
+    input: { env: string; scopes?: string; name?: string },
+    opts?: { boxOwner: boolean },
+  ): Promise<{ key: ApiKey; secret: string }>;
   list(workspaceId: string): Promise<ApiKey[]>;
   /** Revokes a key; with `workspaceId`, only a key of that workspace (else not found). */
   revoke(id: string, workspaceId?: string): Promise<ApiKey>;
@@ -69,12 +77,22 @@ export function createKeyStore({ db, clock, ids, cacheTtlMs = 0 }: Pick<Deps, 'd
   // one revoked through this process stops at once.
   const cache = new Map<string, { principal: Principal; until: number }>();
   return {
-    async create(workspace, { env, scopes, name }) {
+    async create(workspace, { env, scopes, name }, opts = { boxOwner: false }) {
       const issues = [];
       if (env !== 'live' && env !== 'test') issues.push({ path: 'env', message: 'env must be live or test' });
       const parsed = parseScopes(scopes);
       if (!parsed.ok) issues.push({ path: 'scopes', message: parsed.message });
       if (issues.length || !parsed.ok) throw invalidBody(issues);
+      const boxScopes = (parsed.scopes ?? []).filter((s) => BOX_SCOPES.includes(s));
+      if (boxScopes.length && !opts.boxOwner) {
+        throw new AppError(
+          'forbidden',
+          `only a box owner may grant the ${boxScopes.join(', ')} scope (postern key create, or an owner in the dashboard)`,
+          {
+            scope: boxScopes[0],
+          },
+        );
+      }
       const secret = `sk_${env}_${bytesToBase62(randomBytes(32))}`;
       const row = {
         id: ids.uuid(),

@@ -1,7 +1,13 @@
-// Scopes limit what a key may do. A key created without scopes is unscoped: it may do everything.
+// Scopes limit what a key may do. A key created without scopes is unscoped: it may do everything a
+// workspace may. The `cluster` scope is the box's, not a workspace's (the nodes, their hosts and
+// pids): an unscoped key does not have it, a key gets it only by naming it, and only a box owner
+// may grant it (the CLI, or an owner in the dashboard; keys.ts refuses anyone else).
 
-const SCOPES = ['read', 'send', 'cancel', 'inbound', 'webhooks'] as const;
+const SCOPES = ['read', 'send', 'cancel', 'inbound', 'webhooks', 'cluster'] as const;
 export type Scope = (typeof SCOPES)[number];
+
+/** Scopes about the box rather than a workspace: never implied by an unscoped key; only an owner grants them. */
+export const BOX_SCOPES: readonly Scope[] = ['cluster'];
 
 export function parseScopes(raw: string | undefined): { ok: true; scopes: Scope[] | null } | { ok: false; message: string } {
   if (raw === undefined || raw.trim() === '') return { ok: true, scopes: null };
@@ -18,7 +24,7 @@ export function parseScopes(raw: string | undefined): { ok: true; scopes: Scope[
   return { ok: true, scopes: list as Scope[] };
 }
 
-/** Whether a key with these scopes may act under `needed`. */
+/** Whether a key with these scopes may act under `needed` (an unscoped key: every workspace scope). */
 export function allows(scopes: Scope[] | null, needed: Scope): boolean {
-  return scopes === null || scopes.includes(needed);
+  return scopes === null ? !BOX_SCOPES.includes(needed) : scopes.includes(needed);
 }

@@ -45,6 +45,8 @@ export interface Sink {
   wire: Buffer[][];
   /** Resolves when `n` messages have arrived. */
   waitFor(n: number): Promise<void>;
+  /** Messages whose final dot arrived and whose answer is being held (`hold`), by the client's EHLO name. */
+  held(): { ehlo: string; to: string[] }[];
   close(): Promise<void>;
 }
 
@@ -67,12 +69,15 @@ export interface SinkOptions {
   size?: number;
   /** Milliseconds to wait after the final dot before answering (a slow receiver). */
   delayMs?: number;
+  /** Answers each message only once this resolves (a receiver that holds every message for now). */
+  hold?: Promise<void>;
   /** A 7-bit peer: offers neither 8BITMIME nor SMTPUTF8. */
   sevenBit?: boolean;
 }
 
 export async function startSink(t: { teardown(fn: () => unknown): void }, opts: SinkOptions = {}): Promise<Sink> {
   const received: Received[] = [];
+  const held = new Set<{ ehlo: string; to: string[] }>();
   const waiters: { n: number; resolve: () => void }[] = [];
   let dataCount = 0;
   const wire: Buffer[][] = [];
@@ -108,6 +113,15 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, opts: 
       stream.on('end', () => {
         const at = Date.now();
         const reply = () => answer(at);
+        if (opts.hold) {
+          const entry = { ehlo: session.hostNameAppearsAs, to: session.envelope.rcptTo.map((a) => a.address) };
+          held.add(entry);
+          void opts.hold.then(() => {
+            held.delete(entry);
+            reply();
+          });
+          return;
+        }
         void (opts.delayMs ? setTimeout(reply, opts.delayMs) : reply());
       });
       const answer = (at: number) => {
@@ -164,6 +178,7 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, opts: 
     connections: () => connectionOf.size,
     mostOpen: () => most,
     wire,
+    held: () => [...held],
     waitFor: (n) => (received.length >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),
     close,
   };

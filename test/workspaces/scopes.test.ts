@@ -12,10 +12,10 @@ t.test('reading a scope list', async (t) => {
   t.same(parseScopes(','), { ok: true, scopes: [] }, 'only separators: no scope at all, not unscoped');
   t.same(
     parseScopes('read,admin,Write'),
-    { ok: false, message: 'unknown scope admin, write; scopes are read, send, cancel, inbound, webhooks' },
+    { ok: false, message: 'unknown scope admin, write; scopes are read, send, cancel, inbound, webhooks, cluster' },
     'unknown scopes are named, with the valid ones',
   );
-  t.same(parseScopes('reads'), { ok: false, message: 'unknown scope reads; scopes are read, send, cancel, inbound, webhooks' });
+  t.same(parseScopes('reads'), { ok: false, message: 'unknown scope reads; scopes are read, send, cancel, inbound, webhooks, cluster' });
 });
 
 t.test('which scope lets a key act', async (t) => {
@@ -24,6 +24,12 @@ t.test('which scope lets a key act', async (t) => {
     t.ok(allows([needed], needed), `${needed} may ${needed}`);
     t.notOk(allows([], needed), `no scope may not ${needed}`);
   }
+  t.ok(parseScopes('cluster').ok, 'cluster is a scope');
+  t.notOk(allows(null, 'cluster'), 'an unscoped key does not see the cluster: the nodes are the box’s, not a workspace’s');
+  t.ok(allows(['cluster'], 'cluster'), 'a key named with cluster does');
+  t.ok(allows(['read', 'cluster'], 'read'));
+  t.notOk(allows(['cluster'], 'read'), 'cluster is not read');
+  t.notOk(allows(['read', 'send', 'cancel', 'inbound', 'webhooks'], 'cluster'), 'every workspace scope is still not cluster');
   t.notOk(allows(['read'], 'inbound'), 'read is not inbound');
   t.notOk(allows(['read', 'send'], 'cancel'), 'send is not cancel');
   t.ok(allows(['send', 'cancel'], 'cancel'));

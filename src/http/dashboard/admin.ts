@@ -36,13 +36,14 @@ export function adminRoutes(deps: DashboardDeps): Router {
     res.json({ data: keys.reverse() });
   });
   r.post('/keys', async (req, res) => {
-    const { workspace } = await actingOn(deps, res);
+    const { workspace, session } = await actingOn(deps, res);
     const body = parseBody(keyInput, req.body);
-    const { key, secret } = await deps.keys.create(workspace, {
-      env: body.env,
-      name: body.name,
-      scopes: body.scopes && body.scopes.length ? body.scopes.join(',') : undefined,
-    });
+    // The cluster scope is the box's: an owner may grant it, a member may not (keys.ts refuses).
+    const { key, secret } = await deps.keys.create(
+      workspace,
+      { env: body.env, name: body.name, scopes: body.scopes && body.scopes.length ? body.scopes.join(',') : undefined },
+      { boxOwner: session.operator.role === 'owner' },
+    );
     auditAs(res, 'key.create', `${key.id} ${key.prefix}`);
     res.status(201).json({ key, secret });
   });
@@ -105,7 +106,8 @@ export function adminRoutes(deps: DashboardDeps): Router {
   // The nodes sharing the database (cluster/nodes.ts): the box's, not a workspace's.
   r.get('/nodes', async (_req, res) => {
     requireOwner(res);
-    res.json({ data: await deps.nodes.list(), nodeTimeoutMs: deps.config.cluster.nodeTimeout });
+    const { heartbeat, nodeTimeout } = deps.config.cluster;
+    res.json({ data: await deps.nodes.list(), heartbeatMs: heartbeat, nodeTimeoutMs: nodeTimeout });
   });
 
   r.get('/audit', async (req, res) => {

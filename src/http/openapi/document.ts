@@ -181,17 +181,28 @@ export function buildOpenApiDocument(opts: { version: string }): Json {
       version: opts.version,
       description: [
         'Every /v1 operation takes an API key as `Authorization: Bearer <key>` (the dashboard uses its session cookie instead);',
-        'each names the scope it needs (`x-postern-scope`), a key without scopes may do everything.',
+        'each names the scope it needs (`x-postern-scope`), a key without scopes may do everything a workspace may',
+        "(not `cluster`, the box's nodes, which a key has only when an owner granted it by name).",
         'Errors share one envelope (`Error`). See docs/api/ and docs/openapi.md.',
       ].join(' '),
       license: { name: 'MIT', identifier: 'MIT' },
     },
     servers: [{ url: '/' }],
-    tags: ['meta', 'sending', 'messages', 'templates', 'suppressions', 'connections', 'inbound', 'reports', 'destinations', 'webhooks'].map(
-      (name) => ({
-        name,
-      }),
-    ),
+    tags: [
+      'meta',
+      'sending',
+      'messages',
+      'templates',
+      'suppressions',
+      'connections',
+      'inbound',
+      'reports',
+      'destinations',
+      'webhooks',
+      'cluster',
+    ].map((name) => ({
+      name,
+    })),
     paths,
     components: {
       securitySchemes: {

@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import { CHANNELS } from '../../channel.js';
 import { connectionViewSchema } from '../../channels/connections.js';
+import { nodeListSchema } from '../../cluster/nodes.js';
 import { destinationSchema, destinationsQuery, purgeBody, suspendBody } from '../../channels/email/destinations.js';
 import { domainChecksSchema } from '../../domains/doctor.js';
 import { claimDomainBody, inboundDomainSchema } from '../../domains/domains.js';
@@ -390,6 +391,23 @@ export const OPERATIONS: Operation[] = [
     summary: "The configured email connection and the workspace's provider connections (never secrets)",
     scope: 'read',
     success: [{ status: 200, description: 'the connections of the key’s environment', json: list(connectionViewSchema) }],
+    errors: [],
+  },
+  // The cluster: the box's nodes, for a key granted `cluster` by an owner.
+  {
+    method: 'GET',
+    path: '/v1/nodes',
+    id: 'listNodes',
+    tag: 'cluster',
+    summary: 'The nodes sharing the database: health, deliveries in flight, messages claimed',
+    scope: 'cluster',
+    success: [
+      {
+        status: 200,
+        description: 'every node, oldest first, with the heartbeat and node timeout its health is judged by',
+        json: nodeListSchema,
+      },
+    ],
     errors: [],
   },
   // Inbound.

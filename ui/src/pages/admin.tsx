@@ -28,8 +28,11 @@ interface ClusterNode {
   version: string;
   startedAt: string;
   heartbeatAt: string;
+  health: 'ok' | 'late' | 'gone';
   stopping: boolean;
   self: boolean;
+  inFlight: number;
+  claimed: number;
 }
 interface AuditEntry {
   id: number;
@@ -384,20 +387,28 @@ function AuditPage() {
   );
 }
 
-// The nodes sharing the database: one row each (this one marked), with how long ago it last beat.
-// A node silent longer than the node timeout is about to be found dead and its work released.
+// The nodes sharing the database: one row each (this one marked), with its health as the server
+// judged it from the age of its beat (ok, late, gone: about to be found dead and its work
+// released), whether it is stopping, and its deliveries in flight and claimed messages.
+const HEALTH_TONE = { ok: 'ok', late: 'warn', gone: 'bad' } as const;
 function NodesPage() {
-  const nodes = useAsync(() => get<{ data: ClusterNode[]; nodeTimeoutMs: number }>('/dashboard/api/nodes'), []);
-  const standing = (n: ClusterNode, timeoutMs: number) => {
-    if (n.stopping) return <Badge tone="warn">stopping</Badge>;
-    const silent = Date.now() - Date.parse(n.heartbeatAt);
-    return silent > timeoutMs ? <Badge tone="bad">silent</Badge> : <Badge tone="ok">beating</Badge>;
-  };
+  const nodes = useAsync(() => get<{ data: ClusterNode[]; heartbeatMs: number; nodeTimeoutMs: number }>('/dashboard/api/nodes'), []);
+  const standing = (n: ClusterNode) => (
+    <>
+      <Badge tone={HEALTH_TONE[n.health]}>{n.health}</Badge>
+      {n.stopping ? (
+        <>
+          {' '}
+          <Badge tone="warn">stopping</Badge>
+        </>
+      ) : null}
+    </>
+  );
   return (
     <Page title="Cluster nodes">
       <p class="muted">
-        Every Postern process sharing this database. A node that stops beating for the node timeout is presumed dead, and the messages it
-        had claimed go to the others at once.
+        Every Postern process sharing this database. A node is late when it has not beaten for two heartbeats, and gone past the node
+        timeout: it is presumed dead, and the messages it had claimed go to the others at once.
       </p>
       <ErrorLine error={nodes.error} />
       {!nodes.data ? (
@@ -423,7 +434,9 @@ function NodesPage() {
               { label: 'Version', cell: (n) => n.version },
               { label: 'Started', cell: (n) => <Time iso={n.startedAt} /> },
               { label: 'Last heartbeat', cell: (n) => <Time iso={n.heartbeatAt} /> },
-              { label: 'Standing', cell: (n) => standing(n, nodes.data!.nodeTimeoutMs) },
+              { label: 'Health', cell: (n) => standing(n) },
+              { label: 'In flight', cell: (n) => n.inFlight },
+              { label: 'Claimed', cell: (n) => n.claimed },
             ]}
           />
           <button type="button" class="secondary" onClick={() => nodes.reload()}>

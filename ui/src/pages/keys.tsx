@@ -23,6 +23,8 @@ const SCOPES = [
   { name: 'cancel', hint: 'cancel scheduled or queued messages' },
   { name: 'inbound', hint: 'inbound domains, addresses and received mail' },
   { name: 'webhooks', hint: 'webhook endpoints and deliveries' },
+  // The box's nodes (GET /v1/nodes): never part of full access; only an owner may grant it.
+  { name: 'cluster', hint: 'the cluster nodes (hosts, pids, health); owners only', ownerOnly: true },
 ];
 
 function NewKey(props: { onCreated(secret: string): void }) {
@@ -64,7 +66,7 @@ function NewKey(props: { onCreated(secret: string): void }) {
       <fieldset>
         <legend>Scopes</legend>
         <div class="checks">
-          {SCOPES.map((s) => (
+          {SCOPES.filter((s) => !s.ownerOnly || me.operator.role === 'owner').map((s) => (
             <label title={s.hint}>
               <input
                 type="checkbox"
