@@ -56,7 +56,7 @@ const eventArb = fc.record({
 
 for (const dbName of testDatabases()) {
   t.test(`events recorded fanned out give the plain path's deliveries on ${dbName}`, async (t) => {
-    const { db } = await open(t, dbName);
+    const { db, dialect } = await open(t, dbName);
     for (const id of WORKSPACES)
       await db.insertInto('workspaces').values({ id, slug: id, name: id, plan: 'free', created_at: AT }).execute();
     let n = 0;
@@ -85,7 +85,7 @@ for (const dbName of testDatabases()) {
         const early = await db.selectFrom('events').select('id').where('fanned_out', '=', flag(true)).execute();
         if (early.length > 0) reached++;
       }
-      while ((await fanOut(db, deps)) > 0);
+      while ((await fanOut(db, { ...deps, dialect })) > 0);
       const rows = await db.selectFrom('webhook_deliveries').select(['event_id', 'endpoint_id', 'event_type']).execute();
       return rows.map((r) => `${r.event_id}>${r.endpoint_id}:${r.event_type}`).sort();
     }
