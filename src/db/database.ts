@@ -178,6 +178,17 @@ export function ilike(dialect: Dialect, column: RawBuilder<unknown> | string, pa
   return dialect === 'postgres' ? sql<boolean>`${col} ILIKE ${pattern} ESCAPE '\\'` : sql<boolean>`${col} LIKE ${pattern} ESCAPE '\\'`;
 }
 
+/**
+ * `column IN (values)`. On PostgreSQL `column = ANY($1)` with the list as one array parameter: one
+ * statement text whatever the list's length, so it is prepared once (an IN list of each length was
+ * a statement of its own, each taking one of the prepared names). SQLite has no arrays.
+ */
+export function inList(dialect: Dialect, column: string, values: readonly unknown[]): RawBuilder<boolean> {
+  return dialect === 'postgres'
+    ? sql<boolean>`${sql.ref(column)} = any(${[...values]})`
+    : sql<boolean>`${sql.ref(column)} in (${sql.join([...values])})`;
+}
+
 /** Escapes `%`, `_` and `\` so a user's text matches literally inside a LIKE pattern. */
 export function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => '\\' + c);

@@ -1,7 +1,14 @@
 // Every webhook-worthy event is a row in `events`, written by the code that caused it, inside the
 // same transaction, so a crash can never commit the change and lose the announcement.
-import type { Insertable, Kysely, Transaction } from 'kysely';
-import { flag, type Database, type EventsTable, type EventType } from '../db/schema.js';
+//
+// An event of a workspace without an enabled endpoint (and not bound to one) is recorded already
+// fanned out, decided by the insert itself: nobody can be sent it, and fanning it out later cost an
+// update of the row (and its indexes) and the fan-out's reads, for every message sent. An endpoint
+// created after the event does not receive it, as with every event older than the endpoint (the
+// rule received mail follows too, inbound/store.ts). test/events/record.test.ts holds this to the
+// plain path (every event recorded unfanned, then fanned out) over generated endpoints and events.
+import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
+import { flag, type Database, type EventsTable, type EventType, type Flag } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import type { Ids } from '../lib/ids.js';
 
@@ -40,6 +47,19 @@ export async function recordEvent(
   event: NewEvent,
 ): Promise<string> {
   const row = eventRow(deps, event);
-  await db.insertInto('events').values(row).execute();
+  if (event.endpointId || event.fannedOut) {
+    await db.insertInto('events').values(row).execute();
+    return row.id;
+  }
+  const listening = db
+    .selectFrom('webhook_endpoints')
+    .select('id')
+    .where('workspace_id', '=', event.workspaceId)
+    .where('enabled', '=', flag(true))
+    .where('deleted_at', 'is', null);
+  await db
+    .insertInto('events')
+    .values({ ...row, fanned_out: sql<Flag>`case when exists ${listening} then 0 else 1 end` })
+    .execute();
   return row.id;
 }

@@ -14,6 +14,7 @@
 // recorded, and only when someone watches.
 import type { Transaction, Updateable } from 'kysely';
 import { queriesFor } from '../db/compiled-queries.js';
+import { inList } from '../db/database.js';
 import { isSet, type Database, type EventType, type MessagesTable, type MessageStatus } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { recordEvent } from '../events/record.js';
@@ -168,7 +169,7 @@ export interface LedgerObservation {
   entries: string[];
 }
 
-type LedgerDeps = Pick<Deps, 'db' | 'writes' | 'clock' | 'ids' | 'bus' | 'log'> & {
+type LedgerDeps = Pick<Deps, 'db' | 'dialect' | 'writes' | 'clock' | 'ids' | 'bus' | 'log'> & {
   /** Called after each commit (metrics); must not throw or block. */
   observe?: (o: LedgerObservation) => void;
   /** Told of each change a tail would see, after its commit, for the other nodes (cluster/change-feed.ts). */
@@ -314,7 +315,15 @@ export function createLedger(deps: LedgerDeps): Ledger {
       return inOrder(async () => {
         if (watchers.size === 0) return;
         const ids = [...new Set(refs.map((r) => r.id))];
-        const rows = new Map((await db.selectFrom('messages').selectAll().where('id', 'in', ids).execute()).map((r) => [r.id, r]));
+        const rows = new Map(
+          (
+            await db
+              .selectFrom('messages')
+              .selectAll()
+              .where(inList(deps.dialect, 'id', ids))
+              .execute()
+          ).map((r) => [r.id, r]),
+        );
         for (const ref of refs) {
           const row = rows.get(ref.id);
           if (!row) continue;

@@ -12,7 +12,7 @@ import { isIP } from 'node:net';
 import type * as Undici from 'undici';
 import { lazyRequire } from '../lib/lazy.js';
 import { sql } from 'kysely';
-import type { Db } from '../db/database.js';
+import { inList, type Db } from '../db/database.js';
 import { createWriteBatcher } from '../db/group-commit.js';
 import { flag, type DeliveryStatus } from '../db/schema.js';
 import type { Deps } from '../deps.js';
@@ -313,9 +313,11 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
       .updateTable('webhook_deliveries')
       .set({ locked_until: new Date(now.getTime() + cfg.lease).toISOString(), lock_token: token })
       .where(
-        'id',
-        'in',
-        chosen.map((c) => c.id),
+        inList(
+          deps.dialect,
+          'id',
+          chosen.map((c) => c.id),
+        ),
       )
       .where('status', '=', 'pending')
       .where((eb) => eb.or([eb('locked_until', 'is', null), eb('locked_until', '<=', nowIso)]))

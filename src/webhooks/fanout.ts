@@ -4,7 +4,7 @@
 // its type. The delivery rows and the `fanned_out` mark commit together, and (event, endpoint) is
 // unique, so two nodes fanning out the same event at once still produce one delivery each.
 import type { Insertable, Kysely, Transaction } from 'kysely';
-import type { Db } from '../db/database.js';
+import { inList, type Db, type Dialect } from '../db/database.js';
 import { flag, isSet, type Database, type EventType, type Flag, type WebhookDeliveriesTable } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import type { Ids } from '../lib/ids.js';
@@ -42,7 +42,7 @@ export async function workspacesWithEndpoints(db: Kysely<Database> | Transaction
 }
 
 /** Fans out up to `batch` events; returns how many events it handled. */
-export async function fanOut(db: Db, deps: { clock: Clock; ids: Ids }, batch = 200): Promise<number> {
+export async function fanOut(db: Db, deps: { dialect: Dialect; clock: Clock; ids: Ids }, batch = 200): Promise<number> {
   const events = await db
     .selectFrom('events')
     .select(['seq', 'id', 'workspace_id', 'livemode', 'type', 'endpoint_id'])
@@ -56,7 +56,7 @@ export async function fanOut(db: Db, deps: { clock: Clock; ids: Ids }, batch = 2
   const endpoints: EndpointRow[] = await db
     .selectFrom('webhook_endpoints')
     .select(['id', 'public_id', 'workspace_id', 'livemode', 'events'])
-    .where('workspace_id', 'in', workspaceIds)
+    .where(inList(deps.dialect, 'workspace_id', workspaceIds))
     .where('enabled', '=', flag(true))
     .where('deleted_at', 'is', null)
     .execute();
@@ -102,9 +102,11 @@ export async function fanOut(db: Db, deps: { clock: Clock; ids: Ids }, batch = 2
       .updateTable('events')
       .set({ fanned_out: flag(true) })
       .where(
-        'seq',
-        'in',
-        events.map((e) => e.seq),
+        inList(
+          deps.dialect,
+          'seq',
+          events.map((e) => e.seq),
+        ),
       )
       .execute();
   });

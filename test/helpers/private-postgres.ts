@@ -29,7 +29,11 @@ function binDir(): string {
   return found;
 }
 
-export async function startPrivatePostgres(t: { teardown(fn: () => unknown): void }): Promise<PrivatePostgres> {
+/** `settings` are more postgresql.conf lines (`shared_preload_libraries = 'pg_stat_statements'`). */
+export async function startPrivatePostgres(
+  t: { teardown(fn: () => unknown): void },
+  opts: { settings?: string[] } = {},
+): Promise<PrivatePostgres> {
   const bin = binDir();
   const asRoot = userInfo().uid === 0;
   const dir = mkdtempSync(path.join(tmpdir(), 'postern-pg-'));
@@ -50,6 +54,7 @@ export async function startPrivatePostgres(t: { teardown(fn: () => unknown): voi
     'fsync = off',
     'full_page_writes = off',
     'max_connections = 100',
+    ...(opts.settings ?? []),
   ];
   // Appended to initdb's file (root may write it; the owner stays postgres).
   appendFileSync(path.join(data, 'postgresql.conf'), '\n' + conf.join('\n') + '\n');
