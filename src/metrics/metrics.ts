@@ -17,7 +17,7 @@ import { sql } from 'kysely';
 import client from 'prom-client';
 import { NODE_HEALTHS, type NodeView } from '../cluster/nodes.js';
 import type { Config } from '../config.js';
-import type { Db } from '../db/database.js';
+import { isDatabaseUnavailable, type Db } from '../db/database.js';
 import { isSet } from '../db/schema.js';
 import type { LedgerObservation } from '../messages/ledger.js';
 
@@ -232,8 +232,14 @@ export function createMetrics(deps: {
     oldestReady.set({ scope: 'cluster' }, due === null ? 0 : Math.max(0, (now().getTime() - due) / 1000));
   };
   // Both gauges' collect() share one read; a second scrape meanwhile waits for the same one.
+  // While the database is away the gauges keep their last values and the scrape still answers,
+  // so the node's own figures (process, event loop, SMTP) stay visible through the outage.
   const collectQueue = async () => {
-    queueRead ??= readQueue().finally(() => (queueRead = null));
+    queueRead ??= readQueue()
+      .catch((err: unknown) => {
+        if (!isDatabaseUnavailable(err)) throw err;
+      })
+      .finally(() => (queueRead = null));
     await queueRead;
   };
   Object.assign(queueDepth, { collect: collectQueue });

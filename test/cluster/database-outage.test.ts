@@ -168,6 +168,11 @@ t.test('two nodes hold through database outages', async (t) => {
         await pg.stop('fast');
         const stoppedAt = performance.now();
         for (const node of nodes) await until('/readyz to say not ready', async () => (await ready(node)) === 503);
+        for (const node of nodes) {
+          const scrape = await fetch(`http://127.0.0.1:${node.metrics}/metrics`);
+          t.equal(scrape.status, 200, '/metrics still answers');
+          t.match(await scrape.text(), /postern_queue_messages/, 'with the gauges as last read');
+        }
         // The outage lasts OUTAGE_MS under the steady load (a length of the drill, not a bound on anything).
         await new Promise((r) => setTimeout(r, Math.max(0, OUTAGE_MS - (performance.now() - stoppedAt))));
         await until('requests refused on both nodes', () => refused.every((c, i) => c > refusedBefore[i]));
