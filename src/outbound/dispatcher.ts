@@ -355,12 +355,13 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         return !draining;
       }
       const now = clock.now();
+      const limit = Math.min(maxHeld - held(), cfg.batchSize);
       const rows = await deps.writes.run((trx) =>
         claimDue(trx, deps.dialect, {
           now: now.toISOString(),
           leaseUntil: new Date(now.getTime() + cfg.lease).toISOString(),
           token: `${token}.${++claims}`,
-          limit: Math.min(maxHeld - held(), cfg.batchSize),
+          limit,
         }),
       );
       for (const row of rows) {
@@ -370,18 +371,22 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         ready.push({ row, output });
       }
       fill();
-      if (rows.length === 0) {
+      if (rows.length < limit) {
+        // Everything due was claimed: the pass ends, and the worker comes back when a send wakes
+        // it or the next message falls due. Waiting here for a slot instead would keep one slow
+        // delivery from letting anything sent meanwhile be claimed (the pass would still be
+        // running when the send woke the worker). A tick lets what is in flight (and waiting)
+        // finish, so it ends with the work done.
         const next = await nextDueAfter(deps.db, now.toISOString());
         nextDue = next === null ? null : Date.parse(next);
-        // Nothing new is due: a tick lets what is in flight (and waiting) finish, so it ends with
-        // the work done.
         if (opts.settle) while (inFlight.size > 0) await Promise.all(inFlight);
         return false;
       }
       nextDue = null;
       // A stop that began meanwhile launches nothing more: waiting for a slot could wait forever.
       if (draining) return false;
-      await slotFreed;
+      // A full claim: more may be due. Claim again at once while a chunk fits; else wait for a slot.
+      if (maxHeld - held() < chunk) await slotFreed;
       return !draining;
     },
     stopClaiming() {
