@@ -21,10 +21,10 @@
 // Environment: BENCH_CLUSTER_N (default 3000), BENCH_CLUSTER_CONCURRENCY (HTTP clients, 32),
 // BENCH_CLUSTER_ROUNDS (default 1), BENCH_CLUSTER_SHAPES (default
 // "sqlite:1,postgres:1,postgres:2,postgres:3", or without postgres:3 when there are several rounds),
-// BENCH_CLUSTER_DATABASE_URL (an admin URL a fresh database is created through; default
-// postgres://postgres@127.0.0.1:5432/test), BENCH_CLUSTER_STATEMENTS, BENCH_CLUSTER_CPU_PROF (a
+// BENCH_CLUSTER_DATABASE_URL (an admin URL a fresh database is created through, named as the
+// tests name theirs, POSTERN_TEST_DB_PREFIX first; default postgres://postgres@127.0.0.1:5432/test),
+// BENCH_CLUSTER_STATEMENTS, BENCH_CLUSTER_CPU_PROF (a
 // directory: every node writes a V8 CPU profile there). Any POSTERN_* variable is passed to the nodes.
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -32,6 +32,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { SMTPServer } from 'smtp-server';
+import { freshPostgres } from '../test/helpers/databases.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
 import { startPrivatePostgres } from '../test/helpers/private-postgres.js';
 import { benchWorkspace, cpuSeconds, postSendRaw, startPostern, type ChildServer } from './lib.js';
@@ -173,20 +174,10 @@ export async function run(): Promise<void> {
     let dbName = '';
     let dropDb = async () => {};
     if (shape.store === 'postgres') {
-      dbName = `postern_bench_${randomBytes(4).toString('hex')}`;
-      const c = new pg.Client({ connectionString: admin });
-      await c.connect();
-      await c.query(`CREATE DATABASE ${dbName}`);
-      await c.end();
-      const u = new URL(admin);
-      u.pathname = `/${dbName}`;
-      databaseUrl = u.toString();
-      dropDb = async () => {
-        const d = new pg.Client({ connectionString: admin });
-        await d.connect();
-        await d.query(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
-        await d.end();
-      };
+      const fresh = await freshPostgres({ admin });
+      dbName = fresh.name;
+      databaseUrl = fresh.url;
+      dropDb = fresh.drop;
     }
     const env = (dir: string): Record<string, string> => ({
       POSTERN_DATA_DIR: dir,

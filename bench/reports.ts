@@ -7,8 +7,7 @@
 // database made for the run and dropped after it; SQLite otherwise.
 import { rmSync } from 'node:fs';
 import nodemailer from 'nodemailer';
-import { randomBytes } from 'node:crypto';
-import pg from 'pg';
+import { freshPostgres } from '../test/helpers/databases.js';
 import { scrape, total } from '../test/helpers/metrics.js';
 import { bigReport, MiB, p99, RECORDS, rssOf, sample } from '../test/helpers/report-load.js';
 import { peakRss, startPostern } from './lib.js';
@@ -16,7 +15,7 @@ import { peakRss, startPostern } from './lib.js';
 export async function run(): Promise<void> {
   const report = bigReport();
   const admin = process.env.BENCH_REPORTS_POSTGRES;
-  const database = admin ? await freshDatabase(admin) : null;
+  const database = admin ? await freshPostgres({ admin }) : null;
   const postern = await startPostern({
     POSTERN_HOSTNAME: 'mx.postern.test',
     POSTERN_DNS_SERVERS: '127.0.0.1:9',
@@ -77,19 +76,4 @@ export async function run(): Promise<void> {
   await postern.stop();
   await database?.drop();
   rmSync(postern.dataDir, { recursive: true, force: true });
-}
-
-/** A database of its own on the server `admin` names, and how to drop it. */
-async function freshDatabase(admin: string): Promise<{ url: string; drop(): Promise<void> }> {
-  const name = `postern_bench_${randomBytes(6).toString('hex')}`;
-  const query = async (text: string) => {
-    const client = new pg.Client({ connectionString: admin });
-    await client.connect();
-    await client.query(text);
-    await client.end();
-  };
-  await query(`CREATE DATABASE ${name}`);
-  const url = new URL(admin);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }

@@ -7,6 +7,7 @@ import { recordEvent } from '../../src/events/record.js';
 import { systemClock } from '../../src/lib/clock.js';
 import { createIds } from '../../src/lib/ids.js';
 import { startCluster } from '../helpers/cluster.js';
+import { testRedisUrl } from '../helpers/databases.js';
 import { startRemoteMx } from '../helpers/smtp-sink.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
@@ -17,7 +18,7 @@ for (const store of ['postgres', 'redis'] as const) {
   t.test(`a key's rate limit holds across two nodes (budgets in ${store})`, { skip }, async (t) => {
     const c = await startCluster(t, {
       nodes: 2,
-      env: { POSTERN_RATE_LIMIT_SEND: '10', ...(store === 'redis' ? { POSTERN_REDIS_URL: 'redis://127.0.0.1:6379' } : {}) },
+      env: { POSTERN_RATE_LIMIT_SEND: '10', ...(store === 'redis' ? { POSTERN_REDIS_URL: testRedisUrl() } : {}) },
     });
     // 40 sends at once, half through each node: 10 pass in all (and what refilled meanwhile, at
     // 10 per second; the Redis store counts a one-second window), not 10 per node.
