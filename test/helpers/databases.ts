@@ -43,3 +43,13 @@ export async function freshPostgres(): Promise<{ url: string; drop(): Promise<vo
     },
   };
 }
+
+/**
+ * Declares that this file boots a daemon on SQLite only, and why: the PostgreSQL leg is reported
+ * as one skipped test carrying the reason, so every run shows what it did not test. The call is
+ * also the marker `test/pg-leg.test.ts` looks for; the reason must say why, not "later".
+ */
+export function sqliteOnly(reason: string): void {
+  if (!reason.trim()) throw new Error('sqliteOnly() needs a reason');
+  t.test('the PostgreSQL leg of this file', { skip: `SQLite only: ${reason}` }, () => {});
+}
