@@ -11,6 +11,11 @@ import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { checkPage, launchBrowser, OWNER } from '../helpers/browser.js';
 import { bootDaemon } from '../helpers/daemon.js';
+import { sqliteOnly } from '../helpers/databases.js';
+
+sqliteOnly(
+  'a page in Chromium (what it shows, axe-core); the dashboard routes hold no SQL and the services they call run on both databases in the API tests',
+);
 
 t.test('first run: the setup link makes the owner, who lands on the overview', async (t) => {
   const daemon = await bootDaemon(t);

@@ -6,6 +6,11 @@ import { checkPage, launchBrowser, loggedIn } from '../../helpers/browser.js';
 import { bootDaemon } from '../../helpers/daemon.js';
 import { startDnsServer } from '../../helpers/dns-server.js';
 import { startSink } from '../../helpers/smtp-sink.js';
+import { sqliteOnly } from '../../helpers/databases.js';
+
+sqliteOnly(
+  'a page in Chromium (what it shows, axe-core); the dashboard routes hold no SQL and the services they call run on both databases in the API tests',
+);
 
 t.test('destinations: counts, suspend, resume, the operator’s hold, purge', async (t) => {
   const sink = await startSink(t, {

@@ -10,6 +10,11 @@ import { bounceDomainOf } from '../../../src/domains/names.js';
 import { checkPage, launchBrowser, loggedIn } from '../../helpers/browser.js';
 import { setup, transport } from '../../helpers/inbound.js';
 import { zip } from '../../helpers/zip.js';
+import { sqliteOnly } from '../../helpers/databases.js';
+
+sqliteOnly(
+  'a page in Chromium (what it shows, axe-core); the dashboard routes hold no SQL and the services they call run on both databases in the API tests',
+);
 
 const fixture = (name: string) =>
   readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'reports', name), 'utf8');

@@ -7,6 +7,11 @@ import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { checkPage, launchBrowser, loggedIn } from '../../helpers/browser.js';
 import { sendRaw, setup } from '../../helpers/inbound.js';
+import { sqliteOnly } from '../../helpers/databases.js';
+
+sqliteOnly(
+  'a page in Chromium (what it shows, axe-core); the dashboard routes hold no SQL and the services they call run on both databases in the API tests',
+);
 
 /** A loopback HTTP server that counts the requests for its pixel. */
 async function pixelServer(t: { teardown(fn: () => unknown): void }) {

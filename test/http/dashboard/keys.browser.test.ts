@@ -3,6 +3,11 @@
 import t from 'tap';
 import { checkPage, launchBrowser, loggedIn } from '../../helpers/browser.js';
 import { bootDaemon } from '../../helpers/daemon.js';
+import { sqliteOnly } from '../../helpers/databases.js';
+
+sqliteOnly(
+  'a page in Chromium (what it shows, axe-core); the dashboard routes hold no SQL and the services they call run on both databases in the API tests',
+);
 
 t.test('create a scoped key, use it, revoke it', async (t) => {
   const daemon = await bootDaemon(t);

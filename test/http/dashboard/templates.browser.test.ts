@@ -6,6 +6,11 @@ import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { checkPage, launchBrowser, loggedIn } from '../../helpers/browser.js';
 import { bootDaemon } from '../../helpers/daemon.js';
+import { sqliteOnly } from '../../helpers/databases.js';
+
+sqliteOnly(
+  'a page in Chromium (what it shows, axe-core); the dashboard routes hold no SQL and the services they call run on both databases in the API tests',
+);
 
 /** A loopback HTTP server that records the requests for its images. */
 async function pixelServer(t: { teardown(fn: () => unknown): void }) {

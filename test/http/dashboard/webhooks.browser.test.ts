@@ -7,6 +7,11 @@ import { checkPage, launchBrowser, loggedIn } from '../../helpers/browser.js';
 import { bootDaemon } from '../../helpers/daemon.js';
 import { startReceiver, verify } from '../../helpers/webhook-receiver.js';
 import { emit, sampleMessage, tick } from '../../helpers/webhooks.js';
+import { sqliteOnly } from '../../helpers/databases.js';
+
+sqliteOnly(
+  'a page in Chromium (what it shows, axe-core); the dashboard routes hold no SQL and the services they call run on both databases in the API tests',
+);
 
 t.test('endpoint lifecycle and the delivery log', async (t) => {
   const daemon = await bootDaemon(t, { env: { POSTERN_WEBHOOKS_ALLOW_PRIVATE: 'true' } });
