@@ -11,7 +11,6 @@ import t from 'tap';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TEST_DIR = path.join(ROOT, 'test');
-const HELPERS = path.join(TEST_DIR, 'helpers');
 
 /**
  * Files that boot a daemon on SQLite only because nobody has converted them yet: debt, not a
@@ -26,7 +25,7 @@ const SERVE_BIN = /\brunBin\(\s*\[\s*['"]serve['"]/;
 
 /** Calling any of these means the file's daemons see PostgreSQL. */
 const PG_AWARE = /\btestDatabases\(\)|\bfreshPostgres\(|\bstartCluster\(|\bstartPrivatePostgres\(|POSTERN_TEST_DATABASE_URL/;
-const SQLITE_ONLY = /\bsqliteOnly\(\s*(['"`])([^]*?)\1\s*\)/;
+const SQLITE_ONLY = /\bsqliteOnly\(\s*(['"`])((?:(?!\1)[^\\]|\\.)*)\1\s*,?\s*\)/;
 /** A reason that only says "later" is not a reason. */
 const NOT_A_REASON = /^\s*(todo|later|not (yet )?converted|tbd|fixme)\b/i;
 
@@ -41,9 +40,9 @@ function walk(dir: string): string[] {
 }
 
 /** The helpers' exported functions that boot a daemon, found by reading their bodies to a fixpoint. */
-function bootHelpers(): Map<string, string> {
+function bootHelpers(helpers: string): Map<string, string> {
   const chunks: { name: string; file: string; body: string }[] = [];
-  for (const file of walk(HELPERS).filter((f) => f.endsWith('.ts'))) {
+  for (const file of walk(helpers).filter((f) => f.endsWith('.ts'))) {
     const src = code(readFileSync(file, 'utf8'));
     const starts = [...src.matchAll(/^export (?:async )?function (\w+)/gm)];
     starts.forEach((m, i) => {
@@ -75,10 +74,14 @@ interface Finding {
   reason: string | null;
 }
 
-function scan(): Finding[] {
-  const booters = bootHelpers();
+/** Every test file under `root` (its helpers in `root/helpers`) that boots a daemon. */
+function scan(root: string): Finding[] {
+  const helpers = path.join(root, 'helpers');
+  const booters = bootHelpers(helpers);
   const findings: Finding[] = [];
-  for (const file of walk(TEST_DIR).filter((f) => f.endsWith('.test.ts') && !f.startsWith(HELPERS))) {
+  // This file is left out: its fixtures name every helper.
+  const self = fileURLToPath(import.meta.url);
+  for (const file of walk(root).filter((f) => f.endsWith('.test.ts') && !f.startsWith(helpers) && f !== self)) {
     const src = code(readFileSync(file, 'utf8'));
     // The names this file imports from the helpers (a local `setup` is not the inbound one).
     const imported = new Set<string>();
@@ -93,36 +96,94 @@ function scan(): Finding[] {
     if (SERVE_BIN.test(src)) boots.push("runBin(['serve'])");
     if (boots.length === 0) continue;
     const marker = SQLITE_ONLY.exec(src);
-    findings.push({ file: path.relative(ROOT, file), boots, pg: PG_AWARE.test(src), reason: marker ? marker[2] : null });
+    findings.push({ file: path.relative(path.dirname(root), file), boots, pg: PG_AWARE.test(src), reason: marker ? marker[2] : null });
   }
   return findings.sort((a, b) => a.file.localeCompare(b.file));
 }
 
+/** What is wrong with the findings: files with no leg and no reason, empty reasons, stale debt. */
+function judge(findings: Finding[], notYet: string[]) {
+  return {
+    offending: findings.filter((f) => !f.pg && f.reason === null && !notYet.includes(f.file)),
+    noReason: findings.filter((f) => f.reason !== null && (!f.reason.trim() || NOT_A_REASON.test(f.reason))),
+    stale: notYet.filter((file) => !findings.some((f) => f.file === file && !f.pg && f.reason === null)),
+  };
+}
+
 t.test('the helpers that boot a daemon are all found', async (t) => {
-  const found = bootHelpers();
+  const found = bootHelpers(path.join(TEST_DIR, 'helpers'));
   for (const name of ['bootDaemon', 'spawnDaemon', 'setup', 'spawnDaemonIn', 'spawnDaemonTrusting', 'startCluster']) {
     t.ok(found.has(name), `${name} boots a daemon`);
   }
   t.notOk(found.has('createAddress') || found.has('freshPostgres'), 'helpers that boot nothing are not counted');
 });
 
+t.test('the scan tells each kind of file apart', async (t) => {
+  const boot = "import { bootDaemon } from '../helpers/daemon.js';\n";
+  const root = path.join(
+    t.testdir({
+      test: {
+        helpers: {
+          'daemon.ts': 'export async function bootDaemon() {\n  return createApp();\n}\nexport function quiet() {}\n',
+          'inbound.ts':
+            "import { bootDaemon } from './daemon.js';\nexport async function setup() {\n  return bootDaemon();\n}\nexport function createAddress() {}\n",
+        },
+        'both.test.ts': `${boot}for (const db of testDatabases()) bootDaemon(t, { db });\n`,
+        'bare.test.ts': `${boot}bootDaemon(t);\n`,
+        'via-setup.test.ts': "import { setup } from '../helpers/inbound.js';\nawait setup(t);\n",
+        'dynamic.test.ts': "const { bootDaemon } = await import('../helpers/daemon.js');\nawait bootDaemon(t);\n",
+        'serve.test.ts': "await runBin(['serve'], {});\n",
+        'reason.test.ts': `${boot}sqliteOnly(\n  'copies the SQLite file',\n);\nbootDaemon(t);\n`,
+        'empty.test.ts': `${boot}sqliteOnly(' ');\nbootDaemon(t);\n`,
+        'later.test.ts': `${boot}sqliteOnly('not converted yet');\nbootDaemon(t);\n`,
+        'debt.test.ts': `${boot}bootDaemon(t);\n`,
+        'local-setup.test.ts': 'async function setup() {}\nawait setup(t);\n',
+        'comment.test.ts': `// bootDaemon(t) is not called here\nimport { quiet } from '../helpers/daemon.js';\nquiet();\n`,
+        'commented-excuse.test.ts': `${boot}// testDatabases() would go here\nbootDaemon(t);\n`,
+      },
+    }),
+    'test',
+  );
+  const findings = scan(root);
+  const verdict = judge(findings, ['test/debt.test.ts', 'test/both.test.ts']);
+  t.same(findings.map((f) => f.file).sort(), [
+    'test/bare.test.ts',
+    'test/both.test.ts',
+    'test/commented-excuse.test.ts',
+    'test/debt.test.ts',
+    'test/dynamic.test.ts',
+    'test/empty.test.ts',
+    'test/later.test.ts',
+    'test/reason.test.ts',
+    'test/serve.test.ts',
+    'test/via-setup.test.ts',
+  ]);
+  t.same(
+    verdict.offending.map((f) => f.file),
+    ['test/bare.test.ts', 'test/commented-excuse.test.ts', 'test/dynamic.test.ts', 'test/serve.test.ts', 'test/via-setup.test.ts'],
+  );
+  t.same(
+    verdict.noReason.map((f) => f.file),
+    ['test/empty.test.ts', 'test/later.test.ts'],
+  );
+  t.same(verdict.stale, ['test/both.test.ts'], 'a converted file left on the debt list is stale');
+});
+
 t.test('every file that boots a daemon runs it on PostgreSQL too, or says why not', async (t) => {
-  const findings = scan();
+  const findings = scan(TEST_DIR);
   t.ok(findings.length > 50, `the scan sees the daemon tests (${findings.length} files)`);
-  const offending = findings.filter((f) => !f.pg && f.reason === null && !NOT_YET_CONVERTED.includes(f.file));
+  const { offending, noReason, stale } = judge(findings, NOT_YET_CONVERTED);
   t.same(
     offending.map((f) => `${f.file} (boots with ${f.boots.join(', ')})`),
     [],
     'these files boot a daemon but neither loop over testDatabases() nor call sqliteOnly(reason): wrap their tests in ' +
       '`for (const db of testDatabases())` and pass `{ db }`, or give the reason they cannot run on PostgreSQL',
   );
-  const empty = findings.filter((f) => f.reason !== null && (!f.reason.trim() || NOT_A_REASON.test(f.reason)));
   t.same(
-    empty.map((f) => f.file),
+    noReason.map((f) => f.file),
     [],
     'sqliteOnly() needs a reason the file cannot run on PostgreSQL, not a promise to convert it later (that is NOT_YET_CONVERTED)',
   );
-  const stale = NOT_YET_CONVERTED.filter((file) => !findings.some((f) => f.file === file && !f.pg && f.reason === null));
   t.same(stale, [], 'converted (or gone): remove these from NOT_YET_CONVERTED');
   for (const file of NOT_YET_CONVERTED)
     t.test(`the PostgreSQL leg of ${file}`, { todo: 'not converted yet (NOT_YET_CONVERTED)' }, async () => {});
