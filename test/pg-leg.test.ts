@@ -173,6 +173,9 @@ t.test('every file that boots a daemon runs it on PostgreSQL too, or says why no
   const findings = scan(TEST_DIR);
   t.ok(findings.length > 50, `the scan sees the daemon tests (${findings.length} files)`);
   const { offending, noReason, stale } = judge(findings, NOT_YET_CONVERTED);
+  const only = findings.filter((f) => !f.pg && f.reason !== null);
+  t.comment(`${findings.length} files boot a daemon: ${findings.filter((f) => f.pg).length} reach PostgreSQL, ${only.length} SQLite only`);
+  for (const f of only) t.comment(`  SQLite only: ${f.file}: ${f.reason!.replace(/\s+/g, ' ')}`);
   t.same(
     offending.map((f) => `${f.file} (boots with ${f.boots.join(', ')})`),
     [],
