@@ -9,6 +9,9 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { LAUNCH_FLAGS, launchedWithFlags } from '../src/lib/heap-sizes.js';
 import { BIN, spawnDaemon } from './helpers/spawn.js';
+import { sqliteOnly } from './helpers/databases.js';
+
+sqliteOnly("node's launch flags and the threads' heap sizes; nothing here reads or writes stored data");
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8');

@@ -8,6 +8,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
 import { runBin, spawnDaemonIn } from '../helpers/run-bin.js';
+import { sqliteOnly } from '../helpers/databases.js';
+
+sqliteOnly('the file modes of the SQLite database and of its backups; a PostgreSQL database is not a file in the data directory');
 
 const mode = (file: string) => statSync(file).mode & 0o777;
 const octal = (n: number) => n.toString(8).padStart(4, '0');

@@ -14,6 +14,9 @@ import { bootDaemon } from '../helpers/daemon.js';
 import { runBin } from '../helpers/run-bin.js';
 import { freePort } from '../helpers/ports.js';
 import { spawnDaemon } from '../helpers/spawn.js';
+import { sqliteOnly } from '../helpers/databases.js';
+
+sqliteOnly('`postern ready` polls /readyz over HTTP; what the database adds to readiness runs on both in test/http/readiness.test.ts');
 
 const UNIT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'systemd', 'postern.service');
 

@@ -7,6 +7,7 @@ import { Writable } from 'node:stream';
 import t, { type Test } from 'tap';
 import { createLogger } from '../../src/lib/logger.js';
 import { announceBootstrapKeys, BOOTSTRAP_KEYS_FILE } from '../../src/main.js';
+import { databaseEnv, testDatabases } from '../helpers/databases.js';
 import { readBootstrapKeys, runBin } from '../helpers/run-bin.js';
 import { spawnDaemon, type Spawned } from '../helpers/spawn.js';
 
@@ -79,37 +80,40 @@ function oneLine(t: Test, r: { stdout: string; stderr: string }): string {
   return lines[0];
 }
 
-t.test('a port in use: one line naming it, exit 2, and nothing bootstrapped until a start succeeds', async (t) => {
-  const blocker = net.createServer();
-  await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
-  t.teardown(() => blocker.close());
-  const port = (blocker.address() as net.AddressInfo).port;
-  const dataDir = t.testdir({});
-  for (const [listener, variable] of [
-    ['HTTP', 'POSTERN_HTTP_PORT'],
-    ['SMTP', 'POSTERN_SMTP_PORT'],
-    ['METRICS', 'POSTERN_METRICS_PORT'],
-  ]) {
-    const r = await runBin(['serve'], { env: { ...base, POSTERN_DATA_DIR: dataDir, [variable]: String(port) } });
-    t.equal(r.code, 2, listener);
-    const line = oneLine(t, r);
-    t.match(line, `postern: cannot listen for ${listener} on 127.0.0.1:${port}`);
-    t.match(line, variable);
-    t.match(line, /already in use/);
-    t.notOk(existsSync(path.join(dataDir, BOOTSTRAP_KEYS_FILE)), 'no keys were made');
-  }
-  // The restart that works is the first start: it makes the keys, and they work.
-  const d = await spawnDaemon({ ...base, POSTERN_DATA_DIR: dataDir });
-  t.teardown(() => void d.child.kill('SIGKILL'));
-  const { live } = readBootstrapKeys(dataDir);
-  const res = await fetch(`http://127.0.0.1:${d.http}/v1/context`, { headers: { authorization: `Bearer ${live}` } });
-  t.equal(res.status, 200);
-  // The ready line names the metrics listener's port too, and it serves there.
-  t.ok(typeof d.metrics === 'number' && d.metrics !== d.http, 'metrics port in the ready line');
-  t.match(await (await fetch(`http://127.0.0.1:${d.metrics}/metrics`)).text(), /^# HELP /m);
-  d.child.kill('SIGTERM');
-  t.equal(await d.exited, 0);
-});
+for (const db of testDatabases()) {
+  t.test(`a port in use: one line naming it, exit 2, and nothing bootstrapped until a start succeeds (${db})`, async (t) => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => blocker.close());
+    const port = (blocker.address() as net.AddressInfo).port;
+    const dataDir = t.testdir({});
+    const dbEnv = await databaseEnv(t, db);
+    for (const [listener, variable] of [
+      ['HTTP', 'POSTERN_HTTP_PORT'],
+      ['SMTP', 'POSTERN_SMTP_PORT'],
+      ['METRICS', 'POSTERN_METRICS_PORT'],
+    ]) {
+      const r = await runBin(['serve'], { env: { ...base, ...dbEnv, POSTERN_DATA_DIR: dataDir, [variable]: String(port) } });
+      t.equal(r.code, 2, listener);
+      const line = oneLine(t, r);
+      t.match(line, `postern: cannot listen for ${listener} on 127.0.0.1:${port}`);
+      t.match(line, variable);
+      t.match(line, /already in use/);
+      t.notOk(existsSync(path.join(dataDir, BOOTSTRAP_KEYS_FILE)), 'no keys were made');
+    }
+    // The restart that works is the first start: it makes the keys, and they work.
+    const d = await spawnDaemon({ ...base, ...dbEnv, POSTERN_DATA_DIR: dataDir });
+    t.teardown(() => void d.child.kill('SIGKILL'));
+    const { live } = readBootstrapKeys(dataDir);
+    const res = await fetch(`http://127.0.0.1:${d.http}/v1/context`, { headers: { authorization: `Bearer ${live}` } });
+    t.equal(res.status, 200);
+    // The ready line names the metrics listener's port too, and it serves there.
+    t.ok(typeof d.metrics === 'number' && d.metrics !== d.http, 'metrics port in the ready line');
+    t.match(await (await fetch(`http://127.0.0.1:${d.metrics}/metrics`)).text(), /^# HELP /m);
+    d.child.kill('SIGTERM');
+    t.equal(await d.exited, 0);
+  });
+}
 
 t.test('a data directory that cannot be written: one line naming it, exit 2, nothing made', async (t) => {
   const dir = t.testdir({ file: 'not a directory' });

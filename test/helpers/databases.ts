@@ -112,3 +112,24 @@ export async function freshPostgres(
     },
   };
 }
+
+/**
+ * Declares that this file boots a daemon on SQLite only, and why: the PostgreSQL leg is reported
+ * as one skipped test carrying the reason, so every run shows what it did not test. The call is
+ * also the marker `test/pg-leg.test.ts` looks for; the reason must say why, not "later".
+ */
+export function sqliteOnly(reason: string): void {
+  if (!reason.trim()) throw new Error('sqliteOnly() needs a reason');
+  t.test('the PostgreSQL leg of this file', { skip: `SQLite only: ${reason}` }, () => {});
+}
+
+/**
+ * For a test that spawns the binary: the environment that puts it on `db` (a fresh PostgreSQL
+ * database, dropped at teardown; nothing for SQLite, which lives in the data directory).
+ */
+export async function databaseEnv(t: { teardown(fn: () => unknown): void }, db: TestDb): Promise<Record<string, string>> {
+  if (db === 'sqlite') return {};
+  const fresh = await freshPostgres();
+  t.teardown(() => fresh.drop());
+  return { POSTERN_DATABASE_URL: fresh.url };
+}

@@ -5,6 +5,9 @@
 import t from 'tap';
 import { launchBrowser, screenshot } from '../helpers/browser.js';
 import { bootDaemon } from '../helpers/daemon.js';
+import { sqliteOnly } from '../helpers/databases.js';
+
+sqliteOnly('the API reference page in Chromium, drawn from /v1/openapi.json; it reads nothing stored');
 
 t.test('/docs draws every operation from the bundled Swagger UI, and nothing leaves the origin', async (t) => {
   const d = await bootDaemon(t);

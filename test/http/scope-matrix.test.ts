@@ -8,6 +8,7 @@
 import t from 'tap';
 import type { Scope } from '../../src/workspaces/scopes.js';
 import { bootDaemon } from '../helpers/daemon.js';
+import { testDatabases } from '../helpers/databases.js';
 
 const SCOPES: Scope[] = ['read', 'send', 'cancel', 'inbound', 'webhooks', 'cluster'];
 // Scopes an unscoped key does not hold (workspaces/scopes.ts BOX_SCOPES).
@@ -77,67 +78,69 @@ const PARAMS: Record<string, string> = {
   token: 'x4',
 };
 
-t.test('each scope alone against every route: exactly the scope table', async (t) => {
-  const d = await bootDaemon(t);
-  await d.workspace('acme', { plan: 'pro' });
-  const keys = {} as Record<Scope | 'unscoped', string>;
-  for (const scope of SCOPES) {
-    const k = await d.cli('key', 'create', '--workspace', 'acme', '--env', 'live', '--scopes', scope);
-    t.same(k.json.scopes, [scope], `a key with ${scope} alone`);
-    keys[scope] = k.json.secret;
-  }
-  keys.unscoped = (await d.cli('key', 'create', '--workspace', 'acme', '--env', 'live')).json.secret;
+for (const db of testDatabases()) {
+  t.test(`each scope alone against every route: exactly the scope table (${db})`, async (t) => {
+    const d = await bootDaemon(t, { db });
+    await d.workspace('acme', { plan: 'pro' });
+    const keys = {} as Record<Scope | 'unscoped', string>;
+    for (const scope of SCOPES) {
+      const k = await d.cli('key', 'create', '--workspace', 'acme', '--env', 'live', '--scopes', scope);
+      t.same(k.json.scopes, [scope], `a key with ${scope} alone`);
+      keys[scope] = k.json.secret;
+    }
+    keys.unscoped = (await d.cli('key', 'create', '--workspace', 'acme', '--env', 'live')).json.secret;
 
-  const routes = d.app.routes();
-  const api = routes.filter((r) => r.path.startsWith('/v1/') && !OPEN_V1.includes(r.path));
-  t.same(
-    routes.filter((r) => !r.path.startsWith('/v1/') && !OPEN.test(r.path)),
-    [],
-    'every route that is not under /v1 is an open one or the dashboard',
-  );
-  t.ok(api.length >= 38, `the router stack lists the API routes (${api.length})`);
-
-  // The table covers every route exactly once, and every exact row names a route that exists.
-  const required = new Map<string, Scope>();
-  for (const route of api) {
-    const rows = TABLE.filter((row) => matches(row, route));
-    t.equal(rows.length, 1, `${route.method} ${route.path} has one row in the scope table`);
-    if (rows.length === 1) required.set(`${route.method} ${route.path}`, rows[0].scope);
-  }
-  for (const row of TABLE)
-    t.ok(
-      api.some((route) => matches(row, route)),
-      `row ${row.method} ${String(row.path)} names a served route`,
+    const routes = d.app.routes();
+    const api = routes.filter((r) => r.path.startsWith('/v1/') && !OPEN_V1.includes(r.path));
+    t.same(
+      routes.filter((r) => !r.path.startsWith('/v1/') && !OPEN.test(r.path)),
+      [],
+      'every route that is not under /v1 is an open one or the dashboard',
     );
-  t.same([...new Set(required.values())].sort(), [...SCOPES].sort(), 'every scope authorizes some route');
+    t.ok(api.length >= 38, `the router stack lists the API routes (${api.length})`);
 
-  // The API description names the same scope for each operation as this table.
-  const doc = (await d.request('GET', '/v1/openapi.json')).body;
-  for (const [route, scope] of required) {
-    const [method, path] = route.split(' ');
-    const op = doc.paths[path.replace(/:([A-Za-z]+)/g, '{$1}')]?.[method.toLowerCase()];
-    t.equal(op?.['x-postern-scope'], scope, `the API description gives ${route} scope ${scope}`);
-    t.same(op?.security, [{ apiKey: [scope] }], `the API description's security for ${route} is the ${scope} key`);
-  }
+    // The table covers every route exactly once, and every exact row names a route that exists.
+    const required = new Map<string, Scope>();
+    for (const route of api) {
+      const rows = TABLE.filter((row) => matches(row, route));
+      t.equal(rows.length, 1, `${route.method} ${route.path} has one row in the scope table`);
+      if (rows.length === 1) required.set(`${route.method} ${route.path}`, rows[0].scope);
+    }
+    for (const row of TABLE)
+      t.ok(
+        api.some((route) => matches(row, route)),
+        `row ${row.method} ${String(row.path)} names a served route`,
+      );
+    t.same([...new Set(required.values())].sort(), [...SCOPES].sort(), 'every scope authorizes some route');
 
-  let calls = 0;
-  for (const route of api) {
-    const need = required.get(`${route.method} ${route.path}`);
-    if (!need) continue;
-    const path = route.path.replace(/:([A-Za-z]+)/g, (_m, name: string) => encodeURIComponent(PARAMS[name] ?? 'x'));
-    const body = route.method === 'GET' || route.method === 'DELETE' ? undefined : {};
-    for (const holder of [...SCOPES, 'unscoped'] as const) {
-      const r = await d.request(route.method, path, { key: keys[holder], body });
-      calls++;
-      const what = `${route.method} ${route.path} with ${holder === 'unscoped' ? 'an unscoped key' : `scope ${holder} alone`}`;
-      if (holder === need || (holder === 'unscoped' && !NOT_UNSCOPED.includes(need))) {
-        t.not(r.status, 403, `${what}: allowed (${r.status} ${r.body?.error?.code ?? ''})`);
-        t.not(r.status, 401, `${what}: authenticated`);
-      } else {
-        t.equal(r.status, 403, `${what}: forbidden`);
-        t.match(r.body, { error: { code: 'insufficient_scope', message: new RegExp(`\\b${need}\\b`) } }, `${what}: names scope ${need}`);
+    // The API description names the same scope for each operation as this table.
+    const doc = (await d.request('GET', '/v1/openapi.json')).body;
+    for (const [route, scope] of required) {
+      const [method, path] = route.split(' ');
+      const op = doc.paths[path.replace(/:([A-Za-z]+)/g, '{$1}')]?.[method.toLowerCase()];
+      t.equal(op?.['x-postern-scope'], scope, `the API description gives ${route} scope ${scope}`);
+      t.same(op?.security, [{ apiKey: [scope] }], `the API description's security for ${route} is the ${scope} key`);
+    }
+
+    let calls = 0;
+    for (const route of api) {
+      const need = required.get(`${route.method} ${route.path}`);
+      if (!need) continue;
+      const path = route.path.replace(/:([A-Za-z]+)/g, (_m, name: string) => encodeURIComponent(PARAMS[name] ?? 'x'));
+      const body = route.method === 'GET' || route.method === 'DELETE' ? undefined : {};
+      for (const holder of [...SCOPES, 'unscoped'] as const) {
+        const r = await d.request(route.method, path, { key: keys[holder], body });
+        calls++;
+        const what = `${route.method} ${route.path} with ${holder === 'unscoped' ? 'an unscoped key' : `scope ${holder} alone`}`;
+        if (holder === need || (holder === 'unscoped' && !NOT_UNSCOPED.includes(need))) {
+          t.not(r.status, 403, `${what}: allowed (${r.status} ${r.body?.error?.code ?? ''})`);
+          t.not(r.status, 401, `${what}: authenticated`);
+        } else {
+          t.equal(r.status, 403, `${what}: forbidden`);
+          t.match(r.body, { error: { code: 'insufficient_scope', message: new RegExp(`\\b${need}\\b`) } }, `${what}: names scope ${need}`);
+        }
       }
     }
-  }
-  t.equal(calls, api.length * (SCOPES.length + 1));
-});
+    t.equal(calls, api.length * (SCOPES.length + 1));
+  });
+}

@@ -9,6 +9,11 @@ import { loadBounceRules } from '../../../src/channels/email/bounce-rules.js';
 import { judge } from '../../../src/channels/email/classify.js';
 import { ConfigError } from '../../../src/config.js';
 import { runBin } from '../../helpers/run-bin.js';
+import { sqliteOnly } from '../../helpers/databases.js';
+
+sqliteOnly(
+  'the bounce rules file, judged in memory and read from disk (a broken one stops `serve` before any database opens); nothing stored is read',
+);
 
 const reply = (responseCode: number, response: string) => ({ responseCode, response: `${responseCode} ${response}`, command: 'RCPT TO' });
 

@@ -11,6 +11,11 @@ import { startDnsServer } from '../../helpers/dns-server.js';
 import { spawnDaemonTrusting } from '../../helpers/run-bin.js';
 import { makeTestCa } from '../../helpers/self-signed.js';
 import { startSink, type Sink } from '../../helpers/smtp-sink.js';
+import { sqliteOnly } from '../../helpers/databases.js';
+
+sqliteOnly(
+  'the TLS policy of direct delivery (the real binary, for NODE_EXTRA_CA_CERTS); what a delivery stores runs on both in direct.test.ts',
+);
 
 interface Message {
   status: string;

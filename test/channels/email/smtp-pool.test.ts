@@ -9,6 +9,11 @@ import { startDnsServer } from '../../helpers/dns-server.js';
 import { makeTestCa } from '../../helpers/self-signed.js';
 import { startSink } from '../../helpers/smtp-sink.js';
 import { spawnDaemonTrusting } from '../../helpers/run-bin.js';
+import { sqliteOnly } from '../../helpers/databases.js';
+
+sqliteOnly(
+  'which TLS connection the direct-delivery pool reuses (the real binary, for NODE_EXTRA_CA_CERTS); what a delivery stores runs on both in direct.test.ts',
+);
 
 t.test('a verified TLS connection is reused only for the MX name it was verified for', async (t) => {
   const ca = makeTestCa();

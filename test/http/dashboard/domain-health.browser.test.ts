@@ -9,62 +9,68 @@ import t from 'tap';
 import { bounceDomainOf } from '../../../src/domains/names.js';
 import { checkPage, launchBrowser, loggedIn } from '../../helpers/browser.js';
 import { setup, transport } from '../../helpers/inbound.js';
+import { testDatabases } from '../../helpers/databases.js';
 import { zip } from '../../helpers/zip.js';
 
 const fixture = (name: string) =>
   readFileSync(path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'fixtures', 'reports', name), 'utf8');
 
-t.test("a domain's checks and reports on its page", async (t) => {
-  const env = await setup(t, { env: { POSTERN_DOCTOR_PUBLIC_IPS: '192.0.2.10' } });
-  const { d, ws } = env;
-  const claimed = await d.request('POST', '/v1/inbound/domains', { key: ws.live, body: { domain: 'example.com' } });
-  t.equal(claimed.status, 201);
+for (const db of testDatabases()) {
+  t.test(`a domain's checks and reports on its page (${db})`, async (t) => {
+    const env = await setup(t, { db, env: { POSTERN_DOCTOR_PUBLIC_IPS: '192.0.2.10' } });
+    const { d, ws } = env;
+    const claimed = await d.request('POST', '/v1/inbound/domains', { key: ws.live, body: { domain: 'example.com' } });
+    t.equal(claimed.status, 201);
 
-  // Yesterday's reports, by the daemon's clock.
-  const day = new Date(d.clock.now().getTime() - 86_400_000).toISOString().slice(0, 10);
-  const begin = Date.parse(`${day}T00:00:00Z`) / 1000;
-  const dmarc = fixture('dmarc-rfc7489.xml')
-    .replace('<begin>1335571200</begin>', `<begin>${begin}</begin>`)
-    .replace('<end>1335657599</end>', `<end>${begin + 86_399}</end>`);
-  const tls = fixture('tls-rfc8460.json').replaceAll('2026-11-21', day);
-  const to = `reports@${bounceDomainOf(d.app.config)}`;
-  const mail = transport(d.smtpPort);
-  await mail.sendMail({
-    from: 'noreply-dmarc-support@acme.com',
-    to,
-    subject: 'Report Domain: example.com',
-    text: 'Aggregate report attached.',
-    attachments: [
-      { filename: 'report.zip', content: zip([{ name: 'report.xml', data: Buffer.from(dmarc) }]), contentType: 'application/zip' },
-    ],
+    // Yesterday's reports, by the daemon's clock.
+    const day = new Date(d.clock.now().getTime() - 86_400_000).toISOString().slice(0, 10);
+    const begin = Date.parse(`${day}T00:00:00Z`) / 1000;
+    const dmarc = fixture('dmarc-rfc7489.xml')
+      .replace('<begin>1335571200</begin>', `<begin>${begin}</begin>`)
+      .replace('<end>1335657599</end>', `<end>${begin + 86_399}</end>`);
+    const tls = fixture('tls-rfc8460.json').replaceAll('2026-11-21', day);
+    const to = `reports@${bounceDomainOf(d.app.config)}`;
+    const mail = transport(d.smtpPort);
+    await mail.sendMail({
+      from: 'noreply-dmarc-support@acme.com',
+      to,
+      subject: 'Report Domain: example.com',
+      text: 'Aggregate report attached.',
+      attachments: [
+        { filename: 'report.zip', content: zip([{ name: 'report.xml', data: Buffer.from(dmarc) }]), contentType: 'application/zip' },
+      ],
+    });
+    await mail.sendMail({
+      from: 'tls-reports@company-x.example',
+      to,
+      subject: 'Report Domain: example.com',
+      text: 'TLS report attached.',
+      attachments: [{ filename: 'report.json.gz', content: gzipSync(tls), contentType: 'application/tlsrpt+gzip' }],
+    });
+
+    const browser = await launchBrowser(t);
+    const { page } = await loggedIn(t, browser, d);
+    await page.goto(`${d.url}/dashboard/inbound/domains/${claimed.body.id}`);
+    await page.getByRole('heading', { name: 'example.com', level: 1 }).waitFor();
+
+    const checks = page.getByRole('table', { name: 'Domain checks' });
+    const dmarcCheck = checks.getByRole('row').filter({ has: page.getByRole('cell', { name: 'dmarc', exact: true }) });
+    await dmarcCheck.waitFor();
+    t.match(
+      await dmarcCheck.textContent(),
+      /fail.*_dmarc\.example\.com TXT v=DMARC1; p=none; rua=mailto:reports@bounces\.mx\.postern\.test/,
+    );
+
+    const reports = page.getByRole('table', { name: 'DMARC reports per day' });
+    const row = reports.getByRole('row').filter({ hasText: day });
+    await row.waitFor();
+    const cells = await row.getByRole('cell').allTextContents();
+    t.same(cells.slice(0, 6), [day, '125', '120 (96%)', '120 of 123', '2 (0 passed)', '0 / 0']);
+    t.match(cells[6], '192.0.2.10 ×3 (own), 198.51.100.7 ×2');
+
+    const tlsRow = page.getByRole('table', { name: 'TLS reports per day' }).getByRole('row').filter({ hasText: day });
+    t.same((await tlsRow.getByRole('cell').allTextContents()).slice(0, 3), [day, '5629', '303 (5.4%)']);
+    t.match(await tlsRow.textContent(), 'certificate-expired ×100');
+    await checkPage(t, page, 'inbound-domain-health');
   });
-  await mail.sendMail({
-    from: 'tls-reports@company-x.example',
-    to,
-    subject: 'Report Domain: example.com',
-    text: 'TLS report attached.',
-    attachments: [{ filename: 'report.json.gz', content: gzipSync(tls), contentType: 'application/tlsrpt+gzip' }],
-  });
-
-  const browser = await launchBrowser(t);
-  const { page } = await loggedIn(t, browser, d);
-  await page.goto(`${d.url}/dashboard/inbound/domains/${claimed.body.id}`);
-  await page.getByRole('heading', { name: 'example.com', level: 1 }).waitFor();
-
-  const checks = page.getByRole('table', { name: 'Domain checks' });
-  const dmarcCheck = checks.getByRole('row').filter({ has: page.getByRole('cell', { name: 'dmarc', exact: true }) });
-  await dmarcCheck.waitFor();
-  t.match(await dmarcCheck.textContent(), /fail.*_dmarc\.example\.com TXT v=DMARC1; p=none; rua=mailto:reports@bounces\.mx\.postern\.test/);
-
-  const reports = page.getByRole('table', { name: 'DMARC reports per day' });
-  const row = reports.getByRole('row').filter({ hasText: day });
-  await row.waitFor();
-  const cells = await row.getByRole('cell').allTextContents();
-  t.same(cells.slice(0, 6), [day, '125', '120 (96%)', '120 of 123', '2 (0 passed)', '0 / 0']);
-  t.match(cells[6], '192.0.2.10 ×3 (own), 198.51.100.7 ×2');
-
-  const tlsRow = page.getByRole('table', { name: 'TLS reports per day' }).getByRole('row').filter({ hasText: day });
-  t.same((await tlsRow.getByRole('cell').allTextContents()).slice(0, 3), [day, '5629', '303 (5.4%)']);
-  t.match(await tlsRow.textContent(), 'certificate-expired ×100');
-  await checkPage(t, page, 'inbound-domain-health');
-});
+}
