@@ -72,7 +72,11 @@ const MODULES: RuleModule[] = [
     tests: ['test/channels/email/transport-security.test.ts'],
   },
   { name: 'srs', mutate: ['src/forwarding/srs.ts'], tests: ['test/forwarding/forwarding.test.ts', 'test/forwarding/bounces.test.ts'] },
-  { name: 'tokens', mutate: ['src/channels/email/tracking/tokens.ts'], tests: ['test/channels/email/rules.test.ts'] },
+  {
+    name: 'tokens',
+    mutate: ['src/channels/email/tracking/tokens.ts'],
+    tests: ['test/channels/email/tokens.test.ts', 'test/channels/email/rules.test.ts'],
+  },
   { name: 'session', mutate: ['src/http/dashboard/session.ts'], tests: ['test/http/dashboard/session.test.ts'] },
   { name: 'send-input', mutate: ['src/outbound/send-input.ts'], tests: ['test/outbound/send-input.test.ts'] },
 ];
