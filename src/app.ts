@@ -214,7 +214,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Channels: email as the config says; sms, push and web-push through provider connections.
   const emailTokens = createTokenSource(deps);
   // How SMTP replies and DSNs are judged, and what each destination domain came to.
-  const bounceRules = loadBounceRules(config.delivery.bounceRules, log);
+  const bounceRules = loadBounceRules(config.delivery.bounceRules, log, clock);
   const destinations = createDestinations({
     ...deps,
     backoff: { minMs: config.delivery.backoff.min, maxMs: config.delivery.backoff.max },
