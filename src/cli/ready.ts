@@ -2,7 +2,7 @@
 // the wait runs out. systemd runs it as the unit's ExecStartPost, so `systemctl start postern`
 // returns (and units ordered after Postern start) only once the database answers, the listeners
 // are up and the migrations are current; a daemon that never gets there fails the start.
-import { WILDCARDS } from '../app.js';
+import { WILDCARDS } from '../public-url.js';
 import { parseDuration } from '../lib/duration.js';
 import type { Config } from '../config.js';
 import { CommandFailure, UsageError, type SetupCommand } from './command.js';
