@@ -16,6 +16,7 @@ import { recordEngagement } from './channels/email/tracking/engagement.js';
 import { channelSsrfPolicy } from './channels/provider-http.js';
 import { createProviderStatusSink } from './channels/provider-status.js';
 import { CONNECTION_CHANNELS } from './channels/registry.js';
+import { derivePublicUrl } from './public-url.js';
 import { ConfigError, databaseTarget, envName, invalidSetting, type Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
 import { privateDirectory } from './lib/private-dir.js';
@@ -214,7 +215,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Channels: email as the config says; sms, push and web-push through provider connections.
   const emailTokens = createTokenSource(deps);
   // How SMTP replies and DSNs are judged, and what each destination domain came to.
-  const bounceRules = loadBounceRules(config.delivery.bounceRules, log);
+  const bounceRules = loadBounceRules(config.delivery.bounceRules, log, clock);
   const destinations = createDestinations({
     ...deps,
     backoff: { minMs: config.delivery.backoff.min, maxMs: config.delivery.backoff.max },
@@ -560,36 +561,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
   };
   return app;
-}
-
-// --- The public URL: links in mail, attachment URLs and provider callbacks are made with it.
-
-// Listening on every address names no host a link could use.
-export const WILDCARDS: ReadonlySet<string> = new Set(['0.0.0.0', '::', '::0', '0:0:0:0:0:0:0:0']);
-
-/**
- * `publicUrl`, or when it is empty the HTTP listener's own URL. A wildcard listener (0.0.0.0 in the
- * Docker image, ::) takes `hostname` instead, the name the machine answers to (`localhost` unless set).
- */
-export function derivePublicUrl(
-  config: Pick<Config, 'publicUrl' | 'hostname'> & { http: Pick<Config['http'], 'host'> },
-  port: number,
-): string {
-  if (config.publicUrl) return config.publicUrl.replace(/\/$/, '');
-  const host = WILDCARDS.has(config.http.host) ? config.hostname : config.http.host;
-  return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
-}
-
-/** Why a derived public URL makes links that work on this machine only; null when publicUrl is set or it may work elsewhere. */
-export function publicUrlWarning(config: Pick<Config, 'publicUrl'>, url: string): string | null {
-  if (config.publicUrl) return null;
-  const host = new URL(url).hostname.replace(/^\[|\]$/g, '');
-  const local = host === 'localhost' || host.endsWith('.localhost') || host.startsWith('127.') || host === '::1';
-  if (!local) return null;
-  return (
-    `publicUrl is empty, so links in mail (tracking, unsubscribe), attachment URLs and provider callbacks use ${url}, ` +
-    'which only this machine can reach: set publicUrl (POSTERN_PUBLIC_URL) to the URL clients and recipients use'
-  );
 }
 
 // --- Start-up checks: what the daemon needs from the machine, said in one line naming the setting.

@@ -6,7 +6,8 @@
 import { unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { App } from './app.js';
-import { checkDataDir, createApp, publicUrlWarning } from './app.js';
+import { checkDataDir, createApp } from './app.js';
+import { publicUrlWarning } from './public-url.js';
 import { databaseFailure } from './cli/database.js';
 import { databaseTarget, type Config } from './config.js';
 import { AppError } from './lib/errors.js';

@@ -2,7 +2,7 @@
 // the wait runs out. systemd runs it as the unit's ExecStartPost, so `systemctl start postern`
 // returns (and units ordered after Postern start) only once the database answers, the listeners
 // are up and the migrations are current; a daemon that never gets there fails the start.
-import { WILDCARDS } from '../app.js';
+import { WILDCARDS } from '../public-url.js';
 import { parseDuration } from '../lib/duration.js';
 import type { Config } from '../config.js';
 import { CommandFailure, UsageError, type SetupCommand } from './command.js';
@@ -36,8 +36,13 @@ export const readyCommands: SetupCommand[] = [
       const deadline = Date.now() + waitMs;
       let why = '';
       for (;;) {
+        // A timer of our own bounds each attempt: AbortSignal.timeout's does not keep the process
+        // alive, and a listener that accepts and hangs up left fetch with nothing else to wait on,
+        // so the command ended with exit code 13 and no word.
+        const attempt = new AbortController();
+        const bound = setTimeout(() => attempt.abort(new Error('no answer within 2 s')), 2_000);
         try {
-          const res = await fetch(`${base}/readyz`, { signal: AbortSignal.timeout(2_000) });
+          const res = await fetch(`${base}/readyz`, { signal: attempt.signal });
           const body = (await res.json().catch(() => null)) as { ready?: boolean; reasons?: string[] } | null;
           if (res.status === 200 && body?.ready === true) {
             io.out(JSON.stringify(body) + '\n');
@@ -46,6 +51,8 @@ export const readyCommands: SetupCommand[] = [
           why = body?.reasons?.length ? body.reasons.join('; ') : `GET /readyz answered ${res.status}`;
         } catch (err) {
           why = `no answer from ${base} (${(err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message})`;
+        } finally {
+          clearTimeout(bound);
         }
         if (Date.now() >= deadline) break;
         await sleep(Math.min(250, Math.max(0, deadline - Date.now())));

@@ -3,8 +3,10 @@
 // for two seconds: dropped at once when this node changes a domain (`domains.changed`, which a
 // cluster's other nodes also hear), otherwise seen within the TTL (a change made by the CLI in
 // another process). A read in progress is shared by those who ask meanwhile; a failed one is not
-// kept.
+// kept. The age of an answer is measured on the injected clock, so a test decides when the TTL has
+// passed instead of racing it.
 import type { EventBus } from '../events/bus.js';
+import type { Clock } from '../lib/clock.js';
 
 export const DOMAIN_CACHE_MS = 2_000;
 const MAX_ENTRIES = 10_000;
@@ -12,11 +14,11 @@ const MAX_ENTRIES = 10_000;
 /** An answer by key, read by `read` when not kept (or kept longer than DOMAIN_CACHE_MS). */
 export type DomainReads<T> = (key: string, read: () => Promise<T>) => Promise<T>;
 
-export function domainReadCache<T>(bus: EventBus | undefined): DomainReads<T> {
+export function domainReadCache<T>({ bus, clock }: { bus?: EventBus; clock: Clock }): DomainReads<T> {
   const entries = new Map<string, { at: number; value: Promise<T> }>();
   bus?.subscribe('domains.changed', () => entries.clear());
   return (key, read) => {
-    const now = performance.now();
+    const now = clock.now().getTime();
     const hit = entries.get(key);
     if (hit && now - hit.at < DOMAIN_CACHE_MS) return hit.value;
     if (entries.size >= MAX_ENTRIES) entries.clear();

@@ -32,9 +32,9 @@ interface DomainTarget {
 // Which workspace and domain row a recipient domain maps to changes rarely, and every RCPT asks:
 // answers go through the two-second cache of domain reads (domains/read-cache.ts). Addresses are
 // always read fresh.
-export function createRouter({ config, db, bus }: Pick<Deps, 'config' | 'db'> & Partial<Pick<Deps, 'bus'>>): Router {
+export function createRouter({ config, db, bus, clock }: Pick<Deps, 'config' | 'db' | 'clock'> & Partial<Pick<Deps, 'bus'>>): Router {
   const bounceDomain = bounceDomainOf(config);
-  const targets = domainReadCache<DomainTarget | null>(bus);
+  const targets = domainReadCache<DomainTarget | null>({ bus, clock });
 
   const lookupDomain = async (domain: string): Promise<DomainTarget | null> => {
     // A shared domain as stored: it keeps the form it was created with (`sharedInboundDomain` may
@@ -78,7 +78,7 @@ export function createRouter({ config, db, bus }: Pick<Deps, 'config' | 'db'> & 
   const target = (domain: string): Promise<DomainTarget | null> => targets(domain, () => lookupDomain(domain));
 
   // `bounces.<domain>` of a custom domain whose return path is in use (domains/domains.ts).
-  const returnPaths = domainReadCache<boolean>(bus);
+  const returnPaths = domainReadCache<boolean>({ bus, clock });
   const isReturnPath = (host: string): Promise<boolean> => returnPaths(host, () => returnPathConfirmed(host));
   const returnPathConfirmed = async (host: string): Promise<boolean> => {
     const row = await db

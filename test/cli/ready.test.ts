@@ -4,7 +4,7 @@
 // systemd's own checker.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import { createServer as createHttpServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -34,8 +34,14 @@ t.test('it waits for a daemon that starts after it, at the configured address', 
   const dataDir = mkdtempSync(path.join(tmpdir(), 'postern-ready-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const env = { POSTERN_HTTP_HOST: '127.0.0.1', POSTERN_HTTP_PORT: String(port), POSTERN_DATA_DIR: dataDir, POSTERN_LOG_LEVEL: 'warn' };
-  const waiting = runBin(['ready', '--wait', '30s'], { env });
-  await new Promise((r) => setTimeout(r, 700));
+  // Until the command has asked and been turned away, the port belongs to a listener that hangs
+  // up on it: the daemon starts only after the command has seen it is not there.
+  const bouncer = createNetServer((socket) => socket.destroy());
+  await new Promise<void>((resolve) => bouncer.listen(port, '127.0.0.1', resolve));
+  const asked = new Promise<void>((resolve) => bouncer.once('connection', () => resolve()));
+  const waiting = runBin(['ready', '--wait', '60s'], { env });
+  await asked;
+  await new Promise<void>((resolve) => bouncer.close(() => resolve()));
   const daemon = await spawnDaemon({ ...env, POSTERN_SMTP_PORT: '0', POSTERN_SMTP_HOST: '127.0.0.1', POSTERN_HOSTNAME: 'mx.postern.test' });
   t.teardown(async () => {
     daemon.child.kill('SIGTERM');

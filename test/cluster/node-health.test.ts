@@ -23,6 +23,7 @@ import { parseMetrics } from '../helpers/metrics.js';
 import { readBootstrapKeys, runBin } from '../helpers/run-bin.js';
 import { startSink } from '../helpers/smtp-sink.js';
 import { spawnDaemon, type Spawned } from '../helpers/spawn.js';
+import { until } from '../helpers/until.js';
 
 const pgUrl = process.env.POSTERN_TEST_DATABASE_URL;
 const PER_NODE = 3;
@@ -35,17 +36,6 @@ interface NodeRow {
   inFlight: number;
   claimed: number;
   self: boolean;
-}
-
-/** Polls `probe` until it returns a value (not undefined), for at most `ms`. */
-async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 t.test(

@@ -3,6 +3,7 @@
 // answer. Every response carries X-Request-Id, and the log lines about the request name it.
 import t from 'tap';
 import { bootDaemon } from '../helpers/daemon.js';
+import { until } from '../helpers/until.js';
 import { testDatabases } from '../helpers/databases.js';
 
 for (const db of testDatabases()) {
@@ -50,8 +51,11 @@ for (const db of testDatabases()) {
     const hostile = await d.request('GET', '/v1/nope', { key: ws.live, headers: { 'x-request-id': 'x <script>alert(1)</script>' } });
     t.match(hostile.headers.get('x-request-id'), /^[0-9a-f-]{36}$/, 'anything else is replaced');
     t.equal(hostile.status, 404);
-    await new Promise((r) => setTimeout(r, 50));
-    const lines = d.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'http');
+    // The access line is written once the response is finished: wait for the last request's.
+    const lines = await until('the access line of the last request', () => {
+      const http = d.logs.map((l) => JSON.parse(l)).filter((l) => l.msg === 'http');
+      return http.some((l) => l.path === '/v1/nope') && http;
+    });
     t.ok(
       lines.some((l) => l.requestId === id && l.path === '/v1/context'),
       'the access line names the request',

@@ -12,7 +12,7 @@ for (const db of testDatabases()) {
   t.test(`routing (${db})`, async (t) => {
     const env = await setup(t, { db });
     const { d, shared, ws } = env;
-    const router = () => createRouter({ config: d.app.config, db: d.app.db, bus: d.app.bus });
+    const router = () => createRouter({ config: d.app.config, db: d.app.db, bus: d.app.bus, clock: d.clock });
     const inbox = await createAddress(env, { localPart: 'inbox' });
     await createAddress(env, { localPart: '*' });
     const sharedDomain = await d.app.db.selectFrom('domains').select('id').where('domain', '=', shared).executeTakeFirstOrThrow();

@@ -1,15 +1,18 @@
 // The greeting pause, postscreen's way (inbound/passed-clients.ts): first contact waits
 // `smtp.greetingDelay` and is refused when it talks early; a client that waited and then spoke SMTP
 // is greeted at once on its next connections, on every node of the same database, until
-// `smtp.greetingPassTtl` runs out. The pause here is 1.5 s so that "at once" and "after the pause"
-// are far apart on a loaded machine.
+// `smtp.greetingPassTtl` runs out. The pause the client sits through here is 1.5 s; the node that
+// must greet it "at once" has a pause of a minute (the most the setting allows), so a greeting that comes at all is a greeting
+// without the pause, however loaded the machine (no upper bound on a measured time).
 import net from 'node:net';
 import t from 'tap';
 import { bootDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { freshPostgres, testDatabases } from '../helpers/databases.js';
+import { until } from '../helpers/until.js';
 
 const PAUSE_MS = 1500;
 const env = { POSTERN_SMTP_GREETING_DELAY: `${PAUSE_MS}ms`, POSTERN_SMTP_GREETING_PASS_TTL: '1d' };
+const LONG_PAUSE_MS = 60_000; // smtp.greetingDelay's largest value
 
 /** Connects; optionally talks at once; returns the first reply and how long it took; says QUIT. */
 async function connect(port: number, opts: { early?: boolean; ehlo?: boolean } = {}): Promise<{ reply: string; ms: number }> {
@@ -68,24 +71,23 @@ for (const db of testDatabases()) {
     const first = await connect(a.smtpPort, { ehlo: true });
     t.match(first.reply, /^220 /);
     t.ok(first.ms >= PAUSE_MS - 50, `first contact waits the pause (${Math.round(first.ms)} ms)`);
-    await t.resolveMatch(
-      (async () => {
-        for (let i = 0; i < 50 && (await passedRows(a)).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
-        return passedRows(a);
-      })(),
+    t.same(
+      await until('the pass to be written', async () => {
+        const rows = await passedRows(a);
+        return rows.length > 0 && rows;
+      }),
       [{ address: '127.0.0.1', passed_until: new Date(a.clock.now().getTime() + 86_400_000).toISOString() }],
       'it waited and spoke SMTP: passed for a day',
     );
 
-    const again = await connect(a.smtpPort);
-    t.match(again.reply, /^220 /);
-    t.ok(again.ms < PAUSE_MS / 2, `greeted at once afterwards (${Math.round(again.ms)} ms)`);
-
-    // Another node on the same database has not seen the client, and greets it at once.
-    const b = await bootDaemon(t, { db, databaseUrl, dataDir: a.dataDir, env });
-    const other = await connect(b.smtpPort);
-    t.match(other.reply, /^220 /);
-    t.ok(other.ms < PAUSE_MS / 2, `another node greets it at once too (${Math.round(other.ms)} ms)`);
+    // Another node on the same database, whose pause is a minute, has not seen the client: it
+    // asks the database, then knows it; either way the greeting comes at once.
+    const b = await bootDaemon(t, { db, databaseUrl, dataDir: a.dataDir, env: { ...env, POSTERN_SMTP_GREETING_DELAY: '60s' } });
+    for (const how of ['from the database', 'from memory']) {
+      const other = await connect(b.smtpPort);
+      t.match(other.reply, /^220 /);
+      t.ok(other.ms < LONG_PAUSE_MS, `another node greets it without its pause, ${how} (${Math.round(other.ms)} ms)`);
+    }
 
     // A day later the pass has run out: the pause, and its early-talker check, are back.
     a.clock.advance(86_400_000 + 1000);

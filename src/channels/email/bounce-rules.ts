@@ -14,6 +14,7 @@ import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
 import { ConfigError } from '../../config.js';
 import type { Logger } from '../../lib/logger.js';
+import { systemClock, type Clock } from '../../lib/clock.js';
 
 export const BOUNCE_CATEGORIES = [
   'unknown_user',
@@ -108,7 +109,7 @@ function matches(rule: BounceRule, reply: Reply): boolean {
 }
 
 /** The rules of `delivery.bounceRules` (empty: the shipped file). Throws ConfigError when unusable at start. */
-export function loadBounceRules(setting: string, log?: Pick<Logger, 'info' | 'error'>): BounceRules {
+export function loadBounceRules(setting: string, log?: Pick<Logger, 'info' | 'error'>, clock: Clock = systemClock): BounceRules {
   const file = setting ? path.resolve(setting) : shipped;
   let rules: BounceRule[];
   let mtime = 0;
@@ -118,9 +119,11 @@ export function loadBounceRules(setting: string, log?: Pick<Logger, 'info' | 'er
   } catch (err) {
     throw new ConfigError(`invalid setting delivery.bounceRules (POSTERN_DELIVERY_BOUNCE_RULES): ${file}: ${(err as Error).message}`);
   }
-  let lookedAt = Date.now();
+  // The file is looked at again at most once a second of the injected clock (a stat per reply would
+  // cost more than the rules).
+  let lookedAt = clock.now().getTime();
   const fresh = () => {
-    const now = Date.now();
+    const now = clock.now().getTime();
     if (now - lookedAt < 1000) return;
     lookedAt = now;
     try {

@@ -106,7 +106,9 @@ export function createTokenSource(deps: Pick<Deps, 'config' | 'db' | 'clock'>): 
 export type EmailSource = (message: OutboundMessage, content: EmailOutput, date: Date) => Promise<Buffer>;
 
 /** The email channel's composer, outside delivery: the same From, tracking, headers and signature as a delivery. */
-export function createEmailSource(deps: Pick<EmailChannelDeps, 'config' | 'db' | 'bus' | 'box' | 'publicUrl' | 'tokens'>): EmailSource {
+export function createEmailSource(
+  deps: Pick<EmailChannelDeps, 'config' | 'db' | 'clock' | 'bus' | 'box' | 'publicUrl' | 'tokens'>,
+): EmailSource {
   const signingKeys = createSigningKeys(deps);
   return async (message, content, date) => (await composeEmail({ ...deps, signingKeys }, message, content, date)).raw;
 }

@@ -6,13 +6,14 @@ import type { Db } from '../../db/database.js';
 import { domainReadCache } from '../../domains/read-cache.js';
 import { findSigningKey, type SigningKey } from '../../domains/sending.js';
 import type { EventBus } from '../../events/bus.js';
+import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 
 /** The workspace's verified sending domain's key (domains/sending.ts); null when there is none. */
 export type SigningKeys = (workspaceId: string, domain: string, defaultSelector: string) => Promise<SigningKey | null>;
 
-export function createSigningKeys({ db, bus, box }: { db: Db; bus?: EventBus; box: SecretBox }): SigningKeys {
-  const keys = domainReadCache<SigningKey | null>(bus);
+export function createSigningKeys({ db, bus, box, clock }: { db: Db; bus?: EventBus; box: SecretBox; clock: Clock }): SigningKeys {
+  const keys = domainReadCache<SigningKey | null>({ bus, clock });
   return (workspaceId, domain, selector) =>
     keys(`${workspaceId}\u0000${domain.toLowerCase()}\u0000${selector}`, () => findSigningKey(db, box, workspaceId, domain, selector));
 }

@@ -8,6 +8,7 @@ import t from 'tap';
 import { loadBounceRules } from '../../../src/channels/email/bounce-rules.js';
 import { judge } from '../../../src/channels/email/classify.js';
 import { ConfigError } from '../../../src/config.js';
+import { ManualClock } from '../../../src/lib/clock.js';
 import { runBin } from '../../helpers/run-bin.js';
 import { sqliteOnly } from '../../helpers/databases.js';
 
@@ -71,15 +72,18 @@ t.test("an operator's file: read again when it changes; a broken one keeps the r
   write([{ name: 'x', status: '5.1.1', action: 'hard', category: 'unknown_user' }], 1_000_000);
   const errors: string[] = [];
   const log = { info: () => {}, error: (o: object, msg: string) => void errors.push(msg) } as never;
-  const rules = loadBounceRules(file, log);
+  const clock = new ManualClock();
+  const rules = loadBounceRules(file, log, clock);
   t.match(judge(reply(550, '5.1.1 nope'), rules), { suppress: true, rule: 'x' });
   // Softer now: an operator decides 5.1.1 from this receiver is not worth suppressing.
   write([{ name: 'y', status: '5.1.1', action: 'soft', category: 'unknown_user' }], 2_000_000);
-  await new Promise((r) => setTimeout(r, 1100));
+  clock.advance(999);
+  t.match(judge(reply(550, '5.1.1 nope'), rules), { rule: 'x' }, 'looked at no more than once a second');
+  clock.advance(1);
   t.match(judge(reply(550, '5.1.1 nope'), rules), { permanent: true, suppress: false, rule: 'y' }, 'the new file applies');
   writeFileSync(file, '{"rules": [{"name": "z", "action": "sideways"}]');
   utimesSync(file, 3_000_000, 3_000_000);
-  await new Promise((r) => setTimeout(r, 1100));
+  clock.advance(1000);
   t.match(judge(reply(550, '5.1.1 nope'), rules), { rule: 'y' }, 'a broken file keeps the rules in force');
   t.match(errors, [/bounce rules not reloaded/]);
   t.throws(() => loadBounceRules(path.join(dir, 'missing.json')), ConfigError);

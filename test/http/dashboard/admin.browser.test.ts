@@ -5,6 +5,7 @@
 import t from 'tap';
 import { checkPage, launchBrowser, loggedIn } from '../../helpers/browser.js';
 import { bootDaemon } from '../../helpers/daemon.js';
+import { until } from '../../helpers/until.js';
 import { testDatabases } from '../../helpers/databases.js';
 
 const MEMBER = { email: 'member@postern.test', password: 'member password 123' };
@@ -28,13 +29,7 @@ for (const db of testDatabases()) {
     t.ok(true, 'the switcher lists the new workspace');
 
     await page.getByLabel('Plan of Globex').selectOption('pro');
-    await t.resolves(async () => {
-      for (let i = 0; i < 50; i++) {
-        if ((await daemon.app.workspaces.bySlug('globex')).plan === 'pro') return;
-        await new Promise((r) => setTimeout(r, 100));
-      }
-      throw new Error('plan not changed');
-    }, 'the plan changed');
+    t.ok(await until('the plan to change', async () => (await daemon.app.workspaces.bySlug('globex')).plan === 'pro'), 'the plan changed');
 
     const invite = page.getByRole('form', { name: 'Invite an operator' });
     await invite.getByLabel('Operator email').fill(MEMBER.email);

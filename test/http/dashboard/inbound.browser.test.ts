@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { checkPage, launchBrowser, loggedIn } from '../../helpers/browser.js';
 import { sendRaw, setup } from '../../helpers/inbound.js';
+import { until } from '../../helpers/until.js';
 import { testDatabases } from '../../helpers/databases.js';
 
 /** A loopback HTTP server that counts the requests for its pixel. */
@@ -168,7 +169,9 @@ for (const db of testDatabases()) {
       top: await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned),
       frame: await mailFrame().evaluate(() => (globalThis as { __pwned?: number }).__pwned),
     });
-    await page.waitForTimeout(300);
+    // The frame's load event comes after its scripts would have run and its images would have been
+    // fetched (or refused): past it, what did not happen will not.
+    await mailFrame().waitForLoadState('load');
     t.same(await pwned(), { top: undefined, frame: undefined }, 'the script never ran, in the frame or the page');
     t.equal(pixel.hits.length, 0, 'the remote image was not fetched');
     t.equal(await frame.getByRole('link', { name: 'pay now' }).getAttribute('rel'), 'noopener noreferrer');
@@ -192,8 +195,7 @@ for (const db of testDatabases()) {
     await page.getByRole('button', { name: 'Load remote content' }).click();
     await page.getByText('Remote content loaded.').waitFor();
     await frame.getByText('Please find your invoice attached.').waitFor();
-    for (let i = 0; i < 50 && pixel.hits.length === 0; i++) await page.waitForTimeout(100);
-    t.ok(pixel.hits.length > 0, 'the remote image is fetched once asked');
+    t.ok(await until('the remote image to be fetched', () => pixel.hits.length > 0), 'the remote image is fetched once asked');
     t.match(mailFrame().url(), /\?remote=1$/);
     t.same(await pwned(), { top: undefined, frame: undefined }, 'the script still did not run');
 

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import { checkPage, launchBrowser, loggedIn } from '../../helpers/browser.js';
 import { bootDaemon } from '../../helpers/daemon.js';
+import { until } from '../../helpers/until.js';
 import { testDatabases } from '../../helpers/databases.js';
 
 /** A loopback HTTP server that records the requests for its images. */
@@ -19,12 +20,6 @@ async function pixelServer(t: { teardown(fn: () => unknown): void }) {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise((resolve) => server.close(resolve)));
   return { port: (server.address() as AddressInfo).port, hits };
-}
-
-/** Polls a condition, at most 5 s. */
-async function until(pred: () => boolean): Promise<boolean> {
-  for (let i = 0; i < 100 && !pred(); i++) await new Promise((r) => setTimeout(r, 50));
-  return pred();
 }
 
 for (const db of testDatabases()) {
@@ -67,7 +62,7 @@ for (const db of testDatabases()) {
     await page.getByRole('button', { name: 'Load remote content' }).click();
     await page.getByText('Remote content loaded.').waitFor();
     await frame.getByRole('heading', { name: 'Hello Ada' }).waitFor();
-    t.ok(await until(() => pixel.hits.length > 0), 'the remote image is fetched once asked');
+    t.ok(await until('the remote image to be fetched', () => pixel.hits.length > 0), 'the remote image is fetched once asked');
     t.match(pixel.hits[0], '/logo.png');
 
     await page.getByRole('button', { name: 'Publish draft v1' }).click();

@@ -1,6 +1,6 @@
-// The composition root's decisions that need no daemon: the public URL derived from the listener.
+// The public URL derived from the listener (src/public-url.ts), and when it earns a warning.
 import t from 'tap';
-import { derivePublicUrl, publicUrlWarning } from '../src/app.js';
+import { derivePublicUrl, publicUrlWarning } from '../src/public-url.js';
 
 const config = (http: string, hostname = 'localhost', publicUrl = '') => ({ publicUrl, hostname, http: { host: http } });
 
