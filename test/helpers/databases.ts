@@ -8,8 +8,11 @@
 // its own (docs/testing.md). The suffix's fixed length is what keeps prefixes apart: a name of
 // `postern_t_` is never a name of `postern_t_123_`, although one prefix starts the other.
 import { randomBytes } from 'node:crypto';
-import pg from 'pg';
 import t from 'tap';
+
+// `pg` is loaded when a database is made, not with this file: a SQLite-only test that imports
+// `sqliteOnly` (test/idle-memory.test.ts counts what its process loaded) must not load it.
+const pgClient = async (connectionString: string) => new (await import('pg')).default.Client({ connectionString });
 
 export type TestDb = 'sqlite' | 'postgres';
 
@@ -58,7 +61,7 @@ export function isTestDatabaseOf(prefix: string, name: string): boolean {
 
 /** The databases of a prefix on the server `admin` names (those left behind, or in use now). */
 export async function testDatabasesOf(admin: string, prefix: string = testDatabasePrefix()): Promise<string[]> {
-  const client = new pg.Client({ connectionString: admin });
+  const client = await pgClient(admin);
   await client.connect();
   try {
     const r = await client.query<{ datname: string }>('SELECT datname FROM pg_database WHERE starts_with(datname, $1) ORDER BY datname', [
@@ -95,7 +98,7 @@ export async function freshPostgres(
   const admin = opts.admin ?? process.env.POSTERN_TEST_DATABASE_URL;
   if (!admin) throw new Error('POSTERN_TEST_DATABASE_URL is not set');
   const name = testDatabaseName(opts.prefix ?? testDatabasePrefix());
-  const client = new pg.Client({ connectionString: admin });
+  const client = await pgClient(admin);
   await client.connect();
   await client.query(`CREATE DATABASE ${name}`);
   await client.end();
@@ -105,7 +108,7 @@ export async function freshPostgres(
     name,
     url: url.toString(),
     async drop() {
-      const c = new pg.Client({ connectionString: admin });
+      const c = await pgClient(admin);
       await c.connect();
       await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
       await c.end();
