@@ -1,43 +1,19 @@
 // Group commit on both dialects (db/group-commit.ts): writes that arrive together share one
 // transaction, a failing write fails alone and leaves nothing behind, and on PostgreSQL the
 // statements the daemon repeats are prepared once per connection.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { sql } from 'kysely';
 import t from 'tap';
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import type { DatabaseHandle } from '../../src/db/database.js';
 import { createWriteBatcher } from '../../src/db/group-commit.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
-import { testDatabases, freshPostgres, type TestDb } from '../helpers/databases.js';
-
-async function open(t: { teardown(fn: () => unknown): void }, db: TestDb): Promise<DatabaseHandle> {
-  let handle: DatabaseHandle;
-  if (db === 'postgres') {
-    const fresh = await freshPostgres();
-    handle = openDatabase({ dialect: 'postgres', url: fresh.url });
-    t.teardown(async () => {
-      await handle.close();
-      await fresh.drop();
-    });
-  } else {
-    const dir = mkdtempSync(path.join(tmpdir(), 'postern-gc-'));
-    handle = openDatabase({ dialect: 'sqlite', file: path.join(dir, 'db.sqlite') });
-    t.teardown(async () => {
-      await handle.close();
-      rmSync(dir, { recursive: true, force: true });
-    });
-  }
-  await migrateToLatest(handle.db);
-  return handle;
-}
+import { testDatabases } from '../helpers/databases.js';
+import { openMigrated } from '../helpers/migrated-database.js';
 
 const keys = async (h: DatabaseHandle) =>
   (await h.db.selectFrom('forwarding_keys').select('name').orderBy('name').execute()).map((r) => r.name);
 
 for (const db of testDatabases()) {
   t.test(`group commit on ${db}`, async (t) => {
-    const h = await open(t, db);
+    const h = await openMigrated(t, db);
     let commits = 0;
     const writes = createWriteBatcher(h.db, h.dialect, { observe: () => commits++ });
     const insert = (key: string) => (trx: Parameters<Parameters<typeof writes.run>[0]>[0]) =>
@@ -80,7 +56,7 @@ for (const db of testDatabases()) {
 
 if (testDatabases().includes('postgres')) {
   t.test('repeated statements are prepared once per connection on PostgreSQL', async (t) => {
-    const h = await open(t, 'postgres');
+    const h = await openMigrated(t, 'postgres');
     const names = await h.db.transaction().execute(async (trx) => {
       // One connection for all three: a transaction holds its client.
       for (let i = 0; i < 3; i++) await trx.selectFrom('forwarding_keys').select('name').where('name', '=', `x${i}`).execute();

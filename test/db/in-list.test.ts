@@ -1,37 +1,13 @@
 // inList (db/database.ts): the rows `IN (…)` selects, on both dialects; on PostgreSQL one statement
 // text whatever the list's length (so one prepared statement, not one per length).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import t from 'tap';
-import { inList, openDatabase, type DatabaseHandle } from '../../src/db/database.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
-import { freshPostgres, testDatabases, type TestDb } from '../helpers/databases.js';
-
-async function open(t: { teardown(fn: () => unknown): void }, db: TestDb): Promise<DatabaseHandle> {
-  let handle: DatabaseHandle;
-  if (db === 'postgres') {
-    const fresh = await freshPostgres();
-    handle = openDatabase({ dialect: 'postgres', url: fresh.url });
-    t.teardown(async () => {
-      await handle.close();
-      await fresh.drop();
-    });
-  } else {
-    const dir = mkdtempSync(path.join(tmpdir(), 'postern-inlist-'));
-    handle = openDatabase({ dialect: 'sqlite', file: path.join(dir, 'db.sqlite') });
-    t.teardown(async () => {
-      await handle.close();
-      rmSync(dir, { recursive: true, force: true });
-    });
-  }
-  await migrateToLatest(handle.db);
-  return handle;
-}
+import { inList } from '../../src/db/database.js';
+import { testDatabases } from '../helpers/databases.js';
+import { openMigrated } from '../helpers/migrated-database.js';
 
 for (const name of testDatabases()) {
   t.test(`inList on ${name}`, async (t) => {
-    const { db, dialect } = await open(t, name);
+    const { db, dialect } = await openMigrated(t, name);
     const names = ['a', 'b', 'c', 'd', 'e'];
     await db
       .insertInto('forwarding_keys')

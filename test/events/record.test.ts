@@ -2,39 +2,14 @@
 // (events/record.ts). Its oracle is the plain path: every event recorded unfanned, then fanned out
 // by the webhook worker (webhooks/fanout.ts). Over generated endpoints (workspace, environment,
 // enabled, deleted, subscriptions) and events, both must leave the same delivery rows.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import fc from 'fast-check';
 import t from 'tap';
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
-import { migrateToLatest } from '../../src/db/migrate.js';
 import { flag, type EventType } from '../../src/db/schema.js';
 import { eventRow, recordEvent, type NewEvent } from '../../src/events/record.js';
 import { fanOut } from '../../src/webhooks/fanout.js';
-import { freshPostgres, testDatabases, type TestDb } from '../helpers/databases.js';
+import { testDatabases } from '../helpers/databases.js';
+import { openMigrated } from '../helpers/migrated-database.js';
 import { holds } from '../helpers/property.js';
-
-async function open(t: { teardown(fn: () => unknown): void }, db: TestDb): Promise<DatabaseHandle> {
-  let handle: DatabaseHandle;
-  if (db === 'postgres') {
-    const fresh = await freshPostgres();
-    handle = openDatabase({ dialect: 'postgres', url: fresh.url });
-    t.teardown(async () => {
-      await handle.close();
-      await fresh.drop();
-    });
-  } else {
-    const dir = mkdtempSync(path.join(tmpdir(), 'postern-events-'));
-    handle = openDatabase({ dialect: 'sqlite', file: path.join(dir, 'db.sqlite') });
-    t.teardown(async () => {
-      await handle.close();
-      rmSync(dir, { recursive: true, force: true });
-    });
-  }
-  await migrateToLatest(handle.db);
-  return handle;
-}
 
 const WORKSPACES = ['ws_a', 'ws_b', 'ws_c'];
 const TYPES: EventType[] = ['message.delivered', 'message.failed', 'message.opened'];
@@ -56,7 +31,7 @@ const eventArb = fc.record({
 
 for (const dbName of testDatabases()) {
   t.test(`events recorded fanned out give the plain path's deliveries on ${dbName}`, async (t) => {
-    const { db, dialect } = await open(t, dbName);
+    const { db, dialect } = await openMigrated(t, dbName);
     for (const id of WORKSPACES)
       await db.insertInto('workspaces').values({ id, slug: id, name: id, plan: 'free', created_at: AT }).execute();
     let n = 0;
