@@ -125,7 +125,12 @@ export function createNodeRegistry(deps: NodeRegistryDeps): NodeRegistry {
       .execute();
     const ids = rows.map((r) => r.id);
     if (!ids.includes(deps.id)) ids.push(deps.id);
-    live = ids.sort();
+    ids.sort();
+    const changed = ids.length !== live.length || ids.some((id, i) => id !== live[i]);
+    live = ids;
+    // Said once per change, after the shares use it: a node joining or leaving is visible in each
+    // node's log (and a test waits for it instead of for a beat to pass).
+    if (changed) log.info({ node: deps.id, live: ids.length }, 'the live nodes changed; split caps are shared between them');
   }
 
   async function releaseDead(at: number): Promise<string[]> {

@@ -4,6 +4,8 @@
 // node-cron's own scheduler wakes every second and reads the clock through Intl.DateTimeFormat,
 // which loads ICU's data: an idle daemon held 7–8 MiB more with it (docs/performance.md).
 
+import { systemClock, type Clock } from './clock.js';
+
 export interface CronFields {
   second: number[];
   minute: number[];
@@ -64,28 +66,43 @@ export function nextRun(fields: CronFields, from: Date): Date | null {
 /** The longest a timer waits before looking at the clock again (a clock set back, timers' 24-day limit). */
 const MAX_WAIT_MS = 60 * 60 * 1000;
 
+/** Where scheduleCron's timer comes from: Node's, or a test's that fires when told to. */
+export interface CronTimers {
+  /** Calls `fn` once after `ms`; the timer must not keep the process alive. */
+  set(fn: () => void, ms: number): unknown;
+  clear(handle: unknown): void;
+}
+
+const nodeTimers: CronTimers = {
+  set: (fn, ms) => setTimeout(fn, ms).unref(),
+  clear: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
 /**
  * Runs `job` each time the expression fires, from now on. Occurrences missed while the process
  * slept or the clock jumped ahead are skipped, as cron skips them. The timer never keeps the
- * process alive.
+ * process alive. The clock and the timer are Node's unless a test gives its own.
  */
-export function scheduleCron(fields: CronFields, job: (at: Date) => void, now: () => Date = () => new Date()): { stop(): void } {
-  let next = nextRun(fields, now());
-  let timer: NodeJS.Timeout | undefined;
+export function scheduleCron(
+  fields: CronFields,
+  job: (at: Date) => void,
+  { clock = systemClock, timers = nodeTimers }: { clock?: Clock; timers?: CronTimers } = {},
+): { stop(): void } {
+  let next = nextRun(fields, clock.now());
+  let timer: unknown;
   const arm = () => {
     if (!next) return;
-    timer = setTimeout(tick, Math.max(0, Math.min(next.getTime() - now().getTime(), MAX_WAIT_MS)));
-    timer.unref();
+    timer = timers.set(tick, Math.max(0, Math.min(next.getTime() - clock.now().getTime(), MAX_WAIT_MS)));
   };
   // Woken early (a long wait cut short), it only waits again. Re-armed before the job runs, so a
   // job that stops the schedule clears the timer that would have come next.
   const tick = () => {
-    const t = now();
+    const t = clock.now();
     const due = next && t.getTime() >= next.getTime() ? next : null;
     if (due) next = nextRun(fields, new Date(Math.max(due.getTime() + 1000, t.getTime())));
     arm();
     if (due) job(due);
   };
   arm();
-  return { stop: () => clearTimeout(timer) };
+  return { stop: () => timers.clear(timer) };
 }

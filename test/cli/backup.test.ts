@@ -10,6 +10,7 @@ import { bootDaemon } from '../helpers/daemon.js';
 import { createAddress, sendRaw, setup, simpleMail } from '../helpers/inbound.js';
 import { runBin } from '../helpers/run-bin.js';
 import { sqliteOnly } from '../helpers/databases.js';
+import { until } from '../helpers/until.js';
 
 sqliteOnly(
   'backup and restore copy the SQLite file; on PostgreSQL they print the pg_dump/pg_restore command, which the last test here checks',
@@ -57,7 +58,7 @@ t.test('a backup taken under load restores every message accepted before it bega
   })();
 
   // Once some of each are in, take the backup in another process, as an operator would.
-  while (accepted.length < 200 || received.length < 40) await new Promise((r) => setTimeout(r, 20));
+  await until('200 sends accepted and 40 mails received', () => accepted.length >= 200 && received.length >= 40);
   snapshot = { sends: [...accepted], mails: received.length };
   const dir = t.testdir({});
   const file = path.join(dir, 'postern.backup');

@@ -9,9 +9,20 @@ import { createIds } from '../../src/lib/ids.js';
 import { startCluster } from '../helpers/cluster.js';
 import { testRedisUrl } from '../helpers/databases.js';
 import { startRemoteMx } from '../helpers/smtp-sink.js';
+import { until } from '../helpers/until.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';
 
 const pg = process.env.POSTERN_TEST_DATABASE_URL;
+
+/** How many live nodes a node last said there are (its log, cluster/nodes.ts), or null. */
+function liveNodesSaid(lines: string[]): number | null {
+  let live: number | null = null;
+  for (const l of lines) {
+    if (!l.includes('"the live nodes changed')) continue;
+    live = (JSON.parse(l) as { live: number }).live;
+  }
+  return live;
+}
 const skip = !pg && 'needs POSTERN_TEST_DATABASE_URL';
 
 for (const store of ['postgres', 'redis'] as const) {
@@ -52,6 +63,7 @@ t.test('an endpoint’s concurrency cap holds across two nodes', { skip }, async
   const EVENTS = 60;
   let open = 0;
   let most = 0;
+  // A slow endpoint: each attempt stays open 100 ms, so attempts overlap and the cap is reached.
   const rx = await startReceiver(async () => {
     open++;
     most = Math.max(most, open);
@@ -99,10 +111,11 @@ t.test('connections per destination host hold across two nodes', { skip }, async
       POSTERN_DELIVERY_MAX_CONNECTIONS_PER_HOST: String(CAP),
       POSTERN_CLUSTER_HEARTBEAT: '500ms',
       POSTERN_RATE_LIMIT_SEND: '0',
+      POSTERN_LOG_LEVEL: 'info',
     },
   });
-  // Each node knows of the other by its next beat.
-  await new Promise((r) => setTimeout(r, 1_200));
+  // Each node knows of the other by its next beat; each says so once its share is split.
+  await until('each node to count two live nodes', () => c.nodes.every((n) => liveNodesSaid(n.lines) === 2));
   for (let i = 0; i < N; i++) {
     const r = await c.post(c.nodes[i % 2], '/v1/send-raw', {
       to: `u${i}@example.net`,
@@ -111,9 +124,7 @@ t.test('connections per destination host hold across two nodes', { skip }, async
     });
     t.equal(r.status, 202);
   }
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([sink.waitFor(N), new Promise((r) => (timer = setTimeout(r, 60_000)))]);
-  clearTimeout(timer);
+  await until(`the ${N} messages at the receiver`, () => sink.received.length >= N);
   t.equal(sink.received.length, N, 'every message arrived');
   t.ok(sink.mostOpen() <= CAP, `at most ${CAP} connections at once (saw ${sink.mostOpen()})`);
   t.ok(sink.mostOpen() >= 2, `both nodes delivered at once (saw ${sink.mostOpen()})`);

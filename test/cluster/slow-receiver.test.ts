@@ -6,11 +6,13 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
+import { openDatabase } from '../../src/db/database.js';
 import { freshPostgres, testDatabases } from '../helpers/databases.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 import { readBootstrapKeys } from '../helpers/run-bin.js';
 import { startSink } from '../helpers/smtp-sink.js';
 import { spawnDaemon, type Spawned } from '../helpers/spawn.js';
+import { until } from '../helpers/until.js';
 
 const N = 6;
 
@@ -59,6 +61,7 @@ for (const db of testDatabases()) {
     // SQLite is one node's file; on PostgreSQL a second node competes for the same queue.
     if (db === 'postgres') await node(mkdtempSync(path.join(tmpdir(), 'postern-node-')));
     const key = readBootstrapKeys(dataDir).live;
+    const ids: string[] = [];
     for (let i = 0; i < N; i++) {
       const r = await fetch(`http://127.0.0.1:${a.http}/v1/send-raw`, {
         method: 'POST',
@@ -66,12 +69,29 @@ for (const db of testDatabases()) {
         body: JSON.stringify({ to: `user${i}@example.net`, channel: 'email', content: { subject: `m${i}`, text: 'hello' } }),
       });
       t.equal(r.status, 202);
+      ids.push(((await r.json()) as { id: string }).id);
     }
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([sink.waitFor(N), new Promise((r) => (timer = setTimeout(r, 90_000)))]);
-    clearTimeout(timer);
-    // Long enough for a lost lease to be retaken and the message sent again, had it been lost.
-    await new Promise((r) => setTimeout(r, 7_000));
+    // Each hand-over to the receiver is counted (attempts) and committed before it is made, and a
+    // delivered message is never claimed again: once every message is delivered, the attempts say
+    // how many arrivals there will ever be. A lease lost mid-delivery shows as a second attempt,
+    // which is then waited for at the receiver. Leases retaken over and over never settle: that
+    // fails, and the counts below say what arrived.
+    const handle = openDatabase(
+      db === 'postgres' ? { dialect: 'postgres', url: databaseUrl } : { dialect: 'sqlite', file: path.join(dataDir, 'postern.sqlite') },
+    );
+    t.teardown(() => handle.close());
+    const rows = await until(
+      `the ${N} messages delivered`,
+      async () => {
+        const rows = await handle.db.selectFrom('messages').select(['status', 'attempts']).where('public_id', 'in', ids).execute();
+        return rows.length === N && rows.every((r) => r.status === 'delivered') && rows;
+      },
+      90_000,
+    ).catch((err: Error) => void t.fail(err.message));
+    if (rows) {
+      const handOvers = rows.reduce((n, r) => n + Number(r.attempts), 0);
+      await until(`the ${handOvers} hand-overs at the receiver`, () => sink.received.length >= handOvers, 90_000);
+    }
     const counts = new Map<string, number>();
     for (const m of sink.received) for (const to of m.to) counts.set(to, (counts.get(to) ?? 0) + 1);
     t.equal(counts.size, N, 'every message arrived');

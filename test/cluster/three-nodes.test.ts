@@ -11,6 +11,7 @@ import t from 'tap';
 import { startCluster } from '../helpers/cluster.js';
 import { startRemoteMx } from '../helpers/smtp-sink.js';
 import { openTail } from '../helpers/tail.js';
+import { until } from '../helpers/until.js';
 
 const skip = !process.env.POSTERN_TEST_DATABASE_URL && 'needs POSTERN_TEST_DATABASE_URL';
 const N = 2_000;
@@ -20,14 +21,6 @@ const HEARTBEAT_MS = 1_000;
 // work to the others while it is still delivering it); still far below the 60 s lease.
 const NODE_TIMEOUT_MS = 5_000;
 const DRAIN_S = 8;
-
-const waitUntil = async (pred: () => boolean | Promise<boolean>, what: string, ms: number) => {
-  const end = Date.now() + ms;
-  while (!(await pred())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
 
 t.test('three nodes: 2,000 messages through all, one killed, one stopped, one tail', { skip }, async (t) => {
   const { sink, dns } = await startRemoteMx(t, { delayMs: 40 });
@@ -50,11 +43,11 @@ t.test('three nodes: 2,000 messages through all, one killed, one stopped, one ta
   await db.connect();
   t.teardown(() => db.end());
   const nodeRows = async () => (await db.query<{ id: string; pid: number }>('SELECT id, pid FROM nodes')).rows;
-  await waitUntil(async () => (await nodeRows()).length === 3, 'three registered nodes', 5_000);
+  await until('three registered nodes', async () => (await nodeRows()).length === 3);
 
   const tail = openTail(`http://127.0.0.1:${watcher.http}/v1/messages?tail=1`, c.keys.live);
   t.teardown(() => tail.close());
-  await waitUntil(() => tail.status === 200, 'the tail to open', 5_000);
+  await until('the tail to open', () => tail.status === 200);
 
   // Sent through all three, 24 clients at once.
   const ids: string[] = [];
@@ -80,7 +73,7 @@ t.test('three nodes: 2,000 messages through all, one killed, one stopped, one ta
   killed.child.kill('SIGKILL');
   const killedAt = Date.now();
   await killed.exited;
-  await waitUntil(async () => !(await nodeRows()).some((r) => r.id === killedId), 'the dead node to be found', 30_000);
+  await until('the dead node to be found', async () => !(await nodeRows()).some((r) => r.id === killedId));
   const takeover = Date.now() - killedAt;
   t.ok(
     takeover <= NODE_TIMEOUT_MS + 3 * HEARTBEAT_MS,
@@ -99,7 +92,7 @@ t.test('three nodes: 2,000 messages through all, one killed, one stopped, one ta
   t.ok(stopMs <= DRAIN_S * 1000 + 2_000, `it exited ${stopMs} ms after SIGTERM (drain ${DRAIN_S} s)`);
 
   // The survivor delivers the rest.
-  await waitUntil(() => new Set(sink.received.flatMap((m) => m.to)).size >= N, 'every recipient', 120_000);
+  await until('every recipient', () => new Set(sink.received.flatMap((m) => m.to)).size >= N, 120_000);
   const counts = new Map<string, number>();
   for (const m of sink.received) for (const to of m.to) counts.set(to, (counts.get(to) ?? 0) + 1);
   t.equal(counts.size, N, 'nothing lost');
@@ -123,8 +116,13 @@ t.test('three nodes: 2,000 messages through all, one killed, one stopped, one ta
     for (const e of tail.events) if (e.id && e.data?.status) seen.set(e.id, [...(seen.get(e.id) ?? []), e.data.status as string]);
     return ids.filter((id) => seen.get(id)?.at(-1) !== 'delivered');
   };
-  await waitUntil(() => notFinal().length <= CAP, 'the tail to show every message delivered', 30_000);
-  await new Promise((r) => setTimeout(r, 500));
+  await until('the tail to show every message delivered', () => notFinal().length <= CAP);
+  // What the tail has not shown delivered is looked up in the database once it has every message
+  // delivered (the survivor's last results committed), not after a pause.
+  const undelivered = async () =>
+    (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM messages WHERE public_id = ANY($1) AND status <> 'delivered'`, [ids]))
+      .rows[0].n;
+  await until('every message delivered in the database', async () => (await undelivered()) === 0);
   const missing = notFinal();
   t.ok(missing.length <= CAP, `the tail saw ${N - missing.length} of ${N} reach delivered, whichever node sent them`);
   const stored = await db.query<{ status: string }>('SELECT status FROM messages WHERE public_id = ANY($1)', [missing]);

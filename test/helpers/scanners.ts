@@ -10,6 +10,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { freePort } from './ports.js';
+import { until } from './until.js';
 
 interface T {
   teardown(fn: () => unknown): void;
@@ -20,20 +21,28 @@ export const EICAR = 'X5O!P%@AP[4\\PZX54(P^)7CC)7}$EICAR-STANDARD-ANTIVIRUS-TEST
 /** The GTUBE string every rspamd scores as spam. */
 export const GTUBE = 'XJS*C4JDBQADN1.NSBN3*2IDNEN*GTUBE-STANDARD-ANTI-UBE-TEST-EMAIL*C.34X';
 
-async function until(
+/** Polls `ready` with the shared bounded poll; a scanner that exits first fails at once. */
+async function started(
   ready: () => Promise<boolean>,
   what: string,
   child: ChildProcess,
   output: () => string,
   timeoutMs: number,
 ): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}: ${output().slice(-2000)}`);
-    if (await ready()) return;
-    await new Promise((r) => setTimeout(r, 250));
+  let exited = false;
+  try {
+    await until(
+      `${what} to answer`,
+      () => {
+        if (child.exitCode === null) return ready();
+        exited = true;
+        throw new Error(`${what} exited with ${child.exitCode}`);
+      },
+      timeoutMs,
+    );
+  } catch (err) {
+    throw new Error(`${(err as Error).message}${exited ? '' : ' (it did not start)'}: ${output().slice(-2000)}`);
   }
-  throw new Error(`${what} did not start within ${timeoutMs} ms: ${output().slice(-2000)}`);
 }
 
 function start(t: T, cmd: string, args: string[], cwd: string): { child: ChildProcess; output: () => string } {
@@ -81,7 +90,7 @@ export async function startRspamd(t: T, dnsAddress: string): Promise<string> {
     dir,
   );
   const url = `http://127.0.0.1:${port}`;
-  await until(
+  await started(
     () =>
       fetch(`${url}/ping`, { signal: AbortSignal.timeout(1000) }).then(
         (r) => r.ok,
@@ -130,6 +139,6 @@ export async function startClamd(t: T): Promise<string> {
       s.on('close', () => resolve(got.startsWith('PONG')));
       s.on('connect', () => s.write('zPING\0'));
     });
-  await until(ping, 'clamd', child, output, 60_000);
+  await started(ping, 'clamd', child, output, 60_000);
   return `127.0.0.1:${port}`;
 }

@@ -1,11 +1,13 @@
 // When a cron expression next fires (lib/cron.ts), held to node-cron's own answers: its match of a
 // date, and the next runs its scheduler would pick from now. Also across a time zone's clock
-// changes, and a real timer that fires.
+// changes; the schedule's timer stepped on a ManualClock, and a real one that fires.
 import { createTask } from 'node-cron';
 import t from 'tap';
 import { purgeSchedule } from '../../src/app.js';
 import { ConfigError } from '../../src/config.js';
-import { nextRun, scheduleCron, type CronFields } from '../../src/lib/cron.js';
+import { ManualClock } from '../../src/lib/clock.js';
+import { nextRun, scheduleCron, type CronFields, type CronTimers } from '../../src/lib/cron.js';
+import { until } from '../helpers/until.js';
 
 const EXPRESSIONS = [
   '17 3 * * *',
@@ -139,18 +141,107 @@ t.test('an expression that never fires again', async (t) => {
   t.equal(nextRun(fieldsOf('0 0 29 2 1'), new Date('2026-01-01T00:00:00Z'))!.getFullYear(), 2044);
 });
 
-t.test('scheduleCron runs the job when the expression fires, and stops', async (t) => {
+// A timer that fires only when told to, on a ManualClock: the schedule's sequence of waits and
+// runs, without waiting for the seconds to pass.
+class StepTimers implements CronTimers {
+  readonly pending = new Map<number, { fn: () => void; at: number; ms: number }>();
+  private n = 0;
+  constructor(private readonly clock: ManualClock) {}
+  set(fn: () => void, ms: number): number {
+    this.pending.set(++this.n, { fn, at: this.clock.now().getTime() + ms, ms });
+    return this.n;
+  }
+  clear(handle: unknown): void {
+    this.pending.delete(handle as number);
+  }
+  /** The one armed timer's wait. */
+  get wait(): number {
+    if (this.pending.size !== 1) throw new Error(`${this.pending.size} timers armed, not one`);
+    return [...this.pending.values()][0].ms;
+  }
+  /** Moves the clock to when the earliest timer is due (plus `late` ms) and fires it. */
+  fire(late = 0): void {
+    const [id, { fn, at }] = [...this.pending].sort((a, b) => a[1].at - b[1].at)[0] ?? [];
+    if (id === undefined) throw new Error('no timer armed');
+    this.pending.delete(id);
+    this.clock.set(at + late);
+    fn();
+  }
+}
+
+t.test('scheduleCron runs the job at each second the expression fires, once, and stops', async (t) => {
+  const clock = new ManualClock(new Date(2026, 4, 1, 10, 0, 0, 300));
+  const timers = new StepTimers(clock);
+  const runs: Date[] = [];
+  const task = scheduleCron(fieldsOf('* * * * * *'), (at) => runs.push(at), { clock, timers });
+  t.equal(runs.length, 0, 'nothing at once');
+  t.equal(timers.wait, 700, 'it waits for the next whole second');
+  for (let i = 0; i < 5; i++) timers.fire();
+  t.same(
+    runs.map((d) => d.getTime()),
+    [1, 2, 3, 4, 5].map((s) => new Date(2026, 4, 1, 10, 0, s).getTime()),
+    'each second once, at whole seconds',
+  );
+  t.equal(timers.wait, 1000, 'and then the one after');
+  task.stop();
+  t.equal(timers.pending.size, 0, 'stopped, no timer is left to run it again');
+});
+
+t.test('scheduleCron: a job that stops the schedule leaves no timer armed', async (t) => {
+  const clock = new ManualClock(new Date(2026, 4, 1, 10, 0, 0, 300));
+  const timers = new StepTimers(clock);
+  let runs = 0;
+  const task = scheduleCron(fieldsOf('* * * * * *'), () => ++runs === 2 && task.stop(), { clock, timers });
+  timers.fire();
+  timers.fire();
+  t.equal(runs, 2);
+  t.equal(timers.pending.size, 0, 'the timer armed for the next second was cleared');
+});
+
+t.test('scheduleCron: a long wait is taken an hour at a time, and a late wake skips what it missed', async (t) => {
+  const clock = new ManualClock(new Date(2026, 4, 1, 10, 0, 0, 300));
+  const timers = new StepTimers(clock);
+  const runs: Date[] = [];
+  const task = scheduleCron(fieldsOf('0 0 * * *'), (at) => runs.push(at), { clock, timers });
+  t.teardown(() => task.stop());
+  let wakes = 0;
+  while (runs.length === 0) {
+    t.ok(timers.wait <= 3_600_000, 'no wait longer than an hour');
+    timers.fire();
+    wakes++;
+  }
+  t.equal(wakes, 14, '14 hours less 0.3 s: 13 wakes that only wait again, then the run');
+  t.same(runs, [new Date(2026, 4, 2)], 'at midnight');
+
+  const each = new StepTimers(clock);
+  const seconds: Date[] = [];
+  const secondly = scheduleCron(fieldsOf('* * * * * *'), (at) => seconds.push(at), { clock, timers: each });
+  t.teardown(() => secondly.stop());
+  each.fire();
+  each.fire(10_500); // the process slept: woken 10.5 s after the second that was due
+  each.fire();
+  const s0 = seconds[0].getTime();
+  t.same(
+    seconds.map((d) => d.getTime() - s0),
+    [0, 1000, 12_000],
+    'the due second runs late once, the ten it slept through are skipped',
+  );
+});
+
+t.test("scheduleCron on Node's timer and clock: it fires at a whole second, and stops", async (t) => {
   const runs: Date[] = [];
   const task = scheduleCron(fieldsOf('* * * * * *'), (at) => runs.push(at));
-  await new Promise((r) => setTimeout(r, 2_300));
+  t.teardown(() => task.stop());
+  await until('the first run', () => runs.length > 0);
   task.stop();
-  const count = runs.length;
-  t.ok(count >= 1, `it ran (${count} times in 2.3 s)`);
-  for (const at of runs) t.equal(at.getMilliseconds(), 0, 'at whole seconds');
-  t.ok(
-    runs.every((at, i) => i === 0 || at.getTime() - runs[i - 1].getTime() === 1000),
-    'each second once',
-  );
-  await new Promise((r) => setTimeout(r, 1_200));
-  t.equal(runs.length, count, 'nothing after stop');
+  t.equal(runs.length, 1, 'once');
+  t.equal(runs[0].getMilliseconds(), 0, 'at a whole second');
+  // The witness, scheduled after the stop, runs at the second the stopped one would have run
+  // next, then at the one after: by its second run, a timer stop() failed to clear has fired.
+  const witness: Date[] = [];
+  const w = scheduleCron(fieldsOf('* * * * * *'), (at) => witness.push(at));
+  t.teardown(() => w.stop());
+  await until('two runs of a schedule started after the stop', () => witness.length >= 2);
+  t.ok(witness[0].getTime() > runs[0].getTime(), 'the witness ran after the stopped schedule last did');
+  t.equal(runs.length, 1, 'nothing after stop');
 });

@@ -3,11 +3,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import t from 'tap';
 import { databaseEnv, testDatabases } from '../helpers/databases.js';
 import { readBootstrapKeys } from '../helpers/run-bin.js';
 import { spawnDaemon } from '../helpers/spawn.js';
+import { until } from '../helpers/until.js';
 
 for (const db of testDatabases()) {
   t.test(`every 202 survives SIGKILL and is delivered after restart (${db})`, async (t) => {
@@ -47,7 +47,7 @@ for (const db of testDatabases()) {
     };
     const senders = Array.from({ length: 8 }, sender);
     // Kill once a good number were accepted (and the dispatcher is busy with them).
-    for (let i = 0; i < 600 && accepted.length < 300; i++) await delay(10);
+    await until('300 sends accepted', () => accepted.length >= 300);
     first.child.kill('SIGKILL');
     await first.exited;
     stop = true;
@@ -63,19 +63,23 @@ for (const db of testDatabases()) {
     // count depend on how fast delivery happened to be.
     const pending = new Set(accepted);
     const lost = new Set<string>();
-    for (let round = 0; round < 150 && pending.size > 0; round++) {
-      for (const id of [...pending]) {
-        const r = await fetch(`${base2}/v1/messages/${id}`, { headers: { authorization: `Bearer ${key}` } });
-        if (r.status === 404) {
-          lost.add(id);
-          pending.delete(id);
-          continue;
+    await until(
+      'every accepted message delivered or found missing',
+      async () => {
+        for (const id of [...pending]) {
+          const r = await fetch(`${base2}/v1/messages/${id}`, { headers: { authorization: `Bearer ${key}` } });
+          if (r.status === 404) {
+            lost.add(id);
+            pending.delete(id);
+            continue;
+          }
+          const m = (await r.json()) as { status: string };
+          if (m.status === 'delivered') pending.delete(id);
         }
-        const m = (await r.json()) as { status: string };
-        if (m.status === 'delivered') pending.delete(id);
-      }
-      if (pending.size) await delay(200);
-    }
+        return pending.size === 0;
+      },
+      120_000,
+    ).catch((e: Error) => t.fail(e.message)); // the assertions below name what is still pending
     t.same([...lost], [], 'every accepted message exists after the crash');
     t.same([...pending], [], 'every accepted message was handed to its channel');
   });

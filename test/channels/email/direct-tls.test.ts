@@ -12,6 +12,7 @@ import { spawnDaemonTrusting } from '../../helpers/run-bin.js';
 import { makeTestCa } from '../../helpers/self-signed.js';
 import { startSink, type Sink } from '../../helpers/smtp-sink.js';
 import { sqliteOnly } from '../../helpers/databases.js';
+import { until } from '../../helpers/until.js';
 
 sqliteOnly(
   'the TLS policy of direct delivery (the real binary, for NODE_EXTRA_CA_CERTS); what a delivery stores runs on both in direct.test.ts',
@@ -72,13 +73,11 @@ async function daemonWith(t: Test, tls: 'verify' | 'require', dns: string, port:
     /** The message once its first attempt has an outcome: delivered, or deferred (a timeline entry). */
     async settled(id: string): Promise<Message> {
       // The spawned daemon has no hook to await: read the message until the attempt is recorded.
-      for (let i = 0; i < 400; i++) {
+      return until(`an outcome of the first attempt of ${id}`, async () => {
         const m = (await api('GET', `/v1/messages/${id}`)).body as Message;
         if (m.status !== 'queued' && m.status !== 'dispatched') return m;
-        if (m.timeline.some((e) => e.e.startsWith('deferred'))) return m;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-      throw new Error(`message ${id} has no outcome after 20 s`);
+        return m.timeline.some((e) => e.e.startsWith('deferred')) && m;
+      });
     },
   };
 }
