@@ -22,6 +22,19 @@ interface RuleModule {
   tests: string[];
 }
 
+/**
+ * `file:from-to`, the lines from the one holding `first` to the one before the one holding `next`:
+ * a part of a larger file found by its text, so that lines added above it do not move the range
+ * onto other code.
+ */
+function span(file: string, first: string, next: string): string {
+  const lines = readFileSync(file, 'utf8').split('\n');
+  const from = lines.findIndex((l) => l.includes(first));
+  const to = lines.findIndex((l, i) => i > from && l.includes(next));
+  if (from < 0 || to < 0) throw new Error(`${file} no longer holds "${first}" … "${next}": update test/mutate.ts`);
+  return `${file}:${from + 1}-${to}`;
+}
+
 const MODULES: RuleModule[] = [
   {
     name: 'scopes',
@@ -38,7 +51,7 @@ const MODULES: RuleModule[] = [
   {
     name: 'routing',
     // The RCPT policy: the router, and the listener's RCPT TO handler that answers with its verdict.
-    mutate: ['src/inbound/routing.ts', 'src/smtp/listener.ts:74-108'],
+    mutate: ['src/inbound/routing.ts', span('src/smtp/listener.ts', 'const destination = async (rcpt', '/** The Received header of')],
     tests: ['test/inbound/routing.test.ts', 'test/smtp/protocol.test.ts'],
   },
   {
