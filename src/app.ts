@@ -209,7 +209,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     // Late-bound: the dispatcher is made with `outbound` below; no beat runs before start().
     inFlight: () => outbound.inFlight(),
   });
-  const outbound = createOutbound({ ...deps, ledger, threads, templates: () => templates, nodeId: nodes.id });
+  const outbound = createOutbound({ ...deps, ledger, threads, templates, nodeId: nodes.id });
   const forwarding = createForwarding(deps, outbound);
 
   // Channels: email as the config says; sms, push and web-push through provider connections.

@@ -47,7 +47,7 @@ export type AcceptCheck = (ctx: { message: OutboundMessage; plan: string; schedu
 
 export interface AcceptDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'ids' | 'writes'> {
   ledger: Ledger;
-  templates: () => TemplateResolver | null;
+  templates: TemplateResolver;
   checks: AcceptCheck[];
   /** Called after commit with the new row. */
   accepted(row: MessageRow): void;
@@ -92,28 +92,22 @@ export function createAccept(deps: AcceptDeps) {
     let templateVersion: number | null = null;
     let resolvedSlug: string | null = null;
     if (body.template !== undefined && body.content === undefined) {
-      const templates = deps.templates();
-      if (!templates) {
-        issues.push({ path: 'template', message: 'templates are not available on this server' });
-      } else {
-        try {
-          const resolved = await templates.resolveForSend(sender.workspace.id, body.template, {
-            livemode: sender.livemode,
-            version: body.version,
-          });
-          if (body.channel !== undefined && body.channel !== resolved.channel) {
-            issues.push({ path: 'channel', message: `template ${resolved.slug} is a ${resolved.channel} template` });
-          }
-          channel = resolved.channel;
-          content = resolved.content as ChannelContent;
-          templateVersion = resolved.versionNumber;
-          resolvedSlug = resolved.slug;
-        } catch (err) {
-          if (isAppError(err) && (err.code === 'invalid_body' || err.code === 'not_found')) {
-            const found = (err.extra.issues as Issue[] | undefined) ?? [{ path: 'template', message: err.message }];
-            issues.push(...found);
-          } else throw err;
+      try {
+        const resolved = await deps.templates.resolveForSend(sender.workspace.id, body.template, {
+          livemode: sender.livemode,
+          version: body.version,
+        });
+        if (body.channel !== undefined && body.channel !== resolved.channel) {
+          issues.push({ path: 'channel', message: `template ${resolved.slug} is a ${resolved.channel} template` });
         }
+        channel = resolved.channel;
+        content = resolved.content as ChannelContent;
+        templateVersion = resolved.versionNumber;
+        resolvedSlug = resolved.slug;
+      } catch (err) {
+        // A template that cannot be sent is an issue of the body, listed with the others.
+        if (isAppError(err) && err.code === 'invalid_body') issues.push(...(err.extra.issues as Issue[]));
+        else throw err;
       }
     }
     if (channel) issues.push(...channelIssues(channel, body));
@@ -121,7 +115,7 @@ export function createAccept(deps: AcceptDeps) {
       issues.push(...checkTemplates(channel, content as unknown as Record<string, unknown>));
     // A field the schema refused is reported once, by the schema, not again as missing.
     const reported = issues.filter((issue, i) => i < shapeCount || !refused.has(issue.path.split('.')[0]));
-    if (reported.length) throw invalidBody(uniqueIssues(reported));
+    if (reported.length) throw invalidBody(reported);
 
     const publicId = ids.publicId('msg');
     const createdAt = now.toISOString();
@@ -207,33 +201,8 @@ export function createAccept(deps: AcceptDeps) {
     };
     try {
       await deps.writes.run(async (trx) => {
-        if (key !== null) await earlierIn(trx);
-        // Live messages are counted on every plan (the overview's usage, unlimited plans too);
-        // test mode never reaches a provider and is not counted. Only a quota can refuse.
-        if (sender.livemode && quota === 0) {
-          await trx
-            .insertInto('message_usage')
-            .values({ workspace_id: row.workspace_id, month: monthOf(now), count: 1 })
-            .onConflict((oc) => oc.columns(['workspace_id', 'month']).doUpdateSet((eb) => ({ count: eb('message_usage.count', '+', 1) })))
-            .execute();
-        } else if (sender.livemode) {
-          const month = monthOf(now);
-          await trx
-            .insertInto('message_usage')
-            .values({ workspace_id: row.workspace_id, month, count: 0 })
-            .onConflict((oc) => oc.columns(['workspace_id', 'month']).doNothing())
-            .execute();
-          const up = await trx
-            .updateTable('message_usage')
-            .set((eb) => ({ count: eb('count', '+', 1) }))
-            .where('workspace_id', '=', row.workspace_id)
-            .where('month', '=', month)
-            .where('count', '<', quota)
-            .executeTakeFirst();
-          if (Number(up.numUpdatedRows) === 0) {
-            throw new AppError('quota_exceeded', `the ${plan} plan's quota of ${quota} messages per month is used up`, { limit: quota });
-          }
-        }
+        // The key first: a concurrent repeat waits here on the unique key (PostgreSQL) until the
+        // original commits and then answers as it did, before the quota could refuse it.
         if (key !== null) {
           const ins = await trx
             .insertInto('message_idempotency')
@@ -260,6 +229,32 @@ export function createAccept(deps: AcceptDeps) {
               .execute();
           }
         }
+        // Live messages are counted on every plan (the overview's usage, unlimited plans too);
+        // test mode never reaches a provider and is not counted. Only a quota can refuse.
+        if (sender.livemode && quota === 0) {
+          await trx
+            .insertInto('message_usage')
+            .values({ workspace_id: row.workspace_id, month: monthOf(now), count: 1 })
+            .onConflict((oc) => oc.columns(['workspace_id', 'month']).doUpdateSet((eb) => ({ count: eb('message_usage.count', '+', 1) })))
+            .execute();
+        } else if (sender.livemode) {
+          const month = monthOf(now);
+          await trx
+            .insertInto('message_usage')
+            .values({ workspace_id: row.workspace_id, month, count: 0 })
+            .onConflict((oc) => oc.columns(['workspace_id', 'month']).doNothing())
+            .execute();
+          const up = await trx
+            .updateTable('message_usage')
+            .set((eb) => ({ count: eb('count', '+', 1) }))
+            .where('workspace_id', '=', row.workspace_id)
+            .where('month', '=', month)
+            .where('count', '<', quota)
+            .executeTakeFirst();
+          if (Number(up.numUpdatedRows) === 0) {
+            throw new AppError('quota_exceeded', `the ${plan} plan's quota of ${quota} messages per month is used up`, { limit: quota });
+          }
+        }
         await ledger.insert(trx, row);
       });
     } catch (err) {
@@ -270,12 +265,6 @@ export function createAccept(deps: AcceptDeps) {
     deps.accepted(row);
     return response;
   };
-}
-
-/** Each problem once (the schema and a later check may both see the same one). */
-function uniqueIssues(issues: Issue[]): Issue[] {
-  const seen = new Set<string>();
-  return issues.filter((i) => !seen.has(`${i.path}\u0000${i.message}`) && seen.add(`${i.path}\u0000${i.message}`));
 }
 
 /** What POST /v1/send and /v1/send-raw answer (202), as a zod schema for the API description. */

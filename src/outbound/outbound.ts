@@ -44,7 +44,7 @@ export interface Outbound {
 
 export interface OutboundDeps extends Deps {
   ledger: Ledger;
-  templates: () => TemplateResolver | null;
+  templates: TemplateResolver;
   /** Where messages are rendered (delivery threads, or the event loop). */
   threads: Pick<DeliveryThreads, 'render'>;
   /** This node's id in the cluster (the prefix of its leases). */

@@ -193,7 +193,55 @@ for (const db of testDatabases()) {
         ['template'],
         'send-raw: raw rules',
       );
+      const exactly = async (body: unknown, issues: unknown, why: string, path = '/v1/send') => {
+        const r = await send(acme.live, body, undefined, path);
+        t.equal(r.status, 422, why);
+        t.same(r.body.error.issues, issues, why);
+      };
+      const content = { subject: 'Hi {{#a}}', text: 'x' };
+      await exactly(
+        { template: 'nope', channel: 'email', to: 'ann@example.com', content },
+        [{ path: 'content', message: 'give either template or content, not both' }],
+        'a body with both is not resolved as a template send',
+      );
+      await exactly(
+        { to: 'ann@example.com', content, cc: 'cc@example.com', interpolate: true },
+        [{ path: 'channel', message: 'channel is required for a raw send' }],
+        'without a channel neither the channel rules nor the template check run',
+      );
+      await exactly(
+        { template: 'nope', to: 'ann@example.com', interpolate: true },
+        [
+          { path: 'interpolate', message: 'interpolate applies to inline content only' },
+          { path: 'template', message: 'no template nope in this workspace' },
+        ],
+        'a missing template with interpolate',
+      );
+      const schemaOnly = await send(acme.live, { to: 'ann@example.com', channel: 'email', content: 5 }, undefined, '/v1/send-raw');
+      t.same(
+        schemaOnly.body.error.issues.map((i: { path: string }) => i.path),
+        ['content'],
+        'content the schema refused is reported by the schema alone, not again as missing',
+      );
       t.equal(await count(), before, 'no row written');
+
+      // Braces are only a template when the body asks for interpolation.
+      const literal = await send(acme.live, email({ content, interpolate: false }), undefined, '/v1/send-raw');
+      t.equal(literal.status, 202, JSON.stringify(literal.body));
+      t.match(await row(literal.body.id), { interpolate: 0, content: JSON.stringify(content) });
+    });
+
+    t.test('a template store that fails is not a body issue: its error is the answer', async (t) => {
+      const { AppError } = await import('../../src/lib/errors.js');
+      const store = d.app.templates;
+      const resolve = store.resolveForSend;
+      store.resolveForSend = async () => {
+        throw new AppError('unavailable', 'the database is unavailable');
+      };
+      t.teardown(() => void (store.resolveForSend = resolve));
+      const r = await send(acme.live, { template: 'welcome', to: 'ann@example.com' });
+      t.equal(r.status, 503, JSON.stringify(r.body));
+      t.equal(r.body.error.code, 'unavailable');
     });
 
     t.test('idempotency keys: their length, the original answer, nothing stored when refused', async (t) => {
@@ -267,6 +315,17 @@ for (const db of testDatabases()) {
       // A plan whose quota is 0 has none.
       const custom = await d.workspace('custom-ws', { plan: 'custom' });
       for (let i = 0; i < 3; i++) t.equal((await send(custom.live, email())).status, 202, `custom send ${i + 1}`);
+      const counted = await d.app.db.selectFrom('message_usage').select(['month', 'count']).where('workspace_id', '=', custom.id).execute();
+      t.same(counted, [{ month, count: 3 }], 'and still counts its live sends');
+
+      // A plan this version does not know (written by a newer one, then downgraded) has no quota.
+      const legacy = await d.workspace('legacy-ws');
+      await d.app.db
+        .updateTable('workspaces')
+        .set({ plan: 'legacy' as 'free' })
+        .where('id', '=', legacy.id)
+        .execute();
+      t.equal((await send(legacy.live, email())).status, 202, 'a send on an unknown plan');
     });
 
     t.test('accept checks see the message, the plan and the schedule, and can refuse', async (t) => {

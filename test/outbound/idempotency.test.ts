@@ -17,7 +17,7 @@ async function rowsFor(d: TestDaemon, recipient: string): Promise<string[]> {
 
 for (const db of testDatabases()) {
   t.test(`idempotency on ${db}`, async (t) => {
-    const d = await bootDaemon(t, { db });
+    const d = await bootDaemon(t, { db, env: { POSTERN_PLANS_FREE_MESSAGES_PER_MONTH: '1' } });
     const ws = await d.workspace('acme', { plan: 'pro' });
     const send = (to: string, key: string) =>
       d.request('POST', '/v1/send', { key: ws.test, body: email(to), headers: { 'idempotency-key': key } });
@@ -66,6 +66,36 @@ for (const db of testDatabases()) {
       t.same(await rowsFor(d, 'race@example.com'), [...ids], 'exactly one message');
       const m = await d.request('GET', `/v1/messages/${[...ids][0]}`, { key: ws.test });
       t.equal(m.body.idempotencyKey, 'race-1');
+    });
+
+    t.test('concurrent repeats of the send that uses up the quota: each gets its answer, not a refusal', async (t) => {
+      // The free plan here allows one live message a month. Every repeat races into the accept
+      // transaction with the original (as above); one that reached the quota before the key would
+      // be refused as over quota although its send was accepted.
+      const free = await d.workspace('edge');
+      const N = 6;
+      let arrived = 0;
+      let openGate!: () => void;
+      const gate = new Promise<void>((r) => (openGate = r));
+      d.app.outbound.addAcceptCheck(async ({ message }) => {
+        if (message.recipient !== 'edge@example.com') return;
+        if (++arrived === N) openGate();
+        await gate;
+      });
+      const answers = await Promise.all(
+        Array.from({ length: N }, () =>
+          d.request('POST', '/v1/send', { key: free.live, body: email('edge@example.com'), headers: { 'idempotency-key': 'edge-1' } }),
+        ),
+      );
+      t.same(
+        answers.map((a) => a.status),
+        Array(N).fill(202),
+        JSON.stringify(answers.map((a) => a.body)),
+      );
+      t.equal(new Set(answers.map((a) => a.body.id)).size, 1, 'every answer names the one message');
+      t.same(await rowsFor(d, 'edge@example.com'), [answers[0].body.id]);
+      const over = await d.request('POST', '/v1/send', { key: free.live, body: email('edge@example.com') });
+      t.equal(over.status, 429, 'the quota is used up by that one message');
     });
   });
 }

@@ -104,3 +104,80 @@ t.test("an operator's file: read again when it changes; a broken one keeps the r
   t.equal(serve.code, 2, 'a broken file at start is a setting to fix');
   t.match(serve.stderr, /delivery\.bounceRules/);
 });
+
+t.test("a rule file's fields: what each accepts, and what a rule of each kind matches", async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'postern-rules-'));
+  const file = path.join(dir, 'bounces.json');
+  const load = (rule: Record<string, unknown>) => {
+    writeFileSync(file, JSON.stringify({ rules: [{ name: 'r', action: 'hard', category: 'policy', ...rule }] }));
+    return loadBounceRules(file);
+  };
+  const refused = (rule: Record<string, unknown>, message: string) =>
+    t.throws(
+      () => load(rule),
+      { message: new RegExp(`rules\\.0\\.${Object.keys(rule)[0]}: ${message.replace(/[.]/g, '\\.')}$`) },
+      JSON.stringify(rule),
+    );
+  const codeMessage = 'must be a reply code or its first digits, such as 550 or 4';
+  for (const code of ['550', '55', '5', '4', '2']) t.doesNotThrow(() => load({ code }), `code ${code}`);
+  for (const code of ['3', 'a550', '5501', '55x', '']) refused({ code }, codeMessage);
+  const statusMessage = 'must be an enhanced status code or its prefix, such as 5.1.1 or 5.7.';
+  for (const status of ['5', '5.', '5.1', '5.7.', '5.1.1', '4.12.3', '5.7.', '2.0.0'])
+    t.doesNotThrow(() => load({ status }), `status ${status}`);
+  for (const status of ['x5.1.1', '5.1.1x', '6.1.1', '5..1', '5.1234']) refused({ status }, statusMessage);
+  refused({ text: '(' }, 'must be a valid regular expression');
+  t.doesNotThrow(() => load({ code: '421' }), 'a rule may match on the code alone');
+  t.doesNotThrow(() => load({ text: 'over quota' }), 'or the text alone');
+  writeFileSync(file, '[]');
+  t.throws(() => loadBounceRules(file), { message: /: the file: / }, 'a file that is not an object is named as the file');
+
+  const matchOf = (rule: Record<string, unknown>, r: { code?: number; status?: string; text?: string }) =>
+    load(rule).match({ text: '', ...r }) !== null;
+  t.ok(matchOf({ code: '5' }, { code: 550 }), 'a code prefix');
+  t.notOk(matchOf({ code: '421' }, { code: 550 }), 'another code');
+  t.notOk(matchOf({ code: '4' }, { text: 'connect ECONNREFUSED' }), 'a code rule never matches a reply without one');
+  t.ok(matchOf({ status: '5.7.' }, { status: '5.7.26' }), 'a status prefix ends with a dot');
+  t.notOk(matchOf({ status: '5.7.' }, { status: '5.1.1' }));
+  t.notOk(matchOf({ status: '5.7.' }, { text: '5.7.1 no status parsed' }), 'a status rule never matches a reply without one');
+  t.ok(matchOf({ status: '5.1.1' }, { status: '5.1.1' }), 'a whole status');
+  t.notOk(matchOf({ status: '5.1.1' }, { status: '5.1.10' }), 'is matched whole, not as a prefix');
+  t.ok(matchOf({ text: 'OVER quota' }, { text: 'mailbox over QUOTA' }), 'text is a case-insensitive pattern');
+  t.notOk(matchOf({ code: '5', text: 'quota' }, { code: 550, text: 'no such user' }), 'every field given must match');
+});
+
+t.test('the enhanced status code in a reply text', async (t) => {
+  const { enhancedStatusOf } = await import('../../../src/channels/email/bounce-rules.js');
+  t.equal(enhancedStatusOf('550 5.7.26 Unauthenticated email'), '5.7.26');
+  t.equal(enhancedStatusOf('451 4.12.3 odd but well formed'), '4.12.3');
+  t.equal(enhancedStatusOf('250 2.0.0 OK'), '2.0.0');
+  t.equal(enhancedStatusOf('550 version 15.1.1 of the software'), undefined, 'not inside a longer number');
+  t.equal(enhancedStatusOf('550 no status here'), undefined);
+});
+
+t.test('a reload is logged with its rule count; an unchanged file is not read again', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'postern-rules-'));
+  const file = path.join(dir, 'bounces.json');
+  const write = (rules: unknown[], at: number) => {
+    writeFileSync(file, JSON.stringify({ rules }));
+    utimesSync(file, at, at);
+  };
+  const rule = { name: 'x', status: '5.1.1', action: 'hard', category: 'unknown_user' };
+  write([rule], 1_000_000);
+  const info: unknown[] = [];
+  const error: unknown[] = [];
+  const log = { info: (o: object) => void info.push(o), error: (o: object) => void error.push(o) } as never;
+  const clock = new ManualClock();
+  const rules = loadBounceRules(file, log, clock);
+  clock.advance(5000);
+  rules.match({ code: 550, text: '' });
+  t.same(info, [], 'the same file is not reloaded');
+  write([rule, { ...rule, name: 'y' }], 2_000_000);
+  clock.advance(1000);
+  rules.match({ code: 550, text: '' });
+  t.same(info, [{ file, rules: 2 }]);
+  writeFileSync(file, '{');
+  utimesSync(file, 3_000_000, 3_000_000);
+  clock.advance(1000);
+  rules.match({ code: 550, text: '' });
+  t.match(error, [{ file, err: /JSON/ }]);
+});
