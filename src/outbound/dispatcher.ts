@@ -52,6 +52,11 @@ export interface DispatcherDeps extends Pick<Deps, 'config' | 'db' | 'dialect' |
   threads: Pick<DeliveryThreads, 'render'>;
   /** This node's id in the cluster: the prefix of its leases (a fresh one when absent). */
   nodeId?: string;
+  /**
+   * Asks for a pass soon: called once a retry is committed, so the pass that follows notes when
+   * it falls due (the pass that claimed the message ended before its outcome was known).
+   */
+  wake?: () => void;
 }
 
 /** What rendering a stored message asks for (also the dashboard's preview): template sends always render; raw sends only when `interpolate` was asked for. */
@@ -275,6 +280,7 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
         updated_at: now.toISOString(),
       };
       await commit(run, run.change.set(retry));
+      deps.wake?.();
       return;
     }
     const error = outcome.kind === 'failed' || outcome.kind === 'suppressed' ? outcome.error : null;

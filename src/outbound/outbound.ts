@@ -57,17 +57,19 @@ export function createOutbound(deps: OutboundDeps): Outbound {
   const holds: HoldCheck[] = [];
   const suppressHooks: SuppressHook[] = [];
   let worker: Worker | undefined;
-  const now = () => deps.clock.now().toISOString();
 
   const accept = createAccept({
     ...deps,
     checks,
-    accepted(row) {
-      if (row.due_at !== null && row.due_at <= now()) worker?.wake();
+    // Every accept wakes the dispatcher, a scheduled one too: the pass finds it not yet due and
+    // notes when it falls due, so the worker wakes for it then rather than at its next interval
+    // (which may be minutes away). Passes asked for while one runs fold into one more.
+    accepted() {
+      worker?.wake();
     },
   });
   const reader = createReader(deps);
-  const dispatcher = createDispatcher({ ...deps, transports, holds, suppressHooks });
+  const dispatcher = createDispatcher({ ...deps, transports, holds, suppressHooks, wake: () => worker?.wake() });
 
   return {
     accept,

@@ -5,6 +5,7 @@ import t from 'tap';
 import { createCaptureTransport } from '../helpers/capture-transport.js';
 import { bootDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
+import { until } from '../helpers/until.js';
 
 const email = (to: string) => ({ to, channel: 'email', content: { subject: 'Hi', text: 'Hello' } });
 
@@ -29,7 +30,7 @@ for (const db of testDatabases()) {
     };
     await send('slow@example.com');
     await cap.waitFor(1);
-    const quick = [];
+    const quick: string[] = [];
     for (let i = 0; i < 5; i++) quick.push(await send(`quick${i}@example.com`));
     // A bound, not a wait: before the fix these waited for the slow one, which never ends here.
     const delivered = await Promise.race([
@@ -37,10 +38,11 @@ for (const db of testDatabases()) {
       new Promise<false>((r) => setTimeout(() => r(false), 60_000).unref()),
     ]);
     t.ok(delivered, 'the messages sent meanwhile were handed over while the slow one was in flight');
-    const statuses = await Promise.all(
-      quick.map(async (id) => (await d.request('GET', `/v1/messages/${id}`, { key: ws.live })).body.status),
-    );
-    t.same(statuses, ['delivered', 'delivered', 'delivered', 'delivered', 'delivered']);
+    // The hand-over comes before its outcome is committed: wait for the outcomes themselves.
+    const statuses = () =>
+      Promise.all(quick.map(async (id) => (await d.request('GET', `/v1/messages/${id}`, { key: ws.live })).body.status as string));
+    await until('the quick messages delivered', async () => (await statuses()).every((s) => s === 'delivered'));
+    t.same(await statuses(), ['delivered', 'delivered', 'delivered', 'delivered', 'delivered']);
     finish();
   });
 }
