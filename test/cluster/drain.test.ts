@@ -23,8 +23,12 @@ t.test(
   async (t) => {
     const db = await freshPostgres();
     t.teardown(() => db.drop());
-    // A slow receiver: 40 ms before each 250, so the backlog outlives the stop by seconds.
-    const sink = await startSink(t, { delayMs: 40 });
+    // A slow receiver: 40 ms before each 250, so the backlog outlives the stop by seconds. It holds
+    // every answer until all the sends are in: on a loaded machine the sends are slower than the
+    // deliveries, which would otherwise leave no backlog to give back by the time of the stop.
+    let release!: () => void;
+    const hold = new Promise<void>((r) => (release = r));
+    const sink = await startSink(t, { delayMs: 40, hold });
     const dns = await startDnsServer({
       'example.net': [{ type: 'MX', data: { preference: 10, exchange: 'mx.example.net' } }],
       'mx.example.net': [{ type: 'A', data: '127.0.0.1' }],
@@ -71,6 +75,7 @@ t.test(
       }
     };
     await Promise.all(Array.from({ length: 16 }, post));
+    release();
     await sink.waitFor(100);
 
     const stoppedAt = Date.now();

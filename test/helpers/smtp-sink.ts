@@ -113,16 +113,17 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, opts: 
       stream.on('end', () => {
         const at = Date.now();
         const reply = () => answer(at);
+        const later = () => void (opts.delayMs ? setTimeout(reply, opts.delayMs) : reply());
         if (opts.hold) {
           const entry = { ehlo: session.hostNameAppearsAs, to: session.envelope.rcptTo.map((a) => a.address) };
           held.add(entry);
           void opts.hold.then(() => {
             held.delete(entry);
-            reply();
+            later();
           });
           return;
         }
-        void (opts.delayMs ? setTimeout(reply, opts.delayMs) : reply());
+        later();
       });
       const answer = (at: number) => {
         const r = opts.data?.(++dataCount);
