@@ -84,7 +84,11 @@ const MODULES: RuleModule[] = [
     mutate: ['src/channels/email/transport-security.ts'],
     tests: ['test/channels/email/transport-security.test.ts'],
   },
-  { name: 'srs', mutate: ['src/forwarding/srs.ts'], tests: ['test/forwarding/forwarding.test.ts', 'test/forwarding/bounces.test.ts'] },
+  {
+    name: 'srs',
+    mutate: ['src/forwarding/srs.ts'],
+    tests: ['test/forwarding/srs.test.ts', 'test/forwarding/forwarding.test.ts', 'test/forwarding/bounces.test.ts'],
+  },
   {
     name: 'tokens',
     mutate: ['src/channels/email/tracking/tokens.ts'],
@@ -134,6 +138,9 @@ async function runModule(m: RuleModule): Promise<Row> {
     incremental: true,
     incrementalFile: `reports/mutation/${m.name}.incremental.json`,
   };
+  // Each test file runs as `node file` under Stryker, where tap's own default of 30 s per file
+  // applies (npm test gives 600): on a loaded machine a daemon test can need more.
+  process.env.TAP_TIMEOUT ??= '600';
   // Stryker types logLevel as its own enum; 'warn' is that enum's value.
   const results = await new Stryker(options as ConstructorParameters<typeof Stryker>[0]).runMutationTest();
   const count = (...statuses: string[]) => results.filter((r) => statuses.includes(r.status)).length;

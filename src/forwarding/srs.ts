@@ -26,8 +26,8 @@ function hash(secret: string, ...parts: string[]): string {
 
 /** The SRS0 envelope sender for `from`; the null sender (bounces) stays null. */
 export function srsForward(secret: string, from: string, srsDomain: string, now: Date): string {
-  if (!from) return '';
   const at = from.lastIndexOf('@');
+  // The null sender (a bounce), and anything without a local part, is kept as it is.
   if (at < 1) return from;
   const local = from.slice(0, at);
   const domain = from.slice(at + 1);
@@ -45,7 +45,9 @@ export function srsReverse(secret: string, address: string, now?: Date): string 
   const m = /^SRS0=([^=]{4})=([A-Z2-7]{2})=([^=]+)=(.+)@[^@]+$/i.exec(address);
   if (!m) return null;
   const [, h, tt, domain, local] = m;
-  if (hash(secret, tt, domain, local) !== h) return null;
+  // Compared without case, as libsrs2 and postsrsd do: some MTAs lowercase the address a bounce
+  // is sent to, and the hash is base64.
+  if (hash(secret, tt, domain, local).toLowerCase() !== h.toLowerCase()) return null;
   if (now && ageInDays(tt, now) > SRS_MAX_AGE_DAYS) return null;
   return `${local}@${domain}`;
 }
