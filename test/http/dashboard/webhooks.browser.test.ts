@@ -49,6 +49,8 @@ for (const db of testDatabases()) {
     await row.getByRole('button', { name: /Show attempts/ }).click();
     const details = page.getByRole('region', { name: /Delivery dlv_/ });
     await details.waitFor();
+    // The attempts are fetched once the row opens: wait for the first of them to be drawn.
+    await details.getByText(`POST ${receiver.url}`).first().waitFor();
     const text = (await details.textContent())!;
     t.match(text, `POST ${receiver.url}`, 'the request line');
     t.match(text, `webhook-id: ${receiver.requests[0].id}`, 'the request headers');
