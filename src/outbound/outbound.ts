@@ -18,6 +18,8 @@ export const DISPATCHER_WORKER = 'dispatcher';
 
 export interface Outbound {
   accept(sender: Sender, body: unknown, opts: { raw: boolean; idempotencyKey?: string | null }): Promise<AcceptResponse>;
+  /** Accepts several sends in one transaction: all are committed or none (SMTP submission). */
+  acceptMany(sender: Sender, items: { body: unknown; raw: boolean; idempotencyKey?: string | null }[]): Promise<AcceptResponse[]>;
   get(scope: Scope, publicId: string): Promise<Message>;
   list(scope: Scope, filters: ListFilters): Promise<Page>;
   cancel(scope: Scope, publicId: string): Promise<Message>;
@@ -59,7 +61,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
   let worker: Worker | undefined;
   const now = () => deps.clock.now().toISOString();
 
-  const accept = createAccept({
+  const { accept, acceptMany } = createAccept({
     ...deps,
     checks,
     accepted(row) {
@@ -71,6 +73,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
 
   return {
     accept,
+    acceptMany,
     get: (scope, publicId) => reader.get(scope, publicId),
     list: (scope, filters) => reader.list(scope, filters),
     cancel: (scope, publicId) => cancelMessage(deps.ledger, scope, publicId),
