@@ -5,7 +5,7 @@
 // through GET /v1/messages (one per recipient, metadata from X-Postern-Metadata), and each
 // delivered copy at the loopback MX is checked by tools we did not write (test/helpers/wire-check.ts:
 // Python's email package and dkimpy): whole, DKIM-signed by the workspace's domain, no Bcc and no
-// X-Postern-* header. A test key's submissions are test-mode messages that reach no MX.
+// X-Postern-* header; and each reaches a webhook endpoint as message.delivered, signed. A test key's submissions are test-mode messages that reach no MX.
 import t, { type Test } from 'tap';
 import { bootDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
@@ -13,6 +13,7 @@ import { freePort } from '../helpers/ports.js';
 import { addVerifiedDomain, startRemoteMx, type Received } from '../helpers/smtp-sink.js';
 import { compose, msmtp, nodemailerSend, smtplib, swaks, type Submitted } from '../helpers/submission-clients.js';
 import { until } from '../helpers/until.js';
+import { startReceiver, verify } from '../helpers/webhook-receiver.js';
 import { startWireChecker } from '../helpers/wire-check.js';
 
 const TEXT = 'Hello from the app,\nünïcode and all.\n';
@@ -25,9 +26,19 @@ for (const db of testDatabases()) {
     const mx = await startRemoteMx(t, { domains: ['example.net'] });
     const d = await bootDaemon(t, {
       db,
-      env: { ...mx.env, POSTERN_SUBMISSION_ENABLED: 'true', POSTERN_SUBMISSION_TLS_PORT: String(await freePort()) },
+      env: {
+        ...mx.env,
+        POSTERN_SUBMISSION_ENABLED: 'true',
+        POSTERN_SUBMISSION_TLS_PORT: String(await freePort()),
+        POSTERN_WEBHOOKS_ALLOW_PRIVATE: 'true',
+      },
     });
     const ws = await d.workspace('acme', { plan: 'pro' });
+    const hooks = await startReceiver();
+    t.teardown(() => hooks.close());
+    const endpoint = await d.request('POST', '/v1/webhooks', { key: ws.live, body: { url: hooks.url, events: ['message.delivered'] } });
+    t.equal(endpoint.status, 201);
+    const secret = endpoint.body.secret as string;
     const txt = await addVerifiedDomain(d.app, ws.id, 'acme.example');
     mx.dns.set('postern._domainkey.acme.example', [{ type: 'TXT', data: txt }]);
     checker.publish('postern._domainkey.acme.example', txt);
@@ -90,6 +101,10 @@ for (const db of testDatabases()) {
         t.same(problems, [], `the copy for ${m.recipient} is whole and signed by acme.example`);
         t.notMatch(copy.raw.toString('utf8'), /^(bcc|x-postern-[a-z-]+):/im, 'no Bcc and no X-Postern-* header travels');
         t.equal(copy.smtpUtf8, /[^\x00-\x7f]/.test(m.recipient), 'SMTPUTF8 exactly for the UTF-8 recipient');
+        const hook = await until(`message.delivered of ${m.publicId} at the webhook endpoint`, () =>
+          hooks.requests.find((r) => r.json?.type === 'message.delivered' && JSON.stringify(r.json.data).includes(m.publicId)),
+        );
+        t.ok(verify(secret, hook), 'the webhook is signed');
       }
     };
 
