@@ -36,7 +36,8 @@ COPY bin ./bin
 COPY config ./config
 USER postern
 VOLUME ["/data"]
-EXPOSE 25 8025
+# 587 and 465: SMTP submission, when POSTERN_SUBMISSION_ENABLED=true (docs/submission.md).
+EXPOSE 25 587 465 8025
 STOPSIGNAL SIGTERM
 HEALTHCHECK --interval=30s --timeout=3s CMD node -e "fetch('http://127.0.0.1:'+(process.env.POSTERN_HTTP_PORT||8025)+'/readyz').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 # The node flags size what only Node's command line can (src/lib/heap-sizes.ts).

@@ -10,6 +10,7 @@ import { run as webhooks } from './webhooks.js';
 import { run as dashboard } from './dashboard.js';
 import { run as cluster } from './cluster.js';
 import { run as reports } from './reports.js';
+import { run as submission } from './submission.js';
 
 const benches: Record<string, () => Promise<void>> = {
   api,
@@ -22,6 +23,7 @@ const benches: Record<string, () => Promise<void>> = {
   dashboard,
   cluster,
   reports,
+  submission,
 };
 
 const wanted = process.argv.slice(2);

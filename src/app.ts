@@ -78,6 +78,10 @@ import { createMetricsServer } from './metrics/server.js';
 import { createDeliveryThreads } from './outbound/delivery-threads.js';
 import { createOutbound, DISPATCHER_WORKER, type Outbound } from './outbound/outbound.js';
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
+import { createSubmissionListener, type SubmissionListener } from './smtp/submission.js';
+import { createCredentials } from './submission/credentials.js';
+import { createSubmission } from './submission/submission.js';
+import { createAuthThrottle } from './submission/throttle.js';
 import { currentCertificate } from './smtp/self-signed.js';
 import { createSuppressHook, createSuppressionCheck, createSuppressionStore, type SuppressionStore } from './suppressions/store.js';
 import { createTemplateStore, type TemplateStore } from './templates/store.js';
@@ -138,8 +142,11 @@ export interface App extends Deps {
   publicUrl(): string;
   /** Every HTTP route (method and path pattern). */
   routes(): RouteEntry[];
-  /** The ports listened on; `metrics` is null when `metrics.enabled` is false. */
-  start(): Promise<{ http: number; smtp: number; metrics: number | null }>;
+  /**
+   * The ports listened on; `metrics` is null when `metrics.enabled` is false, `submission` when
+   * `submission.enabled` is false (its `tlsPort` when `submission.tlsPort` is 0).
+   */
+  start(): Promise<{ http: number; smtp: number; metrics: number | null; submission: { port: number; tlsPort: number | null } | null }>;
   stop(): Promise<void>;
 }
 
@@ -377,6 +384,28 @@ export async function createApp(options: AppOptions): Promise<App> {
       ? { session: () => metrics.smtpSession(), accepted: () => metrics.inboundAccepted(), rejected: (r) => metrics.inboundRejected(r) }
       : undefined,
   });
+  // SMTP submission (off by default): applications send through the same accept path as the API.
+  const submissionListener: SubmissionListener | null = config.submission.enabled
+    ? createSubmissionListener({
+        config,
+        log,
+        clock,
+        submission: createSubmission({
+          ...deps,
+          outbound,
+          suppressions,
+          credentials: createCredentials({
+            keys,
+            audit,
+            throttle: createAuthThrottle(deps, {
+              windowMs: config.submission.authFailureWindow,
+              freePerUser: config.submission.authFailuresPerUser,
+              freePerAddress: config.submission.authFailuresPerAddress,
+            }),
+          }),
+        }),
+      })
+    : null;
   const metricsServer = metrics
     ? createMetricsServer(metrics.registry, { token: config.metrics.token }, (err) => log.error({ err }, 'collecting metrics failed'))
     : null;
@@ -428,10 +457,12 @@ export async function createApp(options: AppOptions): Promise<App> {
     const listening = {
       http: httpServer.listening,
       smtp: smtp.listening(),
+      ...(submissionListener ? { submission: submissionListener.listening() } : {}),
       ...(metricsServer ? { metrics: metricsServer.listening } : {}),
     };
     if (!listening.http) reasons.push('the HTTP listener is not up');
     if (!listening.smtp) reasons.push('the SMTP listener is not up');
+    if (submissionListener && !submissionListener.listening()) reasons.push('the submission listener is not up');
     if (metricsServer && !metricsServer.listening) reasons.push('the metrics listener is not up');
     if (stopping) reasons.push('stopping');
     return {
@@ -485,6 +516,9 @@ export async function createApp(options: AppOptions): Promise<App> {
       );
       httpPort = (httpServer.address() as AddressInfo).port;
       const smtpPort = await listening('smtp', config.smtp, () => smtp.listen());
+      const submissionPorts = submissionListener
+        ? await listening('submission', config.submission, () => submissionListener.listen(), ['submission.port', 'submission.tlsPort'])
+        : null;
       const metricsPort = metricsServer ? await listening('metrics', config.metrics, () => listen(metricsServer, config.metrics)) : null;
       metrics?.collectProcessMetrics();
       const otherForm = await domains.sharedDomainsOfOtherForm();
@@ -526,7 +560,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       }
       for (const w of workers) w.start();
       purgeTask = scheduleCron(purgeFields, () => void runDailyJobs(new Date()));
-      return { http: httpPort, smtp: smtpPort, metrics: metricsPort };
+      return { http: httpPort, smtp: smtpPort, metrics: metricsPort, submission: submissionPorts };
     },
     stop() {
       // Stop accepting → let long-lived responses end → drain workers → close the database.
@@ -543,7 +577,12 @@ export async function createApp(options: AppOptions): Promise<App> {
         const grace = setTimeout(() => httpServer.closeAllConnections(), 5_000);
         const metricsClosed = metricsServer?.listening ? new Promise<void>((resolve) => metricsServer.close(() => resolve())) : null;
         metricsServer?.closeAllConnections();
-        await Promise.all([httpServer.listening ? httpClosed : Promise.resolve(), smtp.close(), metricsClosed]);
+        await Promise.all([
+          httpServer.listening ? httpClosed : Promise.resolve(),
+          smtp.close(),
+          submissionListener?.close(),
+          metricsClosed,
+        ]);
         await analyzer.close();
         clearTimeout(grace);
         for (const w of workers) await w.stop();
@@ -633,9 +672,10 @@ const LISTEN_REASONS: Record<string, string> = {
 
 /** Runs a listener's listen(); its failure becomes a ConfigError naming the address and settings. */
 async function listening<T>(
-  listener: 'http' | 'smtp' | 'metrics',
+  listener: 'http' | 'smtp' | 'metrics' | 'submission',
   at: { host: string; port: number },
   listen: () => Promise<T>,
+  ports: string[] = [`${listener}.port`],
 ): Promise<T> {
   try {
     return await listen();
@@ -644,7 +684,8 @@ async function listening<T>(
     // Anything but the socket's refusal (a TLS file that cannot be read…) keeps its own error.
     if (!(code in LISTEN_REASONS) || !['listen', 'bind', 'getaddrinfo'].includes(syscall)) throw err;
     const address = `${at.host.includes(':') ? `[${at.host}]` : at.host}:${at.port}`;
-    const settings = `${listener}.host, ${listener}.port: ${envName([listener, 'host'])}, ${envName([listener, 'port'])}`;
+    const keys = [`${listener}.host`, ...ports];
+    const settings = `${keys.join(', ')}: ${keys.map((k) => envName(k.split('.'))).join(', ')}`;
     throw new ConfigError(`cannot listen for ${listener.toUpperCase()} on ${address} (${settings}): ${LISTEN_REASONS[code]}`);
   }
 }

@@ -125,6 +125,19 @@ const schema = z.strictObject({
     commandTimeout: duration({ min: '100ms', max: '1h' }),
     postmasterAddress: z.union([z.literal(''), z.email()]),
   }),
+  // SMTP submission for applications (docs/submission.md): 587 with STARTTLS before AUTH, 465 with
+  // implicit TLS (0: off), AUTH with an API key holding the send scope. Off by default. Failed AUTH
+  // is counted per user name and per client address over authFailureWindow; past the free
+  // failures, each further one doubles the wait before the next attempt is even looked at.
+  submission: z.strictObject({
+    enabled: z.boolean(),
+    host: z.string().min(1),
+    port,
+    tlsPort: port,
+    authFailureWindow: duration({ min: '1s', max: '1d' }),
+    authFailuresPerUser: z.number().int().min(1).max(1000),
+    authFailuresPerAddress: z.number().int().min(1).max(100000),
+  }),
   dns: z.strictObject({
     servers: z.array(z.string().regex(hostPort, 'must be ip or ip:port')),
     timeout: duration({ min: '100ms', max: '60s' }),

@@ -163,6 +163,9 @@ export async function serve(config: Config): Promise<number> {
       smtp: ports.smtp,
       // The metrics listener's port, or null when metrics.enabled is false.
       metrics: ports.metrics,
+      // The submission listeners' ports (587 with STARTTLS, 465 implicit TLS or null when
+      // submission.tlsPort is 0), or null when submission.enabled is false.
+      submission: ports.submission,
       publicUrl: app.publicUrl(),
     }),
   );

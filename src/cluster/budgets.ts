@@ -156,7 +156,16 @@ export function createBudgets(opts: BudgetsOptions): Budgets {
       close: () => pool.end(),
     };
   }
-  return { scope: 'node', store: 'memory', budget: (_name, rate) => memoryBudget(rate, clock), close: async () => {} };
+  // One bucket per name and rate, as the shared stores keep them: the API and SMTP submission draw
+  // from the same `api-send` budget of a key.
+  const named = new Map<string, Budget>();
+  const budget = (name: string, rate: Rate) => {
+    const id = `${name}:${rate.count}/${rate.perMs}`;
+    let b = named.get(id);
+    if (!b) named.set(id, (b = memoryBudget(rate, clock)));
+    return b;
+  };
+  return { scope: 'node', store: 'memory', budget, close: async () => {} };
 }
 
 // One token bucket per key in one upsert: refilled for the time since its last take at the

@@ -165,105 +165,140 @@ export function createAccept(deps: AcceptDeps) {
     };
   }
 
-  /** Accepts a send: validate, check, commit, and only then answer. */
-  return async function accept(
-    sender: Sender,
-    body: unknown,
-    opts: { raw: boolean; idempotencyKey?: string | null },
-  ): Promise<AcceptResponse> {
-    const key = opts.idempotencyKey ?? null;
-    if (key !== null) {
-      if (key.length === 0 || key.length > 255) throw new AppError('invalid_request', 'Idempotency-Key must be 1-255 characters');
-      const earlier = await findRepeat(sender, key);
-      if (earlier) return earlier;
+  /** One send to accept: its body, whether it is a raw send, and its idempotency key. */
+  interface Item {
+    body: unknown;
+    raw: boolean;
+    idempotencyKey?: string | null;
+  }
+
+  /**
+   * Accepts sends together: each is validated and checked, then all are committed in one
+   * transaction (quota, idempotency keys, rows), and only then answered. A refusal of any of them
+   * refuses them all, so nothing is stored half (SMTP submission: one message per recipient).
+   * A send whose key was used within 24 hours answers as it did then, and is not stored again.
+   */
+  async function acceptMany(sender: Sender, items: Item[]): Promise<AcceptResponse[]> {
+    const answers: (AcceptResponse | null)[] = [];
+    const rows: { row: MessageRow; key: string | null; response: AcceptResponse }[] = [];
+    for (const item of items) {
+      const key = item.idempotencyKey ?? null;
+      if (key !== null) {
+        if (key.length === 0 || key.length > 255) throw new AppError('invalid_request', 'Idempotency-Key must be 1-255 characters');
+        const earlier = await findRepeat(sender, key);
+        if (earlier) {
+          answers.push(earlier);
+          continue;
+        }
+      }
+      const row = await prepare(sender, item.body, { raw: item.raw, idempotencyKey: key });
+      const plan = sender.workspace.plan;
+      if (deps.checks.length) {
+        const message = rowToOutbound(row);
+        for (const check of deps.checks) await check({ message, plan, scheduledAt: row.scheduled_at });
+      }
+      const response: AcceptResponse = { id: row.public_id, status: row.status as AcceptResponse['status'], livemode: sender.livemode };
+      answers.push(null);
+      rows.push({ row, key, response });
     }
-    const row = await prepare(sender, body, { raw: opts.raw, idempotencyKey: key });
+    if (rows.length === 0) return answers as AcceptResponse[];
     const plan = sender.workspace.plan;
-    if (deps.checks.length) {
-      const message = rowToOutbound(row);
-      for (const check of deps.checks) await check({ message, plan, scheduledAt: row.scheduled_at });
-    }
-    const response: AcceptResponse = { id: row.public_id, status: row.status as AcceptResponse['status'], livemode: sender.livemode };
     const quota = planLimits(deps.config, plan)?.messagesPerMonth ?? 0;
     const now = clock.now();
 
     const expiresAt = new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString();
-    const earlierIn = async (trx: Transaction<Database>) => {
+    const earlierIn = async (trx: Transaction<Database>, row: MessageRow, key: string) => {
       const existing = await trx
         .selectFrom('message_idempotency')
         .select(['response', 'expires_at'])
         .where('workspace_id', '=', row.workspace_id)
         .where('livemode', '=', row.livemode)
-        .where('key', '=', key!)
+        .where('key', '=', key)
         .executeTakeFirst();
       if (existing && existing.expires_at > now.toISOString()) throw new Repeat(JSON.parse(existing.response));
       return existing;
     };
+    const commitOne = async (trx: Transaction<Database>, { row, key, response }: (typeof rows)[number]) => {
+      // The key first: a concurrent repeat waits here on the unique key (PostgreSQL) until the
+      // original commits and then answers as it did, before the quota could refuse it.
+      if (key !== null) {
+        const ins = await trx
+          .insertInto('message_idempotency')
+          .values({
+            workspace_id: row.workspace_id,
+            livemode: row.livemode,
+            key,
+            message_id: row.id,
+            response: JSON.stringify(response),
+            expires_at: expiresAt,
+          })
+          .onConflict((oc) => oc.columns(['workspace_id', 'livemode', 'key']).doNothing())
+          .executeTakeFirst();
+        if (Number(ins.numInsertedOrUpdatedRows ?? 0) === 0) {
+          // Taken meanwhile by a concurrent request (PostgreSQL waits for it to commit), or expired.
+          await earlierIn(trx, row, key);
+          await trx
+            .updateTable('message_idempotency')
+            .set({ message_id: row.id, response: JSON.stringify(response), expires_at: expiresAt })
+            .where('workspace_id', '=', row.workspace_id)
+            .where('livemode', '=', row.livemode)
+            .where('key', '=', key)
+            .where('expires_at', '<=', now.toISOString())
+            .execute();
+        }
+      }
+      // Live messages are counted on every plan (the overview's usage, unlimited plans too);
+      // test mode never reaches a provider and is not counted. Only a quota can refuse.
+      if (sender.livemode && quota === 0) {
+        await trx
+          .insertInto('message_usage')
+          .values({ workspace_id: row.workspace_id, month: monthOf(now), count: 1 })
+          .onConflict((oc) => oc.columns(['workspace_id', 'month']).doUpdateSet((eb) => ({ count: eb('message_usage.count', '+', 1) })))
+          .execute();
+      } else if (sender.livemode) {
+        const month = monthOf(now);
+        await trx
+          .insertInto('message_usage')
+          .values({ workspace_id: row.workspace_id, month, count: 0 })
+          .onConflict((oc) => oc.columns(['workspace_id', 'month']).doNothing())
+          .execute();
+        const up = await trx
+          .updateTable('message_usage')
+          .set((eb) => ({ count: eb('count', '+', 1) }))
+          .where('workspace_id', '=', row.workspace_id)
+          .where('month', '=', month)
+          .where('count', '<', quota)
+          .executeTakeFirst();
+        if (Number(up.numUpdatedRows) === 0) {
+          throw new AppError('quota_exceeded', `the ${plan} plan's quota of ${quota} messages per month is used up`, { limit: quota });
+        }
+      }
+      await ledger.insert(trx, row);
+    };
     try {
       await deps.writes.run(async (trx) => {
-        // The key first: a concurrent repeat waits here on the unique key (PostgreSQL) until the
-        // original commits and then answers as it did, before the quota could refuse it.
-        if (key !== null) {
-          const ins = await trx
-            .insertInto('message_idempotency')
-            .values({
-              workspace_id: row.workspace_id,
-              livemode: row.livemode,
-              key,
-              message_id: row.id,
-              response: JSON.stringify(response),
-              expires_at: expiresAt,
-            })
-            .onConflict((oc) => oc.columns(['workspace_id', 'livemode', 'key']).doNothing())
-            .executeTakeFirst();
-          if (Number(ins.numInsertedOrUpdatedRows ?? 0) === 0) {
-            // Taken meanwhile by a concurrent request (PostgreSQL waits for it to commit), or expired.
-            await earlierIn(trx);
-            await trx
-              .updateTable('message_idempotency')
-              .set({ message_id: row.id, response: JSON.stringify(response), expires_at: expiresAt })
-              .where('workspace_id', '=', row.workspace_id)
-              .where('livemode', '=', row.livemode)
-              .where('key', '=', key)
-              .where('expires_at', '<=', now.toISOString())
-              .execute();
-          }
-        }
-        // Live messages are counted on every plan (the overview's usage, unlimited plans too);
-        // test mode never reaches a provider and is not counted. Only a quota can refuse.
-        if (sender.livemode && quota === 0) {
-          await trx
-            .insertInto('message_usage')
-            .values({ workspace_id: row.workspace_id, month: monthOf(now), count: 1 })
-            .onConflict((oc) => oc.columns(['workspace_id', 'month']).doUpdateSet((eb) => ({ count: eb('message_usage.count', '+', 1) })))
-            .execute();
-        } else if (sender.livemode) {
-          const month = monthOf(now);
-          await trx
-            .insertInto('message_usage')
-            .values({ workspace_id: row.workspace_id, month, count: 0 })
-            .onConflict((oc) => oc.columns(['workspace_id', 'month']).doNothing())
-            .execute();
-          const up = await trx
-            .updateTable('message_usage')
-            .set((eb) => ({ count: eb('count', '+', 1) }))
-            .where('workspace_id', '=', row.workspace_id)
-            .where('month', '=', month)
-            .where('count', '<', quota)
-            .executeTakeFirst();
-          if (Number(up.numUpdatedRows) === 0) {
-            throw new AppError('quota_exceeded', `the ${plan} plan's quota of ${quota} messages per month is used up`, { limit: quota });
-          }
-        }
-        await ledger.insert(trx, row);
+        for (const r of rows) await commitOne(trx, r);
       });
     } catch (err) {
-      if (err instanceof Repeat) return err.response;
-      throw err;
+      if (!(err instanceof Repeat)) throw err;
+      // A key taken meanwhile by a concurrent send: alone, its answer is the original's; in a
+      // batch, the batch is accepted again, and that send now finds its original before the commit.
+      if (items.length === 1) return [err.response];
+      return acceptMany(sender, items);
     }
-    ledger.inserted(row);
-    deps.accepted(row);
-    return response;
+    for (const { row } of rows) {
+      ledger.inserted(row);
+      deps.accepted(row);
+    }
+    let next = 0;
+    return answers.map((a) => a ?? rows[next++].response);
+  }
+
+  return {
+    /** Accepts a send: validate, check, commit, and only then answer. */
+    accept: async (sender: Sender, body: unknown, opts: { raw: boolean; idempotencyKey?: string | null }): Promise<AcceptResponse> =>
+      (await acceptMany(sender, [{ body, raw: opts.raw, idempotencyKey: opts.idempotencyKey }]))[0],
+    acceptMany,
   };
 }
 

@@ -18,6 +18,8 @@ export const DISPATCHER_WORKER = 'dispatcher';
 
 export interface Outbound {
   accept(sender: Sender, body: unknown, opts: { raw: boolean; idempotencyKey?: string | null }): Promise<AcceptResponse>;
+  /** Accepts several sends in one transaction: all are committed or none (SMTP submission). */
+  acceptMany(sender: Sender, items: { body: unknown; raw: boolean; idempotencyKey?: string | null }[]): Promise<AcceptResponse[]>;
   get(scope: Scope, publicId: string): Promise<Message>;
   list(scope: Scope, filters: ListFilters): Promise<Page>;
   cancel(scope: Scope, publicId: string): Promise<Message>;
@@ -58,7 +60,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
   const suppressHooks: SuppressHook[] = [];
   let worker: Worker | undefined;
 
-  const accept = createAccept({
+  const { accept, acceptMany } = createAccept({
     ...deps,
     checks,
     // Every accept wakes the dispatcher, a scheduled one too: the pass finds it not yet due and
@@ -73,6 +75,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
 
   return {
     accept,
+    acceptMany,
     get: (scope, publicId) => reader.get(scope, publicId),
     list: (scope, filters) => reader.list(scope, filters),
     cancel: (scope, publicId) => cancelMessage(deps.ledger, scope, publicId),

@@ -13,7 +13,8 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}\s*$/;
 const MAX_SCHEDULE_MS = 30 * 24 * 3600 * 1000;
 
-const isEmailAddress = (s: string) => s.length <= 320 && EMAIL.test(s);
+/** Whether `s` is a bare address the send body takes (`to`, `from`, `cc`, …). */
+export const isEmailAddress = (s: string) => s.length <= 320 && EMAIL.test(s);
 
 const address = z.string().refine(isEmailAddress, 'must be a bare email address such as someone@example.com');
 const metadataKey = /^[^\u0000-\u001f\u007f]{1,40}$/;

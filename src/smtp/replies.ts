@@ -3,6 +3,9 @@
 // the reply code, the enhanced status code (RFC 3463; ENHANCEDSTATUSCODES is advertised) and the
 // text. DENY is permanent (5xx: the sender gives up and bounces), DENYSOFT temporary (4xx: the
 // sender retries later), DISCONNECT a 421 after which the connection is closed.
+import { isAppError, type Issue } from '../lib/errors.js';
+import { SubmissionRefused } from '../submission/refusals.js';
+
 export type Verdict =
   | { kind: 'ok'; ids: string[] }
   | { kind: 'deny'; reason: 'relay-denied'; rcpt: string }
@@ -14,6 +17,15 @@ export type Verdict =
   | { kind: 'deny'; reason: 'report-too-large'; detail: string }
   | { kind: 'deny'; reason: 'spam'; score: number }
   | { kind: 'deny'; reason: 'virus'; signature: string }
+  | { kind: 'deny'; reason: 'auth-failed'; detail: string }
+  | { kind: 'deny'; reason: 'sender-not-allowed'; address: string; detail: string }
+  | { kind: 'deny'; reason: 'recipient-invalid'; address: string }
+  | { kind: 'deny'; reason: 'recipient-suppressed'; address: string; why: string }
+  | { kind: 'deny'; reason: 'message-invalid'; detail: string }
+  | { kind: 'deny'; reason: 'plan-limit'; detail: string }
+  | { kind: 'denysoft'; reason: 'auth-throttled'; seconds: number }
+  | { kind: 'denysoft'; reason: 'rate-limited'; seconds: number }
+  | { kind: 'denysoft'; reason: 'quota-exceeded'; detail: string }
   | { kind: 'denysoft'; reason: 'lookup-failed' }
   | { kind: 'denysoft'; reason: 'read-failed'; detail: string }
   | { kind: 'denysoft'; reason: 'storage-failed' }
@@ -31,12 +43,30 @@ export interface Reply {
   message: string;
 }
 
+/** Text from outside (a domain's message, an address) made safe for a reply line, and bounded. */
+const printable = (s: string, max = 400) => s.replace(/[^\x20-\x7e]/g, '?').slice(0, max);
+
 export function replyFor(v: Verdict): Reply {
   switch (v.kind) {
     case 'ok':
       return { code: 250, message: `2.0.0 Ok: stored${v.ids.length ? ' as ' + v.ids.join(' ') : ''}` };
     case 'deny':
       switch (v.reason) {
+        case 'auth-failed':
+          return { code: 535, message: `5.7.8 authentication failed: ${printable(v.detail)}` };
+        case 'sender-not-allowed':
+          return { code: 550, message: `5.7.1 <${printable(v.address, 320)}>: ${printable(v.detail)}` };
+        case 'recipient-invalid':
+          return { code: 550, message: `5.1.3 <${printable(v.address, 320)}>: not an email address Postern can send to` };
+        case 'recipient-suppressed':
+          return {
+            code: 550,
+            message: `5.7.1 <${printable(v.address, 320)}>: on the workspace's suppression list (${printable(v.why, 40)})`,
+          };
+        case 'message-invalid':
+          return { code: 554, message: `5.6.0 message refused: ${printable(v.detail)}` };
+        case 'plan-limit':
+          return { code: 554, message: `5.7.1 ${printable(v.detail)}` };
         case 'relay-denied':
           return { code: 550, message: `5.7.1 <${v.rcpt}>: relay access denied` };
         case 'local-part-too-long':
@@ -62,6 +92,12 @@ export function replyFor(v: Verdict): Reply {
       break;
     case 'denysoft':
       switch (v.reason) {
+        case 'auth-throttled':
+          return { code: 454, message: `4.7.0 too many failed authentications, try again in ${v.seconds} s` };
+        case 'rate-limited':
+          return { code: 451, message: `4.7.0 the key's send rate limit is exceeded, try again in ${v.seconds} s` };
+        case 'quota-exceeded':
+          return { code: 451, message: `4.7.0 ${printable(v.detail)}` };
         case 'lookup-failed':
           return { code: 451, message: '4.3.0 temporary failure looking up the recipient, try again later' };
         case 'read-failed':
@@ -99,4 +135,47 @@ export function replyFor(v: Verdict): Reply {
 export function refusal(v: Exclude<Verdict, { kind: 'ok' }>): Error & { responseCode: number } {
   const r = replyFor(v);
   return Object.assign(new Error(r.message), { responseCode: r.code });
+}
+
+/** The 250 of a submitted message: committed as these outbound messages, one per recipient. */
+export function queuedReply(ids: string[]): Reply {
+  return { code: 250, message: `2.0.0 Ok: queued as ${ids.join(' ')}` };
+}
+
+/**
+ * The verdict on an error of SMTP submission: its own refusals (submission/refusals.ts) and the
+ * accept path's AppErrors (invalid content, quota, plan limits), each once; null for anything else
+ * (the caller answers 451 4.3.0 and logs it).
+ */
+export function submissionVerdict(err: unknown): Exclude<Verdict, { kind: 'ok' }> | null {
+  if (err instanceof SubmissionRefused) {
+    const r = err.refusal;
+    switch (r.reason) {
+      case 'auth-throttled':
+      case 'rate-limited':
+        return { kind: 'denysoft', ...r };
+      default:
+        return { kind: 'deny', ...r };
+    }
+  }
+  if (!isAppError(err)) return null;
+  switch (err.code) {
+    case 'invalid_body': {
+      const issues = (err.extra.issues as Issue[] | undefined) ?? [];
+      const detail = issues.length ? issues.map((i) => (i.path ? `${i.path}: ${i.message}` : i.message)).join('; ') : err.message;
+      return { kind: 'deny', reason: 'message-invalid', detail };
+    }
+    case 'not_found':
+    case 'invalid_request':
+      return { kind: 'deny', reason: 'message-invalid', detail: err.message };
+    case 'plan_limit':
+    case 'forbidden':
+      return { kind: 'deny', reason: 'plan-limit', detail: err.message };
+    case 'quota_exceeded':
+      return { kind: 'denysoft', reason: 'quota-exceeded', detail: err.message };
+    case 'rate_limited':
+      return { kind: 'denysoft', reason: 'rate-limited', seconds: err.retryAfter ?? 1 };
+    default:
+      return null;
+  }
 }

@@ -118,7 +118,9 @@ export function createSessionStore(deps: Pick<Deps, 'db' | 'clock' | 'config'> &
             { subject: address, at },
           ])
           .execute();
-        await db.deleteFrom('login_failures').where('at', '<=', since).execute();
+        // Only the dashboard's own subjects: SMTP submission keeps its failures here too, on a
+        // window of its own (submission/throttle.ts).
+        await db.deleteFrom('login_failures').where('subject', 'not like', 'smtp-%').where('at', '<=', since).execute();
         throw new AppError('unauthorized', 'wrong email or password');
       }
       return open(operator, client);

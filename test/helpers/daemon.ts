@@ -38,6 +38,9 @@ export interface TestDaemon {
   smtpPort: number;
   /** The metrics listener's port (null when the test disabled it). */
   metricsPort: number | null;
+  /** The submission listeners' ports (null unless POSTERN_SUBMISSION_ENABLED; tls null when its port is 0). */
+  submissionPort: number | null;
+  submissionTlsPort: number | null;
   dataDir: string;
   /** Environment that points a CLI or a second daemon at the same data. */
   env: Record<string, string>;
@@ -83,6 +86,9 @@ export async function bootDaemon(t: Teardown, opts: BootOptions = {}): Promise<T
     POSTERN_HTTP_PORT: '0',
     POSTERN_SMTP_PORT: '0',
     POSTERN_METRICS_PORT: '0',
+    POSTERN_SUBMISSION_PORT: '0',
+    POSTERN_SUBMISSION_TLS_PORT: '0',
+    POSTERN_SUBMISSION_HOST: '127.0.0.1',
     POSTERN_SMTP_HOST: '127.0.0.1',
     POSTERN_HOSTNAME: 'mx.postern.test',
     POSTERN_SHARED_INBOUND_DOMAIN: 'postern.test',
@@ -111,6 +117,8 @@ export async function bootDaemon(t: Teardown, opts: BootOptions = {}): Promise<T
     httpPort: ports.http,
     smtpPort: ports.smtp,
     metricsPort: ports.metrics,
+    submissionPort: ports.submission?.port ?? null,
+    submissionTlsPort: ports.submission?.tlsPort ?? null,
     dataDir,
     env,
     logs,
