@@ -72,7 +72,12 @@ const MODULES: RuleModule[] = [
   {
     name: 'suppressions',
     mutate: ['src/suppressions/store.ts'],
-    tests: ['test/suppressions/at-send.test.ts', 'test/suppressions/environments.test.ts', 'test/suppressions/paging.test.ts'],
+    tests: [
+      'test/suppressions/store.test.ts',
+      'test/suppressions/at-send.test.ts',
+      'test/suppressions/environments.test.ts',
+      'test/suppressions/paging.test.ts',
+    ],
   },
   {
     name: 'budgets',
