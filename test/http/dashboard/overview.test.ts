@@ -20,14 +20,16 @@ async function dashboardSession(d: TestDaemon, workspaceId: string, env: 'live' 
 }
 
 t.test('overview figures', async (t) => {
-  // No dispatcher pass while the rows are seeded by hand (the queued one is due).
-  const d = await bootDaemon(t, { env: { POSTERN_DISPATCHER_INTERVAL: '10m' } });
+  // No dispatcher pass while the rows are seeded by hand (the queued one is due): an accept wakes
+  // the dispatcher, so it is stopped.
+  const d = await bootDaemon(t);
+  await d.app.workers.find((w) => w.name === 'dispatcher')!.stop();
   const ws = await d.workspace('acme');
   const other = await d.workspace('other');
   const now = d.clock.now().getTime();
   const iso = (ms: number) => new Date(ms).toISOString();
 
-  // A message accepted `age` ago and then set to `status` (scheduled first, so no worker moves it).
+  // A message accepted `age` ago and then set to `status`.
   const seed = async (status: string, age: number, set: Record<string, unknown> = {}, key = ws.test) => {
     const r = await d.request('POST', '/v1/send', {
       key,
