@@ -338,18 +338,21 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
       });
     },
     listening: () => server?.server.listening === true,
-    close: () =>
-      new Promise((resolve) => {
-        if (!server || !server.server.listening) return resolve();
-        // smtp-server waits for sessions to end by themselves; cut them after a short grace.
-        const grace = setTimeout(() => {
-          for (const s of sockets) s.destroy();
-        }, 2_000);
-        grace.unref();
-        server.close(() => {
-          clearTimeout(grace);
-          resolve();
-        });
-      }),
+    close: () => (server ? closeServer(server, sockets) : Promise.resolve()),
   };
+}
+
+/** Stops an smtp-server listening; its sessions are cut after a short grace (it would wait for them to end by themselves). */
+export function closeServer(server: SMTPServer, sockets: Iterable<Socket>): Promise<void> {
+  return new Promise((resolve) => {
+    if (!server.server.listening) return resolve();
+    const grace = setTimeout(() => {
+      for (const s of sockets) s.destroy();
+    }, 2_000);
+    grace.unref();
+    server.close(() => {
+      clearTimeout(grace);
+      resolve();
+    });
+  });
 }

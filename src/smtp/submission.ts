@@ -16,6 +16,7 @@ import type { Logger } from '../lib/logger.js';
 import type { Submission } from '../submission/submission.js';
 import type { Principal } from '../workspaces/keys.js';
 import { createClientLimits } from './client-limits.js';
+import { closeServer } from './listener.js';
 import { queuedReply, refusal, submissionVerdict } from './replies.js';
 import { loadTls } from './self-signed.js';
 import { guardSessions } from './session-guard.js';
@@ -165,23 +166,6 @@ export function createSubmissionListener(deps: SubmissionListenerDeps): Submissi
       return { port, tlsPort };
     },
     listening: () => servers.length > 0 && servers.every((s) => s.server.listening),
-    close: () =>
-      Promise.all(
-        servers.map(
-          (server) =>
-            new Promise<void>((resolve) => {
-              if (!server.server.listening) return resolve();
-              // smtp-server waits for sessions to end by themselves; cut them after a short grace.
-              const grace = setTimeout(() => {
-                for (const s of sockets) s.destroy();
-              }, 2_000);
-              grace.unref();
-              server.close(() => {
-                clearTimeout(grace);
-                resolve();
-              });
-            }),
-        ),
-      ).then(() => undefined),
+    close: () => Promise.all(servers.map((server) => closeServer(server, sockets))).then(() => undefined),
   };
 }
