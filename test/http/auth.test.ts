@@ -3,6 +3,7 @@
 // scopes over every route (test/http/scope-matrix.test.ts).
 import t from 'tap';
 import { bootDaemon } from '../helpers/daemon.js';
+import { dashboardLogin } from '../helpers/dashboard.js';
 import { testDatabases } from '../helpers/databases.js';
 
 for (const db of testDatabases()) {
@@ -60,5 +61,35 @@ for (const db of testDatabases()) {
     const refused = await asScoped('/v1/context');
     t.equal(refused.status, 403);
     t.match(refused.body, { error: { code: 'insufficient_scope', message: 'this key lacks the read scope', scope: 'read' } });
+  });
+
+  t.test(`a request without the header may come from a dashboard session; a header always decides (${db})`, async (t) => {
+    const d = await bootDaemon(t, { db });
+    const acme = await d.workspace('acme');
+    const beta = await d.workspace('beta');
+    const owner = await dashboardLogin(d);
+    const slugOf = (res: { body: any }) => res.body.workspace?.slug;
+
+    const bySession = await owner.request('GET', '/v1/context');
+    t.equal(bySession.status, 200, 'the session authenticates /v1 when no header is sent');
+    const chosen = slugOf(bySession);
+    t.ok(chosen === 'acme' || chosen === 'beta', `as the session's workspace (${chosen})`);
+
+    // With the session's cookie and a header, the header decides: another workspace's key is that
+    // workspace, a bad key is refused although the session is good.
+    const other = chosen === 'acme' ? beta : acme;
+    const withKey = await owner.request('GET', '/v1/context', undefined, { authorization: `Bearer ${other.live}` });
+    t.equal(withKey.status, 200);
+    t.equal(slugOf(withKey), chosen === 'acme' ? 'beta' : 'acme', "the key's workspace, not the session's");
+    const badKey = await owner.request('GET', '/v1/context', undefined, { authorization: `Bearer ${other.live.slice(0, -2)}zz` });
+    t.equal(badKey.status, 401, 'a bad key with a good session is refused');
+    t.match(badKey.body, { error: { code: 'unauthorized', message: 'invalid or revoked API key' } });
+
+    // A cookie that names no session is not a way in, and neither is no cookie at all.
+    const stale = await fetch(`${d.url}/v1/context`, { headers: { cookie: owner.cookie.replace(/=.*/, '=not-a-session') } });
+    t.equal(stale.status, 401, 'an unknown session');
+    const none = await fetch(`${d.url}/v1/context`);
+    t.equal(none.status, 401, 'neither header nor session');
+    t.match(await none.json(), { error: { code: 'unauthorized', message: /missing or malformed Authorization header/ } });
   });
 }
