@@ -99,7 +99,11 @@ const MODULES: RuleModule[] = [
     mutate: ['src/channels/email/tracking/tokens.ts'],
     tests: ['test/channels/email/tokens.test.ts', 'test/channels/email/rules.test.ts'],
   },
-  { name: 'session', mutate: ['src/http/dashboard/session.ts'], tests: ['test/http/dashboard/session.test.ts'] },
+  {
+    name: 'session',
+    mutate: ['src/http/dashboard/session.ts'],
+    tests: ['test/http/dashboard/session-rules.test.ts', 'test/http/dashboard/session.test.ts'],
+  },
   { name: 'send-input', mutate: ['src/outbound/send-input.ts'], tests: ['test/outbound/send-input.test.ts'] },
 ];
 
