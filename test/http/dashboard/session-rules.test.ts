@@ -49,17 +49,18 @@ function request(r: FakeRequest = {}): Request {
 }
 
 function response(): Response & { appended: [string, string][]; finish(status: number, code?: string): void } {
+  const locals: { errorCode?: string } = {};
   const res = Object.assign(new EventEmitter(), {
     appended: [] as [string, string][],
     statusCode: 200,
-    locals: {},
+    locals,
     append(name: string, value: string) {
       res.appended.push([name, value]);
       return res;
     },
     finish(status: number, code?: string) {
       res.statusCode = status;
-      if (code) res.locals.errorCode = code;
+      if (code) locals.errorCode = code;
       res.emit('finish');
     },
   });
