@@ -94,6 +94,9 @@ for (const db of testDatabases()) {
       const missing = await d.request('DELETE', '/v1/smtp-credentials/smc_nothere', { key: sendKey });
       t.equal(missing.status, 404);
       t.match(missing.body, { error: { code: 'not_found' } });
+      const escape = await d.request('DELETE', '/v1/smtp-credentials/%ZZ', { key: sendKey });
+      t.equal(escape.status, 400, 'a malformed escape in the id: 400');
+      t.match(escape.body, { error: { code: 'invalid_request' } });
     });
 
     t.test('listed without the secret; only its SHA-256 is stored', async (t) => {

@@ -4,6 +4,7 @@
 // environment and last use (never its secret), and once revoked gets 535.
 import t from 'tap';
 import { checkPage, launchBrowser, loggedIn } from '../../helpers/browser.js';
+import { dashboardLogin } from '../../helpers/dashboard.js';
 import { bootDaemon } from '../../helpers/daemon.js';
 import { testDatabases } from '../../helpers/databases.js';
 import { compose, smtplib } from '../../helpers/submission-clients.js';
@@ -89,5 +90,26 @@ for (const db of testDatabases()) {
     t.match(await settings.textContent(), /POSTERN_SUBMISSION_ENABLED=true/);
     t.equal(await settings.getByText('Port (STARTTLS)').count(), 0, 'no ports to copy');
     await checkPage(t, page, 'smtp-off');
+
+    // The JSON routes the page calls: a session with its CSRF token, bad input a 4xx in the envelope.
+    const owner = await dashboardLogin(daemon);
+    const ws = await daemon.app.workspaces.bySlug('acme');
+    await owner.select(ws.id, 'live');
+    const settings0 = await owner.request('GET', '/dashboard/api/smtp/settings');
+    t.match(settings0.body, { enabled: false, host: 'mx.postern.test', starttlsPort: null, tlsPort: null, usernames: ['apikey', 'acme'] });
+    const badEnv = await owner.request('POST', '/dashboard/api/smtp/credentials', { env: 'staging' });
+    t.equal(badEnv.status, 422);
+    t.match(badEnv.body, { error: { code: 'invalid_body' } });
+    const noCsrf = await owner.request('POST', '/dashboard/api/smtp/credentials', { env: 'live' }, { 'x-csrf-token': 'guessed' });
+    t.equal(noCsrf.status, 403, 'a wrong CSRF token is refused');
+    t.same((await owner.request('GET', '/dashboard/api/smtp/credentials')).body, { data: [] }, 'nothing was created');
+    const missing = await owner.request('POST', '/dashboard/api/smtp/credentials/smc_nothere/revoke');
+    t.equal(missing.status, 404);
+    // A credential of another workspace cannot be revoked from this one.
+    const other = await daemon.workspace('other');
+    const foreign = await daemon.app.smtpCredentials.create({ id: other.id }, { env: 'live' });
+    const cross = await owner.request('POST', `/dashboard/api/smtp/credentials/${foreign.credential.id}/revoke`);
+    t.equal(cross.status, 404, "another workspace's credential is not found");
+    t.equal((await daemon.app.smtpCredentials.list(other.id))[0].revokedAt, null, 'and stays unrevoked');
   });
 }
