@@ -3,7 +3,8 @@
 // is read), and used by real clients (Python's smtplib and swaks, STARTTLS on the submission port)
 // as AUTH's user name and password. A live credential submits live messages, a test one test-mode
 // messages; last use moves at most once a minute; a revoked credential gets 535 and an audit entry
-// like a revoked key; the secret appears in no listing and no log line.
+// like a revoked key; the secret appears in no listing and no log line, and is no bearer token. A
+// credential has an `api-send` budget of its own, as one more send-scoped key would.
 import { createHash } from 'node:crypto';
 import t from 'tap';
 import { bootDaemon, type TestDaemon } from '../helpers/daemon.js';
@@ -160,6 +161,12 @@ for (const db of testDatabases()) {
       t.equal(mx.sink.received.filter((m) => m.raw.toString().includes('From cred-test')).length, 0, 'nothing reached the MX');
     });
 
+    t.test('a credential is no API key: its secret as a bearer token is a 401', async (t) => {
+      const r = await d.request('GET', '/v1/context', { key: live.secret });
+      t.equal(r.status, 401);
+      t.match(r.body, { error: { code: 'unauthorized' } });
+    });
+
     t.test('a secret goes with its own user name only', async (t) => {
       const asKey = await smtplib(port, await submission('cred-apikey', 'apikey', live.secret), { tls: 'starttls', mechanism: 'PLAIN' });
       t.match(asKey.login, [535, /own user name/], 'the secret with apikey: 535');
@@ -201,5 +208,36 @@ for (const db of testDatabases()) {
       t.notOk(all.includes(live.secret), 'the live secret is not logged');
       t.notOk(all.includes(live.secret.slice(8)), 'nor its random part');
     });
+  });
+
+  t.test(`a credential has a send budget of its own, as a key does (${db})`, async (t) => {
+    // One send a second, on the daemon's manual clock: nothing refills until the test moves it.
+    const d = await bootDaemon(t, { db, env: { POSTERN_SUBMISSION_ENABLED: 'true', POSTERN_RATE_LIMIT_SEND: '1' } });
+    const acme = await d.workspace('acme', { plan: 'pro' });
+    await addVerifiedDomain(d.app, acme.id, 'acme.example');
+    const one = (await d.app.smtpCredentials.create({ id: acme.id }, { env: 'test' })) as { credential: Credential; secret: string };
+    const two = (await d.app.smtpCredentials.create({ id: acme.id }, { env: 'test' })) as { credential: Credential; secret: string };
+    const send = async (c: { credential: Credential; secret: string }, client: string) =>
+      smtplib(
+        d.submissionPort!,
+        {
+          user: c.credential.username,
+          password: c.secret,
+          from: 'app@acme.example',
+          to: [`one.${client}@example.net`],
+          raw: await compose({ from: 'app@acme.example', to: `one.${client}@example.net`, subject: client, text: 'hello' }),
+        },
+        { tls: 'starttls' },
+      );
+    t.match((await send(one, 'first')).data, [250], 'the first transaction goes through');
+    t.match((await send(one, 'second')).mail, [451, /4\.7\.0 the key's send rate limit is exceeded, try again in 1 s/], 'the second waits');
+    t.match((await send(two, 'other')).data, [250], 'another credential has its own budget');
+    const api = await d.request('POST', '/v1/send-raw', {
+      key: acme.test,
+      body: { to: 'api@example.net', from: 'app@acme.example', channel: 'email', content: { subject: 'api', text: 'hello' } },
+    });
+    t.equal(api.status, 202, "and so has the workspace's API key");
+    d.clock.advance(1000);
+    t.match((await send(one, 'third')).data, [250], 'a second later, it has room again');
   });
 }
