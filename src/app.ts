@@ -47,6 +47,7 @@ import { suppressionRoutes } from './http/routes/suppressions.js';
 import { templateRoutes } from './http/routes/templates.js';
 import { trackingRoutes } from './http/routes/tracking.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
+import { smtpCredentialRoutes } from './http/routes/smtp-credentials.js';
 import { dashboardRoutes } from './http/dashboard/routes.js';
 import { sessionPrincipal } from './http/dashboard/session.js';
 import { createHttpApp, listRoutes, type Readiness, type RouteEntry } from './http/server.js';
@@ -80,6 +81,7 @@ import { createOutbound, DISPATCHER_WORKER, type Outbound } from './outbound/out
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
 import { createSubmissionListener, type SubmissionListener } from './smtp/submission.js';
 import { createCredentials } from './submission/credentials.js';
+import { createSmtpCredentialStore, type SmtpCredentialStore } from './submission/smtp-credentials.js';
 import { createSubmission } from './submission/submission.js';
 import { createAuthThrottle } from './submission/throttle.js';
 import { currentCertificate } from './smtp/self-signed.js';
@@ -105,6 +107,8 @@ export interface AppOptions {
 export interface App extends Deps {
   workspaces: WorkspaceStore;
   keys: KeyStore;
+  /** SMTP credentials: user names and secrets for AUTH on the submission ports. */
+  smtpCredentials: SmtpCredentialStore;
   /** The dashboard's people, their sessions and the audit log of what they did. */
   operators: OperatorStore;
   sessions: SessionStore;
@@ -183,6 +187,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Domain modules.
   const workspaces = createWorkspaceStore(deps);
   const keys = createKeyStore({ ...deps, cacheTtlMs: config.auth.cacheTtl });
+  const smtpCredentials = createSmtpCredentialStore(deps);
   const templates = createTemplateStore(deps);
   // On PostgreSQL, what this node changes reaches the other nodes' tails (cluster/change-feed.ts),
   // once the daemon started it.
@@ -314,6 +319,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     inboundMessageRoutes({ messages: receivedMessages }),
     forwardingRoutes(forwarding),
     webhookRoutes(webhooks.endpoints),
+    smtpCredentialRoutes(smtpCredentials),
     reportRoutes(reports, () => clock.now()),
     destinationRoutes({
       destinations,
@@ -343,6 +349,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     audit,
     workspaces,
     keys,
+    smtpCredentials,
     connections,
     outbound,
     received: receivedMessages,
@@ -351,6 +358,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     webhooks: webhooks.endpoints,
     nodes,
     publicUrl,
+    submissionPorts: () => submissionPorts,
     emailSource: createEmailSource({ ...deps, publicUrl, tokens: emailTokens }),
   });
   const sessionAuth = sessionPrincipal({ sessions, workspaces, audit });
@@ -396,6 +404,7 @@ export async function createApp(options: AppOptions): Promise<App> {
           suppressions,
           credentials: createCredentials({
             keys,
+            smtpCredentials,
             audit,
             throttle: createAuthThrottle(deps, {
               windowMs: config.submission.authFailureWindow,
@@ -433,6 +442,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   let purgeTask: { stop(): unknown } | null = null;
 
   let httpPort = config.http.port;
+  // The submission ports as listened on (config until then; a test's port 0 becomes the real one).
+  let submissionPorts: { port: number; tlsPort: number | null } | null = config.submission.enabled
+    ? { port: config.submission.port, tlsPort: config.submission.tlsPort || null }
+    : null;
   let stopping: Promise<void> | null = null;
 
   // GET /readyz: the database answers (within 2 s), the listeners accept (metrics too when enabled), this build's migrations
@@ -476,6 +489,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...deps,
     workspaces,
     keys,
+    smtpCredentials,
     operators,
     sessions,
     audit,
@@ -516,7 +530,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       );
       httpPort = (httpServer.address() as AddressInfo).port;
       const smtpPort = await listening('smtp', config.smtp, () => smtp.listen());
-      const submissionPorts = submissionListener
+      submissionPorts = submissionListener
         ? await listening('submission', config.submission, () => submissionListener.listen(), ['submission.port', 'submission.tlsPort'])
         : null;
       const metricsPort = metricsServer ? await listening('metrics', config.metrics, () => listen(metricsServer, config.metrics)) : null;

@@ -26,6 +26,7 @@ import { nodeCommands } from './cli/nodes.js';
 import { queueCommands } from './cli/queue.js';
 import { operatorCommands } from './cli/operators.js';
 import { suppressionCommands } from './cli/suppressions.js';
+import { smtpCredentialCommands } from './cli/smtp-credentials.js';
 import { templateCommands } from './cli/templates.js';
 import { webhookCommands } from './cli/webhooks.js';
 import { workspaceCommands } from './cli/workspaces.js';
@@ -84,6 +85,7 @@ const appCommands: Command[] = [
   ...domainCommands,
   ...doctorCommands,
   ...webhookCommands,
+  ...smtpCredentialCommands,
   ...forwardingCommands,
   ...operatorCommands,
 ];

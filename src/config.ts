@@ -126,9 +126,10 @@ const schema = z.strictObject({
     postmasterAddress: z.union([z.literal(''), z.email()]),
   }),
   // SMTP submission for applications (docs/submission.md): 587 with STARTTLS before AUTH, 465 with
-  // implicit TLS (0: off), AUTH with an API key holding the send scope. Off by default. Failed AUTH
-  // is counted per user name and per client address over authFailureWindow; past the free
-  // failures, each further one doubles the wait before the next attempt is even looked at.
+  // implicit TLS (0: off), AUTH with an SMTP credential or an API key holding the send scope. Off
+  // by default. Failed AUTH is counted per user name and per client address over
+  // authFailureWindow; past the free failures, each further one doubles the wait before the next
+  // attempt is even looked at.
   submission: z.strictObject({
     enabled: z.boolean(),
     host: z.string().min(1),

@@ -97,6 +97,23 @@ export interface ApiKeysTable {
   last_used_at: string | null;
 }
 
+/** SMTP credentials (submission/smtp-credentials.ts): a user name and a secret for AUTH, nothing else. */
+export interface SmtpCredentialsTable {
+  /** Public id, `smc_…`. */
+  id: string;
+  workspace_id: string;
+  env: Env;
+  /** Generated, `smtp_` + 20 lowercase letters and digits; unique. */
+  username: string;
+  /** Hex SHA-256 of the whole secret (lib/bearer-secret.ts); the secret itself is never stored. */
+  secret_hash: string;
+  description: string;
+  created_at: string;
+  /** When an AUTH last succeeded with it, to the minute; null if never. */
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
 // --- events: the durable record of what happened, consumed by webhook delivery -----------------
 
 export interface EventsTable {
@@ -642,6 +659,7 @@ export interface TlsReportRowsTable {
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
+  smtp_credentials: SmtpCredentialsTable;
   events: EventsTable;
   domains: DomainsTable;
   webhook_endpoints: WebhookEndpointsTable;

@@ -1,10 +1,10 @@
 // API keys. The secret is `sk_live_`/`sk_test_` + 32 random bytes in base62, shown once; only its
-// SHA-256 is stored. The environment comes from the stored row, never from the prefix a client sends.
-import { createHash, randomBytes } from 'node:crypto';
+// SHA-256 is stored (lib/bearer-secret.ts, shared with the SMTP credentials). The environment
+// comes from the stored row, never from the prefix a client sends.
 import type { ApiKeysTable, Env } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError, invalidBody, notFound } from '../lib/errors.js';
-import { bytesToBase62 } from '../lib/ids.js';
+import { hashSecret, mintSecret } from '../lib/bearer-secret.js';
 import { BOX_SCOPES, parseScopes, type Scope } from './scopes.js';
 import type { Workspace } from './workspaces.js';
 
@@ -29,10 +29,6 @@ export interface Principal {
   env: Env;
   livemode: boolean;
   scopes: Scope[] | null;
-}
-
-function hashSecret(secret: string): string {
-  return createHash('sha256').update(secret).digest('hex');
 }
 
 const LAST_USED_RESOLUTION_MS = 60_000;
@@ -93,7 +89,7 @@ export function createKeyStore({ db, clock, ids, cacheTtlMs = 0 }: Pick<Deps, 'd
           },
         );
       }
-      const secret = `sk_${env}_${bytesToBase62(randomBytes(32))}`;
+      const secret = mintSecret(`sk_${env}_`);
       const row = {
         id: ids.uuid(),
         workspace_id: workspace.id,

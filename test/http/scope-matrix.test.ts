@@ -53,6 +53,8 @@ const TABLE: Row[] = [
   { scope: 'cancel', method: 'DELETE', path: '/v1/messages/:id' },
   { scope: 'inbound', method: null, path: /^\/v1\/inbound\// },
   { scope: 'webhooks', method: null, path: /^\/v1\/webhooks(\/|$)/ },
+  // SMTP credentials: no more than a send-scoped key can do, so a send key may make them.
+  { scope: 'send', method: null, path: /^\/v1\/smtp-credentials(\/|$)/ },
   { scope: 'cluster', method: 'GET', path: '/v1/nodes' },
 ];
 

@@ -12,6 +12,7 @@ import { routes as keyRoutes } from './pages/keys';
 import { Login, Setup } from './pages/login';
 import { routes as messageRoutes } from './pages/messages';
 import { routes as overviewRoutes } from './pages/overview';
+import { routes as smtpRoutes } from './pages/smtp';
 import { routes as suppressionRoutes } from './pages/suppressions';
 import { routes as templateRoutes } from './pages/templates';
 import { routes as webhookRoutes } from './pages/webhooks';
@@ -23,6 +24,7 @@ import './styles.css';
 const ROUTES: Route[] = [
   ...overviewRoutes,
   ...keyRoutes,
+  ...smtpRoutes,
   ...messageRoutes,
   ...templateRoutes,
   ...inboundRoutes,
@@ -43,6 +45,7 @@ const NAV: { href: string; label: string; ownerOnly?: boolean }[] = [
   { href: '/destinations', label: 'Destinations' },
   { href: '/connections', label: 'Connections' },
   { href: '/keys', label: 'API keys' },
+  { href: '/smtp', label: 'SMTP' },
   { href: '/workspaces', label: 'Workspaces & operators', ownerOnly: true },
   { href: '/audit', label: 'Audit log', ownerOnly: true },
   { href: '/nodes', label: 'Cluster nodes', ownerOnly: true },

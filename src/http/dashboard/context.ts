@@ -14,6 +14,7 @@ import type { Outbound } from '../../outbound/outbound.js';
 import type { TemplateStore } from '../../templates/store.js';
 import type { AuditLog } from '../../workspaces/audit.js';
 import type { KeyStore } from '../../workspaces/keys.js';
+import type { SmtpCredentialStore } from '../../submission/smtp-credentials.js';
 import type { OperatorStore } from '../../workspaces/operators.js';
 import type { SuppressionStore } from '../../suppressions/store.js';
 import type { EndpointStore } from '../../webhooks/endpoints.js';
@@ -30,6 +31,7 @@ export interface DashboardDeps {
   audit: AuditLog;
   workspaces: WorkspaceStore;
   keys: KeyStore;
+  smtpCredentials: SmtpCredentialStore;
   connections: ConnectionStore;
   outbound: Outbound;
   received: ReceivedReader;
@@ -39,6 +41,8 @@ export interface DashboardDeps {
   /** The nodes sharing the database. */
   nodes: Pick<NodeRegistry, 'list'>;
   publicUrl(): string;
+  /** The submission ports listened on (`tlsPort` null when off); null when submission is off. */
+  submissionPorts(): { port: number; tlsPort: number | null } | null;
   /** An email message as delivery would compose it (the source view). */
   emailSource: EmailSource;
 }

@@ -1,7 +1,7 @@
 // The dashboard adapter: served by the daemon under /dashboard (/ redirects there). Its own JSON
-// routes live under /dashboard/api (sessions, keys, workspaces, operators, audit, overview,
-// connections); every other page calls /v1 itself with the session cookie, so no rule is written
-// twice. Every response here carries the security headers; every state-changing call needs the
+// routes live under /dashboard/api (sessions, keys, SMTP credentials and settings, workspaces,
+// operators, audit, overview, connections); every other page calls /v1 itself with the session
+// cookie, so no rule is written twice. Every response here carries the security headers; every state-changing call needs the
 // CSRF token and is recorded in the audit log.
 import { Router, type RequestHandler } from 'express';
 import { AppError } from '../../lib/errors.js';
@@ -14,6 +14,7 @@ import type { DashboardDeps } from './context.js';
 import { inboundViewRoutes } from './inbound-view.js';
 import { messageApiRoutes, messageViewRoutes } from './message-view.js';
 import { overviewRoutes } from './overview.js';
+import { smtpRoutes } from './smtp.js';
 import { templateViewRoutes } from './template-view.js';
 import { templateApiRoutes } from './templates.js';
 import { suppressionExportRoutes } from './suppressions.js';
@@ -82,6 +83,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   api.use(templateApiRoutes(deps));
   api.use(suppressionExportRoutes(deps));
   api.use(webhookViewRoutes(deps));
+  api.use(smtpRoutes(deps));
   api.use(() => {
     throw new AppError('not_found', 'no such dashboard route');
   });

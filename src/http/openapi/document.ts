@@ -12,7 +12,7 @@ type Json = Record<string, unknown>;
 
 export const SCOPE_DOC: Record<string, string> = {
   read: 'read messages, templates (and render them), suppressions, connections',
-  send: 'send, retry, manage templates and suppressions',
+  send: 'send, retry, manage templates, suppressions and SMTP credentials',
   cancel: 'cancel messages',
   inbound: 'domains, addresses and received mail',
   webhooks: 'webhook endpoints and their deliveries',
@@ -199,6 +199,7 @@ export function buildOpenApiDocument(opts: { version: string }): Json {
       'reports',
       'destinations',
       'webhooks',
+      'submission',
       'cluster',
     ].map((name) => ({
       name,

@@ -34,6 +34,7 @@ import {
   updateEndpointSchema,
 } from '../../webhooks/schemas.js';
 import type { Scope } from '../../workspaces/scopes.js';
+import { createSmtpCredentialBody, smtpCredentialSchema, smtpCredentialWithSecretSchema } from '../../submission/smtp-credentials.js';
 
 /** A success answer: JSON with a schema, a Server-Sent Events stream, or bytes of a media type. */
 export type Success =
@@ -114,6 +115,7 @@ const messageId = { id: 'the public id of the message (`msg_…`)' };
 const slug = { slug: 'the template slug' };
 const destinationDomain = { domain: 'a destination domain, such as gmail.com' };
 const webhookId = { id: 'the endpoint id (`we_…`)' };
+const smtpCredentialId = { id: 'the credential id (`smc_…`)' };
 const receivedId = { id: 'the public id of the received message (`rcv_…`)' };
 
 export const OPERATIONS: Operation[] = [
@@ -728,6 +730,39 @@ export const OPERATIONS: Operation[] = [
     scope: 'webhooks',
     params: { ...webhookId, deliveryId: 'the delivery id' },
     success: [{ status: 200, description: 'the delivery', json: deliverySchema }],
+    errors: ['not_found'],
+  },
+  // SMTP credentials.
+  {
+    method: 'POST',
+    path: '/v1/smtp-credentials',
+    id: 'createSmtpCredential',
+    tag: 'submission',
+    summary: "Create an SMTP credential in the key's environment (the answer carries its secret, once)",
+    scope: 'send',
+    body: createSmtpCredentialBody,
+    success: [{ status: 201, description: 'the credential and its secret', json: smtpCredentialWithSecretSchema }],
+    errors: ['invalid_body'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/smtp-credentials',
+    id: 'listSmtpCredentials',
+    tag: 'submission',
+    summary: "List the SMTP credentials of the key's environment, newest first (never their secrets)",
+    scope: 'send',
+    success: [{ status: 200, description: 'the credentials', json: list(smtpCredentialSchema) }],
+    errors: [],
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/smtp-credentials/:id',
+    id: 'revokeSmtpCredential',
+    tag: 'submission',
+    summary: 'Revoke an SMTP credential: AUTH with it fails from then on',
+    scope: 'send',
+    params: smtpCredentialId,
+    success: [{ status: 200, description: 'the credential, revoked', json: smtpCredentialSchema }],
     errors: ['not_found'],
   },
 ];
