@@ -52,7 +52,7 @@ const MODULES: RuleModule[] = [
     name: 'routing',
     // The RCPT policy: the router, and the listener's RCPT TO handler that answers with its verdict.
     mutate: ['src/inbound/routing.ts', span('src/smtp/listener.ts', 'const destination = async (rcpt', '/** The Received header of')],
-    tests: ['test/inbound/routing.test.ts', 'test/smtp/protocol.test.ts'],
+    tests: ['test/inbound/routing.test.ts', 'test/inbound/routing-edges.test.ts', 'test/smtp/protocol.test.ts'],
   },
   {
     name: 'ssrf',
