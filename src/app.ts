@@ -398,6 +398,14 @@ export async function createApp(options: AppOptions): Promise<App> {
         config,
         log,
         clock,
+        observe: metrics
+          ? {
+              session: (port) => metrics.submissionSession(port),
+              auth: (outcome) => metrics.submissionAuth(outcome),
+              accepted: (recipients) => metrics.submissionAccepted(recipients),
+              rejected: (reason) => metrics.submissionRejected(reason),
+            }
+          : undefined,
         submission: createSubmission({
           ...deps,
           outbound,

@@ -94,6 +94,14 @@ export interface Metrics {
   inboundAccepted(): void;
   /** An inbound command refused, by the reason of its verdict (smtp/replies.ts). */
   inboundRejected(reason: string): void;
+  /** A connection opened to a submission listener (`submission`: 587, `submissions`: 465). */
+  submissionSession(port: 'submission' | 'submissions'): void;
+  /** One AUTH on a submission listener: accepted, failed (wrong or revoked secret), or throttled. */
+  submissionAuth(outcome: 'ok' | 'failed' | 'throttled'): void;
+  /** A submitted message accepted for every recipient (250 after DATA). */
+  submissionAccepted(recipients: number): void;
+  /** A submission command refused, by the reason of its verdict (smtp/replies.ts). */
+  submissionRejected(reason: string): void;
   /** The SPF/DKIM/DMARC/ARC results of one received message. */
   verification(verdicts: Partial<Record<(typeof VERIFICATION_CHECKS)[number], { result: string }>>): void;
   /** One webhook attempt: succeeded, retrying (failed, will be retried) or failed (gave up). */
@@ -174,6 +182,34 @@ export function createMetrics(deps: {
   const inboundRejected = new client.Counter({
     name: 'postern_inbound_rejected_total',
     help: 'Inbound SMTP commands refused, by reason',
+    labelNames: ['reason'] as const,
+    registers: [registry],
+  });
+  const submissionSessions = new client.Counter({
+    name: 'postern_submission_sessions_total',
+    help: 'Connections opened to the SMTP submission listeners, by port (submission 587, submissions 465)',
+    labelNames: ['port'] as const,
+    registers: [registry],
+  });
+  const submissionAuth = new client.Counter({
+    name: 'postern_submission_auth_total',
+    help: 'AUTH attempts on the submission listeners, by outcome (ok, failed, throttled)',
+    labelNames: ['outcome'] as const,
+    registers: [registry],
+  });
+  const submissionAccepted = new client.Counter({
+    name: 'postern_submission_accepted_total',
+    help: 'Submitted messages accepted (250 after DATA, every recipient committed)',
+    registers: [registry],
+  });
+  const submissionRecipients = new client.Counter({
+    name: 'postern_submission_recipients_total',
+    help: 'Recipients of the accepted submitted messages (one send each)',
+    registers: [registry],
+  });
+  const submissionRejected = new client.Counter({
+    name: 'postern_submission_rejected_total',
+    help: 'Submission commands refused, by reason',
     labelNames: ['reason'] as const,
     registers: [registry],
   });
@@ -364,6 +400,13 @@ export function createMetrics(deps: {
     smtpSession: () => smtpSessions.inc(),
     inboundAccepted: () => inboundAccepted.inc(),
     inboundRejected: (reason) => inboundRejected.inc({ reason }),
+    submissionSession: (port) => submissionSessions.inc({ port }),
+    submissionAuth: (outcome) => submissionAuth.inc({ outcome }),
+    submissionAccepted(recipients) {
+      submissionAccepted.inc();
+      submissionRecipients.inc(recipients);
+    },
+    submissionRejected: (reason) => submissionRejected.inc({ reason }),
     verification(verdicts) {
       for (const check of VERIFICATION_CHECKS) {
         const result = verdicts[check]?.result ?? 'none';

@@ -28,17 +28,26 @@ export interface SubmissionListener {
   close(): Promise<void>;
 }
 
+/** What the submission listeners tell metrics/ (through app.ts): sessions, AUTH outcomes, accepts and refusals. */
+export interface SubmissionObserver {
+  session(port: 'submission' | 'submissions'): void;
+  auth(outcome: 'ok' | 'failed' | 'throttled'): void;
+  accepted(recipients: number): void;
+  rejected(reason: string): void;
+}
+
 export interface SubmissionListenerDeps {
   config: Config;
   log: Logger;
   clock?: Clock;
   submission: Submission;
+  observe?: SubmissionObserver;
 }
 
 type Callback = (err?: Error | null) => void;
 
 export function createSubmissionListener(deps: SubmissionListenerDeps): SubmissionListener {
-  const { config, log, submission } = deps;
+  const { config, log, submission, observe } = deps;
   const smtp = config.smtp;
   const now = () => (deps.clock ? deps.clock.now() : new Date());
   const servers: SMTPServer[] = [];
@@ -47,9 +56,16 @@ export function createSubmissionListener(deps: SubmissionListenerDeps): Submissi
   /** Answers a handler's callback with the reply for `err`, or 451 for what has none. */
   const fail = (cb: Callback, err: unknown, session: SMTPServerSession, what: string) => {
     const verdict = submissionVerdict(err);
-    if (verdict) return cb(refusal(verdict));
-    if (isDatabaseUnavailable(err)) return cb(refusal({ kind: 'disconnect', reason: 'database-unavailable', host: config.hostname }));
+    if (verdict) {
+      observe?.rejected(verdict.reason);
+      return cb(refusal(verdict));
+    }
+    if (isDatabaseUnavailable(err)) {
+      observe?.rejected('database-unavailable');
+      return cb(refusal({ kind: 'disconnect', reason: 'database-unavailable', host: config.hostname }));
+    }
     log.error({ err, session: session.id }, `submission: ${what} failed`);
+    observe?.rejected('storage-failed');
     cb(refusal({ kind: 'denysoft', reason: 'storage-failed' }));
   };
   const principalOf = (session: SMTPServerSession) => session.user as unknown as Principal;
@@ -61,10 +77,14 @@ export function createSubmissionListener(deps: SubmissionListenerDeps): Submissi
       size += chunk.length;
       if (size <= smtp.maxSizeBytes) chunks.push(chunk);
     });
-    stream.once('error', (err) => callback(refusal({ kind: 'denysoft', reason: 'read-failed', detail: err.message })));
+    stream.once('error', (err) => {
+      observe?.rejected('read-failed');
+      callback(refusal({ kind: 'denysoft', reason: 'read-failed', detail: err.message }));
+    });
     // A client that goes away before its final dot never reaches 'end': nothing is submitted.
     stream.once('end', () => {
       if (stream.sizeExceeded || size > smtp.maxSizeBytes) {
+        observe?.rejected('too-large');
         return callback(refusal({ kind: 'deny', reason: 'too-large', maxBytes: smtp.maxSizeBytes }));
       }
       const raw = Buffer.concat(chunks);
@@ -74,7 +94,10 @@ export function createSubmissionListener(deps: SubmissionListenerDeps): Submissi
         rcptTo: session.envelope.rcptTo.map((a) => a.address),
       };
       submission.submit(principalOf(session), envelope, raw).then(
-        (ids) => callback(null, queuedReply(ids).message),
+        (ids) => {
+          observe?.accepted(ids.length);
+          callback(null, queuedReply(ids).message);
+        },
         (err) => fail(callback, err, session, 'submitting a message'),
       );
     });
@@ -102,8 +125,15 @@ export function createSubmissionListener(deps: SubmissionListenerDeps): Submissi
       disableReverseLookup: true,
       onAuth(auth, session, cb) {
         submission.authenticate(auth.username ?? '', auth.password ?? '', { ip: session.remoteAddress }).then(
-          (principal) => cb(null, { user: principal }),
-          (err) => fail(cb, err, session, 'AUTH'),
+          (principal) => {
+            observe?.auth('ok');
+            cb(null, { user: principal });
+          },
+          (err) => {
+            const reason = submissionVerdict(err)?.reason;
+            if (reason === 'auth-failed' || reason === 'auth-throttled') observe?.auth(reason === 'auth-failed' ? 'failed' : 'throttled');
+            fail(cb, err, session, 'AUTH');
+          },
         );
       },
       onMailFrom(address, session, cb) {
@@ -133,10 +163,12 @@ export function createSubmissionListener(deps: SubmissionListenerDeps): Submissi
       maxNoops: smtp.maxNoops,
       commandTimeoutMs: smtp.commandTimeout,
       log,
+      refused: (reason) => observe?.rejected(reason),
     });
     server.on('error', (err) => log.warn({ err }, 'submission smtp error'));
     // The same hard cap on a connection's lifetime as the MX listener's.
     server.server.on('connection', (socket: Socket) => {
+      observe?.session(secure ? 'submissions' : 'submission');
       sockets.add(socket);
       const timer = setTimeout(() => socket.destroy(), smtp.maxConnectionTime);
       timer.unref();
