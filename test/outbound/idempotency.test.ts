@@ -68,6 +68,39 @@ for (const db of testDatabases()) {
       t.equal(m.body.idempotencyKey, 'race-1');
     });
 
+    t.test('a batch (SMTP submission) that loses the race for one of its keys is accepted whole, its answers in order', async (t) => {
+      // The batch's first send and an API send with the same key meet at the accept check, so both
+      // miss the early lookup; the batch's second send then waits for the API send's answer, so the
+      // API send commits first and the batch's transaction meets the key taken.
+      let arrived = 0;
+      let openGate!: () => void;
+      const gate = new Promise<void>((r) => (openGate = r));
+      let apiAnswered!: () => void;
+      const apiDone = new Promise<void>((r) => (apiAnswered = r));
+      d.app.outbound.addAcceptCheck(async ({ message }) => {
+        if (message.recipient === 'batch-a@example.com' && arrived < 2) {
+          if (++arrived === 2) openGate();
+          await gate;
+        }
+        if (message.recipient === 'batch-b@example.com') await apiDone;
+      });
+      const sender = { workspace: { id: ws.id, plan: 'pro' }, livemode: false };
+      const batch = d.app.outbound.acceptMany(sender, [
+        { body: email('batch-a@example.com'), raw: true, idempotencyKey: 'batch-a' },
+        { body: email('batch-b@example.com'), raw: true, idempotencyKey: 'batch-b' },
+        { body: email('batch-c@example.com'), raw: true, idempotencyKey: null },
+      ]);
+      const api = await send('batch-a@example.com', 'batch-a');
+      apiAnswered();
+      const answers = await batch;
+      t.equal(api.status, 202);
+      t.equal(answers.length, 3, 'an answer for every send of the batch');
+      t.equal(answers[0].id, api.body.id, "the raced send answers with the API send's message");
+      t.same(await rowsFor(d, 'batch-a@example.com'), [api.body.id], 'one message for the raced key');
+      t.same(await rowsFor(d, 'batch-b@example.com'), [answers[1].id], 'the second send, once');
+      t.same(await rowsFor(d, 'batch-c@example.com'), [answers[2].id], 'the third, once');
+    });
+
     t.test('concurrent repeats of the send that uses up the quota: each gets its answer, not a refusal', async (t) => {
       // The free plan here allows one live message a month. Every repeat races into the accept
       // transaction with the original (as above); one that reached the quota before the key would
