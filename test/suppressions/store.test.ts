@@ -6,16 +6,29 @@
 import t from 'tap';
 import { ManualClock } from '../../src/lib/clock.js';
 import {
+  addSuppressionBody,
   createSuppressHook,
   createSuppressionCheck,
   createSuppressionStore,
   decodePosition,
   encodePosition,
+  listSuppressionsQuery,
 } from '../../src/suppressions/store.js';
 import { testDatabases } from '../helpers/databases.js';
 import { openMigrated } from '../helpers/migrated-database.js';
 
 const b64 = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
+
+t.test('the bodies the API takes: a detail of up to 500 characters, a time with any offset', async (t) => {
+  t.ok(addSuppressionBody.safeParse({ address: 'a@example.com', detail: 'asked by phone' }).success, 'a short detail');
+  t.ok(addSuppressionBody.safeParse({ address: 'a@example.com', detail: 'x'.repeat(500) }).success, '500 characters');
+  t.notOk(addSuppressionBody.safeParse({ address: 'a@example.com', detail: 'x'.repeat(501) }).success, '501');
+  t.equal(addSuppressionBody.parse({ address: 'a@example.com' }).reason, 'manual', 'the reason defaults to manual');
+  for (const before of ['2026-11-28T10:00:00Z', '2026-11-28T10:00:00.000Z', '2026-11-28T12:00:00+02:00']) {
+    t.ok(listSuppressionsQuery.safeParse({ before }).success, `before=${before}`);
+  }
+  t.notOk(listSuppressionsQuery.safeParse({ before: 'yesterday' }).success, 'not a time');
+});
 
 t.test('the cursor: what it encodes comes back; anything else is refused', async (t) => {
   const p = { createdAt: '2026-11-28T10:00:00.000Z', address: 'ann@example.com' };
@@ -80,6 +93,12 @@ for (const db of testDatabases()) {
       t.same(again, hard, 'the bounce stays');
       const manual = await store.add(live, { address: 'bob@example.com', reason: 'manual' });
       t.same(manual, hard, 'a second hard reason keeps the first');
+      tick();
+
+      // An unsubscribe again keeps the first: its time is when the recipient first asked.
+      const first = await store.add(live, { address: 'cid@example.com', reason: 'unsubscribe', detail: 'first', messageId: 'msg_3' });
+      tick();
+      t.same(await store.add(live, { address: 'cid@example.com', reason: 'unsubscribe', detail: 'second', messageId: 'msg_4' }), first);
       tick();
     });
 

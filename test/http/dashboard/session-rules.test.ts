@@ -103,6 +103,7 @@ t.test('the session cookie is found by its exact name among the others, trimmed'
   t.equal(token('  postern_session  =abc'), 'abc', 'so is the name');
   t.equal(token('xpostern_session=abc; postern_sessions=def'), null, 'a name that only contains it is another cookie');
   t.equal(token('theme; =abc'), null, 'a part without a name or without =');
+  t.equal(token('postern_sessionX'), null, 'a part without = is no cookie, although all but its last character is the name');
   t.equal(token('postern_session=a=b'), 'a=b', 'the value runs to the end of its part');
 });
 
