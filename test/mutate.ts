@@ -87,7 +87,7 @@ const MODULES: RuleModule[] = [
   {
     name: 'transport-security',
     mutate: ['src/channels/email/transport-security.ts'],
-    tests: ['test/channels/email/transport-security.test.ts'],
+    tests: ['test/channels/email/transport-security-rules.test.ts', 'test/channels/email/transport-security.test.ts'],
   },
   {
     name: 'srs',
