@@ -523,6 +523,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     routes: () => listRoutes(httpApp),
     publicUrl: () => derivePublicUrl(config, httpPort),
     async start() {
+      // Budgets shared in Redis from the first request (cluster/budgets.ts).
+      await budgets.ready();
       // The listeners first: a port in use stops the start before any worker runs.
       await listening(
         'http',

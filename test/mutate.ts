@@ -20,6 +20,11 @@ interface RuleModule {
   mutate: string[];
   /** Test files run against each mutant. */
   tests: string[];
+  /**
+   * Needs the test machine's PostgreSQL (docs/testing.md): its tests run their PostgreSQL legs,
+   * on POSTERN_TEST_DATABASE_URL or the machine's `test` database.
+   */
+  postgres?: boolean;
 }
 
 /**
@@ -82,7 +87,14 @@ const MODULES: RuleModule[] = [
   {
     name: 'budgets',
     mutate: ['src/cluster/budgets.ts', 'src/http/rate-limit.ts'],
-    tests: ['test/cluster/budget-store.test.ts', 'test/channels/email/rules.test.ts', 'test/http/edge.test.ts'],
+    // The shared stores are the module's point: PostgreSQL's bucket and Redis's windows.
+    tests: [
+      'test/cluster/budget-store.test.ts',
+      'test/cluster/budget-redis.test.ts',
+      'test/channels/email/rules.test.ts',
+      'test/http/edge.test.ts',
+    ],
+    postgres: true,
   },
   {
     name: 'transport-security',
@@ -150,8 +162,14 @@ async function runModule(m: RuleModule): Promise<Row> {
   // Each test file runs as `node file` under Stryker, where tap's own default of 30 s per file
   // applies (npm test gives 600): on a loaded machine a daemon test can need more.
   process.env.TAP_TIMEOUT ??= '600';
+  const databaseUrl = process.env.POSTERN_TEST_DATABASE_URL;
+  if (m.postgres) process.env.POSTERN_TEST_DATABASE_URL ||= 'postgres://postgres@127.0.0.1:5432/test';
+  else delete process.env.POSTERN_TEST_DATABASE_URL;
   // Stryker types logLevel as its own enum; 'warn' is that enum's value.
-  const results = await new Stryker(options as ConstructorParameters<typeof Stryker>[0]).runMutationTest();
+  const results = await new Stryker(options as ConstructorParameters<typeof Stryker>[0]).runMutationTest().finally(() => {
+    if (databaseUrl === undefined) delete process.env.POSTERN_TEST_DATABASE_URL;
+    else process.env.POSTERN_TEST_DATABASE_URL = databaseUrl;
+  });
   const count = (...statuses: string[]) => results.filter((r) => statuses.includes(r.status)).length;
   const killed = count('Killed');
   const timeout = count('Timeout');

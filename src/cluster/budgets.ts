@@ -43,6 +43,11 @@ export interface Budgets {
   readonly store: 'memory' | 'postgres' | 'redis';
   /** The budget `name` of `rate` per key. A rate of 0 refuses every take. */
   budget(name: string, rate: Rate): Budget;
+  /**
+   * Resolves once the shared store has answered or failed for the first time: takes before then
+   * would be kept per node (the daemon's start waits for it).
+   */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -92,9 +97,17 @@ export function createBudgets(opts: BudgetsOptions): Budgets {
       down = true;
     });
     redis.on('ready', () => (down = false));
+    // Commands are not queued while Redis is away (each node falls back at once), so until the
+    // first connection is made a take would be answered in process: the start waits for it, or
+    // for its first failure.
+    const first = new Promise<void>((resolve) => {
+      redis.once('ready', () => resolve());
+      redis.once('error', () => resolve());
+    });
     return {
       scope: 'cluster',
       store: 'redis',
+      ready: () => first,
       budget(name, rate) {
         if (rate.count <= 0) return memoryBudget(rate, clock);
         const window = { keyPrefix: `postern:${name}`, ...windowOf(rate) };
@@ -153,6 +166,7 @@ export function createBudgets(opts: BudgetsOptions): Budgets {
           },
         };
       },
+      ready: () => Promise.resolve(),
       close: () => pool.end(),
     };
   }
@@ -165,7 +179,7 @@ export function createBudgets(opts: BudgetsOptions): Budgets {
     if (!b) named.set(id, (b = memoryBudget(rate, clock)));
     return b;
   };
-  return { scope: 'node', store: 'memory', budget, close: async () => {} };
+  return { scope: 'node', store: 'memory', budget, ready: () => Promise.resolve(), close: async () => {} };
 }
 
 // One token bucket per key in one upsert: refilled for the time since its last take at the
