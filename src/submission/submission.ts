@@ -5,14 +5,7 @@
 // (outbound.acceptMany), so a 250 means every copy is committed and a refusal means none is.
 // Idempotency: a message's Message-ID and recipient make each send's key, so a client that
 // submits the same message again within 24 hours (a retry after a lost reply) gets the same ids.
-// Whether the sender's domain is a verified sending domain is asked at MAIL FROM and again for the
-// From header (usually the same domain), so it goes through the two-second cache of domain reads
-// (domains/read-cache.ts), as the DKIM key it is signed with on delivery already does: a domain
-// removed or no longer signing is refused at once on every node that hears `domains.changed` (this
-// node's changes, and a cluster's through the change feed), and within two seconds when changed
-// by another process that publishes nothing (the CLI).
 import type { Deps } from '../deps.js';
-import { domainReadCache } from '../domains/read-cache.js';
 import { domainOf, isVerifiedDomain } from '../domains/sending.js';
 import type { Outbound } from '../outbound/outbound.js';
 import { isEmailAddress } from '../outbound/send-input.js';
@@ -33,7 +26,7 @@ export interface Submission {
   submit(principal: Principal, envelope: { mailFrom: string; rcptTo: string[] }, raw: Buffer): Promise<string[]>;
 }
 
-export interface SubmissionDeps extends Pick<Deps, 'config' | 'db' | 'budgets' | 'clock' | 'bus'> {
+export interface SubmissionDeps extends Pick<Deps, 'config' | 'db' | 'budgets'> {
   credentials: Credentials;
   outbound: Pick<Outbound, 'acceptMany'>;
   suppressions: Pick<SuppressionStore, 'getMany'>;
@@ -46,16 +39,13 @@ export function createSubmission(deps: SubmissionDeps): Submission {
   const rate = config.rateLimit.send;
   // The API's send budget of the key: a key has one budget whichever way it sends.
   const budget = rate > 0 ? deps.budgets.budget('api-send', { count: rate, perMs: 1000 }) : null;
-  const verified = domainReadCache<boolean>({ bus: deps.bus, clock: deps.clock });
-  const isVerified = (workspaceId: string, domain: string) =>
-    verified(`${workspaceId}\u0000${domain}`, () => isVerifiedDomain(db, workspaceId, domain));
 
   async function checkSender(principal: Principal, address: string, what: string): Promise<void> {
     if (!address) {
       throw refused({ reason: 'sender-not-allowed', address, detail: `${what} is empty; use an address on a verified sending domain` });
     }
     const domain = domainOf(address);
-    if (!(await isVerified(principal.workspace.id, domain))) {
+    if (!(await isVerifiedDomain(db, principal.workspace.id, domain))) {
       throw refused({
         reason: 'sender-not-allowed',
         address,
