@@ -35,7 +35,9 @@ async function drive(seconds: number, inFlight: number, one: () => Promise<boole
 }
 
 export async function run(): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'bench', 'submission-daemon.ts')], {
+  // BENCH_CPU_PROF=<dir>: the daemon writes a V8 CPU profile there when it stops (node --cpu-prof).
+  const prof = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = spawn(process.execPath, [...prof, '--import', 'tsx', path.join(ROOT, 'bench', 'submission-daemon.ts')], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
