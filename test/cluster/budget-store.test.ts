@@ -2,6 +2,8 @@
 // process, on the application clock, whichever of several clients takes from it. Before, the
 // store counted wall-clock windows (a 2/min budget said "next slot in 60s" where the bucket says
 // 30 s), and concurrent takes could refill one interval twice.
+import net from 'node:net';
+import { Writable } from 'node:stream';
 import t from 'tap';
 import { createBudgets, memoryBudget } from '../../src/cluster/budgets.js';
 import { openDatabase } from '../../src/db/database.js';
@@ -46,4 +48,28 @@ t.test('a budget in PostgreSQL is the in-process bucket, shared', { skip }, asyn
     waits.filter((w) => w > 0).every((w) => w >= 1 && w <= 100),
     'the rest told when the next token comes',
   );
+});
+
+t.test('while PostgreSQL cannot be reached, the budget is kept in process and the outage logged once', async (t) => {
+  const server = net.createServer((socket) => socket.destroy());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const lines: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, cb) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      cb();
+    },
+  });
+  const clock = new ManualClock('2026-01-01T00:00:00Z');
+  const port = (server.address() as net.AddressInfo).port;
+  const budgets = createBudgets({ databaseUrl: `postgres://postgres@127.0.0.1:${port}/none`, clock, log: createLogger('warn', sink) });
+  t.teardown(() => budgets.close());
+  t.equal(budgets.store, 'postgres');
+  const budget = budgets.budget('api-send', { count: 2, perMs: 60_000 });
+  t.same([await budget.take('key1'), await budget.take('key1'), await budget.take('key1')], [0, 0, 30_000], 'the bucket, in process');
+  t.equal(await budget.take('key2'), 0, 'another key is not held up');
+  const warned = lines.filter((l) => l.includes('budgets in PostgreSQL cannot be reached; kept per node until they can'));
+  t.equal(warned.length, 1, 'one line for the outage, not one per take');
+  t.same(await budgets.budget('api-read', { count: 0, perMs: 1000 }).take('key1'), 1000, 'a rate of nothing refuses, without asking');
 });
