@@ -49,7 +49,12 @@ const MODULES: RuleModule[] = [
   {
     name: 'ledger',
     mutate: ['src/messages/transitions.ts', 'src/messages/ledger.ts'],
-    tests: ['test/messages/transitions.test.ts', 'test/messages/ledger-rules.test.ts', 'test/messages/ledger.test.ts'],
+    tests: [
+      'test/messages/transitions.test.ts',
+      'test/messages/ledger-rules.test.ts',
+      'test/messages/ledger-tails.test.ts',
+      'test/messages/ledger.test.ts',
+    ],
   },
   { name: 'cancel', mutate: ['src/outbound/cancel.ts'], tests: ['test/outbound/cancel.test.ts', 'test/outbound/cancel-race.test.ts'] },
   { name: 'accept', mutate: ['src/outbound/accept.ts'], tests: ['test/outbound/accept.test.ts', 'test/outbound/idempotency.test.ts'] },
