@@ -151,6 +151,10 @@ for (const db of testDatabases()) {
     t.match(reply, /^4\d\d 4\.\d\.\d /, 'a temporary refusal');
     t.match(reply, /postmaster/i, 'naming the postmaster mailbox');
     t.same(readdirSync(dir), ['old-mail'], 'nothing added');
+    t.notOk(
+      env.d.logs.some((l) => l.includes('smtp.postmasterAddress')),
+      'no smtp.postmasterAddress set: nothing said of one',
+    );
   });
 
   t.test(`a recipient lookup that fails answers 451, and the retry is accepted (${db})`, async (t) => {
