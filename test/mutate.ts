@@ -94,6 +94,7 @@ const MODULES: RuleModule[] = [
     mutate: ['src/cluster/budgets.ts', 'src/http/rate-limit.ts'],
     // The shared stores are the module's point: PostgreSQL's bucket and Redis's windows.
     tests: [
+      'test/http/rate-limit.test.ts',
       'test/cluster/budget-store.test.ts',
       'test/cluster/budget-redis.test.ts',
       'test/channels/email/rules.test.ts',

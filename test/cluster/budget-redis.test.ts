@@ -122,3 +122,18 @@ t.test('while Redis cannot be reached, the budget is kept in process; the outage
   t.ok((await local.take('key1')) > 0, 'the third is refused in process: the budget still holds');
   t.equal(await local.take('key2'), 0, 'another key is not held up');
 });
+
+t.test('a Redis that cannot be reached at the start: the start goes on, the budget is kept in process', async (t) => {
+  // A port that drops every connection as it comes.
+  const server = net.createServer((socket) => socket.destroy());
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const { lines, log } = logged();
+  const budgets = createBudgets({ redisUrl: `redis://127.0.0.1:${(server.address() as net.AddressInfo).port}`, clock, log });
+  t.teardown(() => budgets.close());
+  await budgets.ready();
+  t.equal(lines.filter((l) => l.includes('Redis is unreachable')).length, 1, 'ready once it failed, and said so');
+  const budget = budgets.budget('api-send', { count: 1, perMs: 60_000 });
+  t.equal(await budget.take('key1'), 0);
+  t.ok((await budget.take('key1')) > 0, 'the budget holds in process');
+});
