@@ -24,6 +24,7 @@ t.test('the in-process bucket: a burst of the rate, refilled continuously, the w
   clock.advance(600_000);
   t.same([await b.take('k'), await b.take('k'), await b.take('k')], [0, 0, 30_000], 'refilled up to the burst, no more');
   t.equal(await b.take('other'), 0, 'each key its own bucket');
+  t.equal(await b.take('k'), 30_000, "and a new key's bucket leaves the others as they were");
   t.equal(await memoryBudget({ count: 0, perMs: 1000 }, clock).take('k'), 1000, 'a rate of nothing refuses');
 
   const node = createBudgets({ clock, log: createLogger('silent') });
