@@ -5,30 +5,17 @@
 // process, logged once per outage, instead of refusing everything or letting everything through.
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
-import { Writable } from 'node:stream';
 import t from 'tap';
 import { createBudgets } from '../../src/cluster/budgets.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { createLogger } from '../../src/lib/logger.js';
 import { testRedisUrl } from '../helpers/databases.js';
+import { logLines } from '../helpers/log-lines.js';
 import { until } from '../helpers/until.js';
-
-/** A logger whose lines the test reads. */
-function logged() {
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk, _enc, cb) {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
-      cb();
-    },
-  });
-  return { lines, log: createLogger('warn', sink) };
-}
 
 const clock = new ManualClock('2026-01-01T00:00:00Z');
 
 t.test('a budget in Redis: one window per key and name, shared by every client', async (t) => {
-  const { log } = logged();
+  const { log } = logLines('warn');
   const a = createBudgets({ redisUrl: testRedisUrl(), clock, log });
   const b = createBudgets({ redisUrl: testRedisUrl(), clock, log });
   t.teardown(() => Promise.all([a.close(), b.close()]));
@@ -99,7 +86,7 @@ async function cuttableRedis(t: { teardown(fn: () => unknown): void }) {
 
 t.test('while Redis cannot be reached, the budget is kept in process; the outage is logged once', async (t) => {
   const redis = await cuttableRedis(t);
-  const { lines, log } = logged();
+  const { lines, log } = logLines('warn');
   const outages = () => lines.filter((l) => l.includes('Redis is unreachable; budgets are kept per node until it is back')).length;
   const budgets = createBudgets({ redisUrl: redis.url, clock, log });
   t.teardown(() => budgets.close());
@@ -128,7 +115,7 @@ t.test('a Redis that cannot be reached at the start: the start goes on, the budg
   const server = net.createServer((socket) => socket.destroy());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const { lines, log } = logged();
+  const { lines, log } = logLines('warn');
   const budgets = createBudgets({ redisUrl: `redis://127.0.0.1:${(server.address() as net.AddressInfo).port}`, clock, log });
   t.teardown(() => budgets.close());
   await budgets.ready();

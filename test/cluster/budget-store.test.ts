@@ -3,7 +3,6 @@
 // store counted wall-clock windows (a 2/min budget said "next slot in 60s" where the bucket says
 // 30 s), and concurrent takes could refill one interval twice.
 import net from 'node:net';
-import { Writable } from 'node:stream';
 import t from 'tap';
 import { createBudgets, memoryBudget } from '../../src/cluster/budgets.js';
 import { openDatabase } from '../../src/db/database.js';
@@ -11,6 +10,7 @@ import { migrateToLatest } from '../../src/db/migrate.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { freshPostgres } from '../helpers/databases.js';
+import { logLines } from '../helpers/log-lines.js';
 
 const skip = !process.env.POSTERN_TEST_DATABASE_URL && 'needs POSTERN_TEST_DATABASE_URL';
 const log = createLogger('silent');
@@ -54,16 +54,10 @@ t.test('while PostgreSQL cannot be reached, the budget is kept in process and th
   const server = net.createServer((socket) => socket.destroy());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
-  const lines: string[] = [];
-  const sink = new Writable({
-    write(chunk, _enc, cb) {
-      lines.push(...String(chunk).split('\n').filter(Boolean));
-      cb();
-    },
-  });
+  const { lines, log: warnings } = logLines('warn');
   const clock = new ManualClock('2026-01-01T00:00:00Z');
   const port = (server.address() as net.AddressInfo).port;
-  const budgets = createBudgets({ databaseUrl: `postgres://postgres@127.0.0.1:${port}/none`, clock, log: createLogger('warn', sink) });
+  const budgets = createBudgets({ databaseUrl: `postgres://postgres@127.0.0.1:${port}/none`, clock, log: warnings });
   t.teardown(() => budgets.close());
   t.equal(budgets.store, 'postgres');
   const budget = budgets.budget('api-send', { count: 2, perMs: 60_000 });

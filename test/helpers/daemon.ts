@@ -3,14 +3,13 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Writable } from 'node:stream';
 import { createApp, type App } from '../../src/app.js';
 import { main } from '../../src/cli.js';
 import { loadConfig } from '../../src/config.js';
 import { ManualClock } from '../../src/lib/clock.js';
-import { createLogger } from '../../src/lib/logger.js';
 import { freshPostgres, type TestDb } from './databases.js';
 import { startDnsServer } from './dns-server.js';
+import { logLines } from './log-lines.js';
 import { daemonContract } from './openapi-contract.js';
 
 interface Teardown {
@@ -99,14 +98,8 @@ export async function bootDaemon(t: Teardown, opts: BootOptions = {}): Promise<T
   };
   const config = loadConfig({ env });
   const clock = opts.clock ?? new ManualClock();
-  const logs: string[] = [];
-  const sink = new Writable({
-    write(chunk, _enc, cb) {
-      logs.push(...String(chunk).split('\n').filter(Boolean));
-      cb();
-    },
-  });
-  const app = await createApp({ config, clock, log: createLogger(config.log.level, sink) });
+  const { lines: logs, log } = logLines(config.log.level);
+  const app = await createApp({ config, clock, log });
   const ports = await app.start();
   const url = `http://127.0.0.1:${ports.http}`;
   let stopped = false;
