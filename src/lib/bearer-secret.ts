@@ -22,3 +22,12 @@ export function secretMatches(secret: string, hash: string): boolean {
   const b = Buffer.from(hash, 'hex');
   return a.length === b.length && timingSafeEqual(a, b);
 }
+
+// A secret's last use is kept to the minute: a use writes it only when the one stored is a minute
+// old or more, so a busy key or credential costs at most one write a minute.
+const LAST_USE_RESOLUTION_MS = 60_000;
+
+/** Whether a use at `now` (ms) should be written over the stored last use (ISO time, or null). */
+export function lastUseDue(lastUsedAt: string | null, now: number): boolean {
+  return lastUsedAt === null || Date.parse(lastUsedAt) + LAST_USE_RESOLUTION_MS <= now;
+}

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import type { Env, SmtpCredentialsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { hashSecret, mintSecret, secretMatches } from '../lib/bearer-secret.js';
+import { hashSecret, lastUseDue, mintSecret, secretMatches } from '../lib/bearer-secret.js';
 import { invalidBody, notFound, type Issue } from '../lib/errors.js';
 import type { Principal } from '../workspaces/keys.js';
 
@@ -56,7 +56,6 @@ export const smtpCredentialWithSecretSchema = smtpCredentialSchema.extend({ secr
 
 const USERNAME = /^smtp_[a-z0-9]{20}$/;
 const SECRET = /^sp_(live|test)_[0-9A-Za-z]{20,64}$/;
-const LAST_USED_RESOLUTION_MS = 60_000;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** Whether an AUTH user name is an SMTP credential's (rather than `apikey` or a workspace slug). */
@@ -170,7 +169,7 @@ export function createSmtpCredentialStore({ db, clock, ids }: Pick<Deps, 'db' | 
         .executeTakeFirst();
       if (!row || row.revoked_at !== null || !secretMatches(secret, row.secret_hash)) return null;
       const now = clock.now().getTime();
-      if (row.last_used_at === null || Date.parse(row.last_used_at) + LAST_USED_RESOLUTION_MS <= now) {
+      if (lastUseDue(row.last_used_at, now)) {
         await db
           .updateTable('smtp_credentials')
           .set({ last_used_at: new Date(now).toISOString() })

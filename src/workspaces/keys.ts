@@ -4,7 +4,7 @@
 import type { ApiKeysTable, Env } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError, invalidBody, notFound } from '../lib/errors.js';
-import { hashSecret, mintSecret } from '../lib/bearer-secret.js';
+import { hashSecret, lastUseDue, mintSecret } from '../lib/bearer-secret.js';
 import { BOX_SCOPES, parseScopes, type Scope } from './scopes.js';
 import type { Workspace } from './workspaces.js';
 
@@ -30,8 +30,6 @@ export interface Principal {
   livemode: boolean;
   scopes: Scope[] | null;
 }
-
-const LAST_USED_RESOLUTION_MS = 60_000;
 
 // Bearer tokens we could have issued: anything else is rejected before touching the database.
 const SECRET_SHAPE = /^sk_(live|test)_[0-9A-Za-z]{20,64}$/;
@@ -146,7 +144,7 @@ export function createKeyStore({ db, clock, ids, cacheTtlMs = 0 }: Pick<Deps, 'd
         return null;
       }
       // Last use is kept to the minute, written on a cache miss: at most one write a minute per key.
-      if (row.last_used_at === null || Date.parse(row.last_used_at) + LAST_USED_RESOLUTION_MS <= now) {
+      if (lastUseDue(row.last_used_at, now)) {
         void db
           .updateTable('api_keys')
           .set({ last_used_at: new Date(now).toISOString() })
