@@ -329,6 +329,20 @@ export function Field(props: { label: string; hint?: string; children: (id: stri
   );
 }
 
+/** The environment a new key or SMTP credential belongs to. */
+export function EnvField(props: { value: 'live' | 'test'; onChange: (env: 'live' | 'test') => void }) {
+  return (
+    <Field label="Environment">
+      {(id) => (
+        <select id={id} value={props.value} onChange={(e) => props.onChange(e.currentTarget.value as 'live' | 'test')}>
+          <option value="live">live</option>
+          <option value="test">test</option>
+        </select>
+      )}
+    </Field>
+  );
+}
+
 /** A definition list of label/value pairs (message and domain details). */
 export function Facts(props: { items: [string, ComponentChildren][] }) {
   return (

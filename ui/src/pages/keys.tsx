@@ -2,7 +2,20 @@
 // revocation. The environment of a new key is chosen in the form (live or test), not the top bar.
 import { useState } from 'preact/hooks';
 import { get, post } from '../api';
-import { Badge, ConfirmButton, ErrorLine, Field, Loading, Page, SecretOnce, Table, Time, useAction, useAsync } from '../components';
+import {
+  Badge,
+  ConfirmButton,
+  EnvField,
+  ErrorLine,
+  Field,
+  Loading,
+  Page,
+  SecretOnce,
+  Table,
+  Time,
+  useAction,
+  useAsync,
+} from '../components';
 import type { Route } from '../routes';
 import { useSelectionKey, useSession } from '../session';
 
@@ -54,14 +67,7 @@ function NewKey(props: { onCreated(secret: string): void }) {
             <input id={id} maxLength={100} placeholder="billing service" value={name} onInput={(e) => setName(e.currentTarget.value)} />
           )}
         </Field>
-        <Field label="Environment">
-          {(id) => (
-            <select id={id} value={env} onChange={(e) => setEnv(e.currentTarget.value as 'live' | 'test')}>
-              <option value="live">live</option>
-              <option value="test">test</option>
-            </select>
-          )}
-        </Field>
+        <EnvField value={env} onChange={setEnv} />
       </div>
       <fieldset>
         <legend>Scopes</legend>

@@ -6,6 +6,7 @@ import { get, post } from '../api';
 import {
   Badge,
   ConfirmButton,
+  EnvField,
   ErrorLine,
   Facts,
   Field,
@@ -109,14 +110,7 @@ function NewCredential(props: { onCreated(c: SmtpCredential, secret: string): vo
             <input id={id} maxLength={200} placeholder="gitea" value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
           )}
         </Field>
-        <Field label="Environment">
-          {(id) => (
-            <select id={id} value={env} onChange={(e) => setEnv(e.currentTarget.value as 'live' | 'test')}>
-              <option value="live">live</option>
-              <option value="test">test</option>
-            </select>
-          )}
-        </Field>
+        <EnvField value={env} onChange={setEnv} />
       </div>
       <p>
         <small class="muted">It may only submit mail, as a key with the send scope; a test credential submits test-mode messages.</small>
