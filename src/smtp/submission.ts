@@ -58,6 +58,8 @@ export function createSubmissionListener(deps: SubmissionListenerDeps): Submissi
     const verdict = submissionVerdict(err);
     if (verdict) {
       observe?.rejected(verdict.reason);
+      if (verdict.reason === 'auth-failed') observe?.auth('failed');
+      if (verdict.reason === 'auth-throttled') observe?.auth('throttled');
       return cb(refusal(verdict));
     }
     if (isDatabaseUnavailable(err)) {
@@ -129,11 +131,7 @@ export function createSubmissionListener(deps: SubmissionListenerDeps): Submissi
             observe?.auth('ok');
             cb(null, { user: principal });
           },
-          (err) => {
-            const reason = submissionVerdict(err)?.reason;
-            if (reason === 'auth-failed' || reason === 'auth-throttled') observe?.auth(reason === 'auth-failed' ? 'failed' : 'throttled');
-            fail(cb, err, session, 'AUTH');
-          },
+          (err) => fail(cb, err, session, 'AUTH'),
         );
       },
       onMailFrom(address, session, cb) {
