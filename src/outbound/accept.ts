@@ -6,11 +6,12 @@
 // checked and inserted (ON CONFLICT DO NOTHING) in the same transaction as the message. A concurrent repeat blocks on the
 // unique index (PostgreSQL) or on the single writer (SQLite) and then finds the original, so two
 // racing requests can never both create a message. Keys expire after 24 hours.
-import type { Transaction } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import { z } from 'zod';
 import type { Channel, ChannelContent, OutboundMessage } from '../channel.js';
+import { queriesFor } from '../db/compiled-queries.js';
 import type { Database } from '../db/schema.js';
-import { flag } from '../db/schema.js';
+import { flag, type Flag } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError, invalidBody, isAppError, type Issue } from '../lib/errors.js';
 import type { Ledger } from '../messages/ledger.js';
@@ -67,14 +68,20 @@ function monthOf(d: Date): string {
 export function createAccept(deps: AcceptDeps) {
   const { db, clock, ids, ledger } = deps;
 
+  // Compiled once: every SMTP submission carries a key (its Message-ID), read before and in the commit.
+  const queries = queriesFor(db);
+  const keyQuery = (q: Kysely<Database>, workspaceId: string, livemode: Flag, key: string) =>
+    queries.compiled('accept.idempotency', [workspaceId, livemode, key], () =>
+      q
+        .selectFrom('message_idempotency')
+        .select(['response', 'expires_at'])
+        .where('workspace_id', '=', workspaceId)
+        .where('livemode', '=', livemode)
+        .where('key', '=', key),
+    );
+
   async function findRepeat(sender: Sender, key: string): Promise<AcceptResponse | null> {
-    const row = await db
-      .selectFrom('message_idempotency')
-      .select(['response', 'expires_at'])
-      .where('workspace_id', '=', sender.workspace.id)
-      .where('livemode', '=', flag(sender.livemode))
-      .where('key', '=', key)
-      .executeTakeFirst();
+    const row = (await db.executeQuery(keyQuery(db, sender.workspace.id, flag(sender.livemode), key))).rows[0];
     if (!row || row.expires_at <= clock.now().toISOString()) return null;
     return JSON.parse(row.response) as AcceptResponse;
   }
@@ -208,13 +215,7 @@ export function createAccept(deps: AcceptDeps) {
 
     const expiresAt = new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString();
     const earlierIn = async (trx: Transaction<Database>, row: MessageRow, key: string) => {
-      const existing = await trx
-        .selectFrom('message_idempotency')
-        .select(['response', 'expires_at'])
-        .where('workspace_id', '=', row.workspace_id)
-        .where('livemode', '=', row.livemode)
-        .where('key', '=', key)
-        .executeTakeFirst();
+      const existing = (await trx.executeQuery(keyQuery(trx, row.workspace_id, row.livemode, key))).rows[0];
       if (existing && existing.expires_at > now.toISOString()) throw new Repeat(JSON.parse(existing.response));
       return existing;
     };
@@ -222,19 +223,23 @@ export function createAccept(deps: AcceptDeps) {
       // The key first: a concurrent repeat waits here on the unique key (PostgreSQL) until the
       // original commits and then answers as it did, before the quota could refuse it.
       if (key !== null) {
-        const ins = await trx
-          .insertInto('message_idempotency')
-          .values({
-            workspace_id: row.workspace_id,
-            livemode: row.livemode,
-            key,
-            message_id: row.id,
-            response: JSON.stringify(response),
-            expires_at: expiresAt,
-          })
-          .onConflict((oc) => oc.columns(['workspace_id', 'livemode', 'key']).doNothing())
-          .executeTakeFirst();
-        if (Number(ins.numInsertedOrUpdatedRows ?? 0) === 0) {
+        const values = {
+          workspace_id: row.workspace_id,
+          livemode: row.livemode,
+          key,
+          message_id: row.id,
+          response: JSON.stringify(response),
+          expires_at: expiresAt,
+        };
+        const ins = await trx.executeQuery(
+          queries.compiled('accept.idempotency.insert', Object.values(values), () =>
+            trx
+              .insertInto('message_idempotency')
+              .values(values)
+              .onConflict((oc) => oc.columns(['workspace_id', 'livemode', 'key']).doNothing()),
+          ),
+        );
+        if (Number(ins.numAffectedRows ?? 0) === 0) {
           // Taken meanwhile by a concurrent request (PostgreSQL waits for it to commit), or expired.
           await earlierIn(trx, row, key);
           await trx

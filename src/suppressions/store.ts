@@ -8,6 +8,7 @@
 // A stronger reason replaces `unsubscribe` (a bounce after an opt-out suppresses everything).
 import { sql } from 'kysely';
 import { z } from 'zod';
+import { queriesFor } from '../db/compiled-queries.js';
 import { escapeLike, isUniqueViolation } from '../db/database.js';
 import { flag, SUPPRESSION_REASONS, type SuppressionReason, type SuppressionsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
@@ -143,13 +144,19 @@ export function createSuppressionStore({ db, clock, ids }: Pick<Deps, 'db' | 'cl
     async getMany(scope, addresses) {
       const out = new Map<string, Suppression>();
       if (addresses.length === 0) return out;
-      const rows = await db
-        .selectFrom('suppressions')
-        .select(['address', 'reason', 'detail', 'message_public_id', 'created_at'])
-        .where('workspace_id', '=', scope.workspaceId)
-        .where('livemode', '=', flag(scope.livemode))
-        .where('address', 'in', addresses.map(normalizeAddress))
-        .execute();
+      const list = addresses.map(normalizeAddress);
+      const live = flag(scope.livemode);
+      const build = () =>
+        db
+          .selectFrom('suppressions')
+          .select(['address', 'reason', 'detail', 'message_public_id', 'created_at'])
+          .where('workspace_id', '=', scope.workspaceId)
+          .where('livemode', '=', live)
+          .where('address', 'in', list);
+      // Short lists are compiled once per length: SMTP submission asks at every RCPT, one address.
+      const query =
+        list.length <= 8 ? queriesFor(db).compiled(`suppressions.getMany:${list.length}`, [scope.workspaceId, live, ...list], build) : build().compile();
+      const { rows } = await db.executeQuery(query);
       for (const r of rows) out.set(r.address, toSuppression(r));
       return out;
     },
