@@ -17,9 +17,8 @@ import type { AddressObject, ParsedMail } from 'mailparser';
 import type * as Mailparser from 'mailparser';
 import type * as HtmlToText from 'html-to-text';
 import { lazyRequire } from '../lib/lazy.js';
-import { findBareLineEnding } from '../lib/line-endings.js';
 import { alternativeSkeleton, fillSkeleton } from './alternative-text.js';
-import { bodyStart, decodedText, isPlainText, mayBePlain } from './plain-text.js';
+import { bodyStart, decodedText, endsHeaderBlock, isPlainText, mayBePlain } from './plain-text.js';
 import { strippedReply } from './stripped-reply.js';
 
 const mailparser = lazyRequire<typeof Mailparser>('mailparser');
@@ -246,9 +245,7 @@ interface ForFields extends Bounded {
  * undecoded text and HTML parts as a skeleton with its bodies left out (alternative-text.ts).
  */
 async function parseForFields(raw: Buffer, end: number, maxParts: number): Promise<ForFields> {
-  // The first CRLF CRLF ends the header block only when every line end before it is a CRLF:
-  // mailparser also ends it at a blank line after a bare LF.
-  if (end === -1 || end > MAX_HEADER_BYTES || findBareLineEnding(raw.subarray(0, end)) !== -1) return parseBounded(raw, maxParts);
+  if (end === -1 || end > MAX_HEADER_BYTES || !endsHeaderBlock(raw, end)) return parseBounded(raw, maxParts);
   if (mayBePlain(raw, end)) {
     const head = await parseBounded(raw.subarray(0, bodyStart(end)), maxParts);
     if (head.parsed && head.partial === null && isPlainText(head.parsed)) {

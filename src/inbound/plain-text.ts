@@ -7,6 +7,7 @@
 // block says whether the message qualifies, and anything unexpected falls back to the whole parse.
 // test/inbound/plain-text.test.ts holds the result to mailparser's own, message by message.
 import type { ParsedMail } from 'mailparser';
+import { findBareLineEnding } from '../lib/line-endings.js';
 
 const HEADER_END = '\r\n\r\n';
 
@@ -47,6 +48,12 @@ export function isPlainText(parsed: ParsedMail): boolean {
   if (encoding !== undefined && !(typeof encoding === 'string' && UNDECODED_ENCODING.test(encoding))) return false;
   return !parsed.attachments?.length;
 }
+
+/**
+ * Whether the first CRLF CRLF of `raw`, at `end`, ends its header block: only when every line end
+ * before it is a CRLF, as mailparser also ends the block at a blank line after a bare LF.
+ */
+export const endsHeaderBlock = (raw: Buffer, end: number): boolean => findBareLineEnding(raw.subarray(0, end)) === -1;
 
 /** Where the body of a message whose header block ends at `end` begins. */
 export const bodyStart = (end: number): number => end + HEADER_END.length;

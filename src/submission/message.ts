@@ -5,6 +5,8 @@
 // it); what the send body has no field for — other headers, the MIME structure, inline images'
 // Content-IDs — does not travel. Bcc never reaches a header: recipients come from the envelope.
 import type * as Mailparser from 'mailparser';
+import type { ParsedMail } from 'mailparser';
+import { bodyStart, decodedText, endsHeaderBlock, isPlainText, mayBePlain } from '../inbound/plain-text.js';
 import { lazyRequire } from '../lib/lazy.js';
 import type { Issue } from '../lib/errors.js';
 import { readPosternHeaders, type PosternFields } from './headers.js';
@@ -37,14 +39,31 @@ function safeFilename(name: string | undefined, i: number, contentType: string):
   return `attachment-${i + 1}.${sub.slice(0, 10)}`;
 }
 
+const PARSE_OPTIONS = { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true } as const;
+
+/**
+ * The parse of a submitted message. A single plain text part (what scripts, monitors and most
+ * apps' notifications submit) has only its header block parsed and its text taken from the body,
+ * as a received one does (inbound/plain-text.ts: every decision about the form is mailparser's).
+ * `wholeParse` has mailparser parse everything: the answer the shortcut must equal, which
+ * test/submission/message.test.ts holds it to over generated messages.
+ */
+async function parse(raw: Buffer, wholeParse: boolean): Promise<{ parsed: ParsedMail; text: string | null }> {
+  const end = wholeParse ? -1 : raw.indexOf('\r\n\r\n');
+  if (end !== -1 && endsHeaderBlock(raw, end) && mayBePlain(raw, end)) {
+    const head = await mailparser()
+      .simpleParser(raw.subarray(0, bodyStart(end)), PARSE_OPTIONS)
+      .catch(() => null);
+    // mailparser gives no text at all for an empty body.
+    if (head && isPlainText(head)) return { parsed: head, text: decodedText(raw, bodyStart(end)) || null };
+  }
+  const parsed = await mailparser().simpleParser(raw, PARSE_OPTIONS);
+  return { parsed, text: parsed.text ?? null };
+}
+
 /** Reads a submitted message. Never throws on content: what cannot be used is in `issues`. */
-export async function readSubmitted(raw: Buffer): Promise<SubmittedMessage> {
-  const parsed = await mailparser().simpleParser(raw, {
-    skipHtmlToText: true,
-    skipTextToHtml: true,
-    skipImageLinks: true,
-    skipTextLinks: true,
-  });
+export async function readSubmitted(raw: Buffer, { wholeParse = false } = {}): Promise<SubmittedMessage> {
+  const { parsed, text } = await parse(raw, wholeParse);
   // The header as written, unfolded (mailparser leaves an unknown header's encoded words as they are).
   const header = (name: string): string | undefined => {
     const line = parsed.headerLines.find((l) => l.key === name)?.line;
@@ -69,7 +88,7 @@ export async function readSubmitted(raw: Buffer): Promise<SubmittedMessage> {
     fromCount: fromList.length,
     replyTo,
     subject: parsed.subject ?? '',
-    text: parsed.text ?? null,
+    text,
     html,
     attachments,
     messageId: parsed.messageId ? parsed.messageId.replace(/^<|>$/g, '') : null,

@@ -155,7 +155,9 @@ export function createSuppressionStore({ db, clock, ids }: Pick<Deps, 'db' | 'cl
           .where('address', 'in', list);
       // Short lists are compiled once per length: SMTP submission asks at every RCPT, one address.
       const query =
-        list.length <= 8 ? queriesFor(db).compiled(`suppressions.getMany:${list.length}`, [scope.workspaceId, live, ...list], build) : build().compile();
+        list.length <= 8
+          ? queriesFor(db).compiled(`suppressions.getMany:${list.length}`, [scope.workspaceId, live, ...list], build)
+          : build().compile();
       const { rows } = await db.executeQuery(query);
       for (const r of rows) out.set(r.address, toSuppression(r));
       return out;
