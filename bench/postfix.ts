@@ -4,7 +4,9 @@
 // `smtp-sink` on another (the method in docs/performance.md#postfix-beside-postern). Postfix
 // fsyncs each queue file before its 250 and verifies nothing. Started only when Postfix is
 // installed and the bench runs as root (Postfix's daemons drop to the `postfix` user);
-// BENCH_POSTFIX=0 leaves it out.
+// BENCH_POSTFIX=0 leaves it out. With `sasl`, smtpd is a submission server (STARTTLS, then AUTH
+// against Cyrus SASL's sasldb, relaying only for the authenticated: test/helpers/postfix.ts), which
+// needs saslpasswd2 (sasl2-bin) besides.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { postfixUnavailable, startPostfix as startPrivatePostfix } from '../test/helpers/postfix.js';
@@ -16,6 +18,8 @@ export interface Postfix {
   /** smtpd's port on 127.0.0.1. */
   port: number;
   version: string;
+  /** With `sasl`: what the client gives in AUTH PLAIN. */
+  auth: { user: string; pass: string } | null;
   /** Resolves once the queue is empty (every accepted message relayed to the sink), or after `timeoutMs`. */
   drained(timeoutMs?: number): Promise<boolean>;
   stop(): Promise<void>;
@@ -26,9 +30,9 @@ export interface Postfix {
  * or to `relayPort` on 127.0.0.1 when given (the outbound bench's sink, so both MTAs' deliveries
  * are counted by one clock).
  */
-export async function startPostfix(opts: { relayPort?: number } = {}): Promise<Postfix | { unavailable: string }> {
+export async function startPostfix(opts: { relayPort?: number; sasl?: boolean } = {}): Promise<Postfix | { unavailable: string }> {
   if (process.env.BENCH_POSTFIX === '0') return { unavailable: 'BENCH_POSTFIX=0' };
-  const why = postfixUnavailable() ?? (existsSync(SINK) ? null : 'postfix is not installed (apt-get install postfix)');
+  const why = postfixUnavailable({ sasl: opts.sasl }) ?? (existsSync(SINK) ? null : 'postfix is not installed (apt-get install postfix)');
   if (why) return { unavailable: why };
   const sinkPort = opts.relayPort ?? (await freePort());
   const sink: ChildProcess | null = opts.relayPort
@@ -41,6 +45,7 @@ export async function startPostfix(opts: { relayPort?: number } = {}): Promise<P
       prefix: 'postern-bench-postfix-',
       // Room for 100 client sessions besides the queue's own processes.
       settings: ['default_process_limit = 300'],
+      sasl: opts.sasl ? { user: 'bench', password: 'bench-secret' } : undefined,
     });
   } catch (err) {
     sink?.kill();
@@ -49,6 +54,7 @@ export async function startPostfix(opts: { relayPort?: number } = {}): Promise<P
   return {
     port: postfix.port,
     version: postfix.version,
+    auth: postfix.auth,
     async drained(timeoutMs = 120_000) {
       const until = Date.now() + timeoutMs;
       while (Date.now() < until) {
