@@ -8,7 +8,7 @@
 // against Cyrus SASL's sasldb, relaying only for the authenticated: test/helpers/postfix.ts), which
 // needs saslpasswd2 (sasl2-bin) besides.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { postfixUnavailable, startPostfix as startPrivatePostfix } from '../test/helpers/postfix.js';
 import { freePort } from '../test/helpers/ports.js';
 
@@ -20,6 +20,12 @@ export interface Postfix {
   version: string;
   /** With `sasl`: what the client gives in AUTH PLAIN. */
   auth: { user: string; pass: string } | null;
+  /**
+   * CPU seconds used so far by Postfix's processes: the live ones (user postfix, the sink excepted)
+   * and the master with the children it has reaped, so that a difference over a run also counts the
+   * processes that exited during it.
+   */
+  cpuSeconds(): number;
   /** Resolves once the queue is empty (every accepted message relayed to the sink), or after `timeoutMs`. */
   drained(timeoutMs?: number): Promise<boolean>;
   stop(): Promise<void>;
@@ -38,6 +44,7 @@ export async function startPostfix(opts: { relayPort?: number; sasl?: boolean } 
   const sink: ChildProcess | null = opts.relayPort
     ? null
     : spawn(SINK, ['-u', 'postfix', '-c', `127.0.0.1:${sinkPort}`, '1000'], { stdio: 'ignore' });
+  const postfixUid = Number(readFileSync('/etc/passwd', 'utf8').match(/^postfix:[^:]*:(\d+):/m)?.[1]);
   let postfix: Awaited<ReturnType<typeof startPrivatePostfix>>;
   try {
     postfix = await startPrivatePostfix({
@@ -55,6 +62,17 @@ export async function startPostfix(opts: { relayPort?: number; sasl?: boolean } 
     port: postfix.port,
     version: postfix.version,
     auth: postfix.auth,
+    cpuSeconds() {
+      const master = statFields(postfix.masterPid());
+      // Fields 14-17 of /proc/PID/stat: utime, stime, cutime, cstime, in clock ticks (100 per second).
+      let ticks = master ? master[11] + master[12] + master[13] + master[14] : NaN;
+      for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+        if (Number(pid) === sink?.pid || ownerOf(pid) !== postfixUid) continue;
+        const f = statFields(Number(pid));
+        if (f) ticks += f[11] + f[12];
+      }
+      return ticks / 100;
+    },
     async drained(timeoutMs = 120_000) {
       const until = Date.now() + timeoutMs;
       while (Date.now() < until) {
@@ -68,4 +86,21 @@ export async function startPostfix(opts: { relayPort?: number; sasl?: boolean } 
       sink?.kill();
     },
   };
+}
+
+/** The fields of /proc/PID/stat after the command name (field 3 first), or null when it is gone. */
+function statFields(pid: number): number[] | null {
+  try {
+    return readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ').map(Number);
+  } catch {
+    return null;
+  }
+}
+
+function ownerOf(pid: string): number | null {
+  try {
+    return statSync(`/proc/${pid}`).uid;
+  } catch {
+    return null;
+  }
 }
