@@ -83,7 +83,12 @@ export async function startPostfix(opts: { relayPort?: number; sasl?: boolean } 
     },
     async stop() {
       await postfix.stop();
-      sink?.kill();
+      // Awaited, so that a bench that exits right after leaves no sink behind, not even a zombie.
+      if (sink && sink.exitCode === null && sink.signalCode === null) {
+        const exited = new Promise((resolve) => sink.once('exit', resolve));
+        sink.kill();
+        await exited;
+      }
     },
   };
 }
