@@ -1,18 +1,36 @@
-// A small SMTP client on a raw socket for the benchmarks: no STARTTLS, no parsing beyond reply
-// codes, so the load generator's own CPU stays small on a shared 2-core machine. One instance is
-// one session; `send` may be called again on the same session (reused connections).
+// A small SMTP client on a raw socket for the benchmarks: no parsing beyond reply codes and the
+// EHLO keywords, so the load generator's own CPU stays small on a shared 2-core machine, and the
+// same client can be pointed at Postern and at Postfix (smtp-source cannot AUTH). One instance is
+// one session; `send` may be called again on the same session (reused connections). Optional
+// STARTTLS and AUTH PLAIN, once per session as a submission client does them; `sendPipelined`
+// puts a transaction in two writes (RFC 2920) where `send` waits for each reply in turn, so the
+// two together say what a client's round trips cost.
 import net from 'node:net';
+import tls from 'node:tls';
+
+export interface ClientOptions {
+  /** STARTTLS after the first EHLO (certificate not verified: the peers are throwaway), then EHLO again. */
+  starttls?: boolean;
+  /** AUTH PLAIN after STARTTLS (or after EHLO without it). */
+  auth?: { user: string; pass: string };
+}
 
 export class Client {
   private buf = '';
   private wait: ((line: string) => void) | null = null;
+  /** The EHLO keywords of the last EHLO (after STARTTLS, the second one's). */
+  private extensions = new Set<string>();
   private constructor(private socket: net.Socket) {
+    this.listen(socket);
+  }
+  private listen(socket: net.Socket) {
+    this.socket = socket;
     socket.setEncoding('latin1');
-    socket.setNoDelay(true);
     socket.on('data', (d: string) => {
       this.buf += d;
       this.pump();
     });
+    socket.on('error', () => {});
   }
   private pump() {
     if (!this.wait) return;
@@ -23,19 +41,43 @@ export class Client {
     this.wait = null;
     w(m[0]);
   }
-  static async open(port: number): Promise<Client> {
+  /** Opens a session on 127.0.0.1: greeting, EHLO, and STARTTLS and AUTH when asked. */
+  static async open(port: number, opts: ClientOptions = {}): Promise<Client> {
     const socket = net.connect(port, '127.0.0.1');
+    socket.setNoDelay(true);
     await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
     const c = new Client(socket);
-    socket.on('error', () => {});
     await c.expect(220);
-    await c.cmd('EHLO bench.example.org', 250);
+    await c.ehlo();
+    if (opts.starttls) {
+      await c.cmd('STARTTLS', 220);
+      // The server says nothing more until the handshake, so nothing is left in the plain buffer.
+      socket.removeAllListeners('data');
+      const secure = tls.connect({ socket, rejectUnauthorized: false });
+      await new Promise<void>((resolve, reject) => secure.once('secureConnect', resolve).once('error', reject));
+      c.listen(secure);
+      await c.ehlo();
+    }
+    if (opts.auth) await c.cmd(`AUTH PLAIN ${Buffer.from(`\0${opts.auth.user}\0${opts.auth.pass}`).toString('base64')}`, 235);
     return c;
   }
-  expect(code: number): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.wait = (reply) => (reply.startsWith(String(code)) ? resolve() : reject(new Error(reply.trim())));
+  private async ehlo() {
+    const p = this.reply();
+    this.socket.write('EHLO bench.example.org\r\n');
+    const reply = await p;
+    if (!reply.startsWith('250')) throw new Error(reply.trim());
+    this.extensions = new Set(reply.split('\n').map((l) => l.slice(4).split(' ')[0].trim().toUpperCase()));
+  }
+  /** The next reply, whole (multi-line replies joined). */
+  private reply(): Promise<string> {
+    return new Promise((resolve) => {
+      this.wait = resolve;
       this.pump();
+    });
+  }
+  expect(code: number): Promise<void> {
+    return this.reply().then((reply) => {
+      if (!reply.startsWith(String(code))) throw new Error(reply.trim());
     });
   }
   cmd(line: string, code: number): Promise<void> {
@@ -51,6 +93,27 @@ export class Client {
     this.socket.write(body);
     this.socket.write('.\r\n');
     await p;
+  }
+  /**
+   * One transaction in two round trips (RFC 2920): MAIL, RCPT and DATA in one write, their replies
+   * read in order, then the body and its "." in one write. A refusal anywhere rejects, after RSET
+   * when the transaction was left open, so the session stays usable. `body` is dot-stuffed already.
+   */
+  async sendPipelined(from: string, to: string[], body: Buffer): Promise<void> {
+    if (!this.extensions.has('PIPELINING')) throw new Error('the server does not offer PIPELINING');
+    this.socket.write([`MAIL FROM:<${from}>`, ...to.map((r) => `RCPT TO:<${r}>`), 'DATA', ''].join('\r\n'));
+    const replies: string[] = [];
+    for (let i = 0; i < to.length + 2; i++) replies.push(await this.reply());
+    const data = replies[replies.length - 1];
+    if (data.startsWith('354')) {
+      // DATA was accepted, so every recipient that was not refused gets the message.
+      this.socket.write(Buffer.concat([body, Buffer.from('.\r\n')]));
+      replies.push(await this.reply());
+    } else if (replies[0].startsWith('250')) {
+      await this.cmd('RSET', 250);
+    }
+    const refused = replies.find((r, i) => !r.startsWith(i === to.length + 1 ? '354' : '250'));
+    if (refused) throw new Error(refused.trim());
   }
   close() {
     this.socket.end('QUIT\r\n');
