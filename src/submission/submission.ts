@@ -96,7 +96,8 @@ export function createSubmission(deps: SubmissionDeps): Submission {
       if (!m.from || m.fromCount !== 1) {
         throw refused({ reason: 'message-invalid', detail: 'the message needs a From header with exactly one address' });
       }
-      await checkSender(principal, m.from.address, 'the From address');
+      // A From on the envelope sender's domain was checked at MAIL FROM, moments ago in this session.
+      if (domainOf(m.from.address) !== domainOf(envelope.mailFrom)) await checkSender(principal, m.from.address, 'the From address');
       const items = envelope.rcptTo.map((to) => ({
         ...bodyFor(m, to),
         idempotencyKey: m.messageId ? `smtp:${m.messageId}:${to.toLowerCase()}`.slice(0, 255) : null,
