@@ -162,8 +162,6 @@ function cachingStatements(sqlite: SQLite.Database): SqliteDatabase {
         cache.set(text, stmt);
       }
       const cached = stmt;
-      const g = globalThis as unknown as { __sql?: Map<string, number> };
-      if (g.__sql) g.__sql.set(text, (g.__sql.get(text) ?? 0) + 1);
       return {
         reader: cached.reader,
         all: (params: ReadonlyArray<unknown>) => cached.all(params),
