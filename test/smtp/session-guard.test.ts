@@ -18,6 +18,25 @@ async function deliver(c: RawSmtp, to: string, subject: string): Promise<string>
 }
 
 for (const db of testDatabases()) {
+  t.test(`a pipelined group gets every reply, in order, and a message sent after it is stored (${db})`, async (t) => {
+    // Replies made in one turn of the event loop leave in one write (session-guard.ts corks the
+    // socket): what a pipelining client reads must be what it would read one command at a time.
+    const env = await setup(t, { db });
+    const a = await createAddress(env, { localPart: 'inbox' });
+    const c = await RawSmtp.connect(env.d.smtpPort);
+    t.match(await c.cmd('EHLO pipe.example.org'), /250-PIPELINING/);
+    for (let round = 0; round < 2; round++) {
+      c.write(`MAIL FROM:<sender@example.org>\r\nRCPT TO:<someone@not-ours.example>\r\nRCPT TO:<${a.address}>\r\nDATA\r\n`);
+      t.match(await c.reply(), /^250 /, `round ${round + 1}: MAIL`);
+      t.equal(await c.reply(), '550 5.7.1 <someone@not-ours.example>: relay access denied', 'the refused recipient');
+      t.match(await c.reply(), /^250 /, 'the address of ours');
+      t.match(await c.reply(), /^354 /, 'DATA');
+      t.match(await c.cmd(simpleMail({ to: a.address, subject: `Pipelined ${round + 1}` }) + '.'), /^250 2\.0\.0 Ok: stored as rcv_/);
+    }
+    t.match(await c.cmd('QUIT'), /^221 /);
+    c.close();
+  });
+
   t.test(`per-address connection limit: the next connection of that address gets 421, others still connect (${db})`, async (t) => {
     const env = await setup(t, {
       db,
