@@ -18,7 +18,7 @@ import type * as Mailparser from 'mailparser';
 import type * as HtmlToText from 'html-to-text';
 import { lazyRequire } from '../lib/lazy.js';
 import { alternativeSkeleton, fillSkeleton } from './alternative-text.js';
-import { bodyStart, decodedText, endsHeaderBlock, isPlainText, mayBePlain } from './plain-text.js';
+import { endsHeaderBlock, plainTextShortcut } from './plain-text.js';
 import { strippedReply } from './stripped-reply.js';
 
 const mailparser = lazyRequire<typeof Mailparser>('mailparser');
@@ -246,12 +246,11 @@ interface ForFields extends Bounded {
  */
 async function parseForFields(raw: Buffer, end: number, maxParts: number): Promise<ForFields> {
   if (end === -1 || end > MAX_HEADER_BYTES || !endsHeaderBlock(raw, end)) return parseBounded(raw, maxParts);
-  if (mayBePlain(raw, end)) {
-    const head = await parseBounded(raw.subarray(0, bodyStart(end)), maxParts);
-    if (head.parsed && head.partial === null && isPlainText(head.parsed)) {
-      return { ...head, bodies: { text: decodedText(raw, bodyStart(end)), html: '', textAt: bodyStart(end) } };
-    }
-  }
+  const plain = await plainTextShortcut(raw, end, async (bytes) => {
+    const head = await parseBounded(bytes, maxParts);
+    return head.partial === null ? head : null;
+  });
+  if (plain) return { ...plain.head, bodies: { text: plain.text, html: '', textAt: plain.textAt } };
   const skeleton = alternativeSkeleton(raw, end);
   if (skeleton) {
     const cut = await parseBounded(skeleton.bytes, maxParts);

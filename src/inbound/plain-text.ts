@@ -65,3 +65,22 @@ export const bodyStart = (end: number): number => end + HEADER_END.length;
 export function decodedText(raw: Buffer, start: number, end = raw.length): string {
   return raw.toString('utf8', start, end).replaceAll('\r\n', '\n');
 }
+
+/**
+ * The shortcut as one decision, for received and submitted mail alike. `end` is the first CRLF
+ * CRLF of `raw`, one that ends its header block (endsHeaderBlock). When the glance allows a single
+ * plain text part, the block alone is parsed by `parseHead` (the caller's mailparser call, with its
+ * own limits; null for a parse it cannot use); when mailparser takes it as one, that parse is
+ * returned with the text read from the body. Null otherwise: the caller parses the whole message.
+ */
+export async function plainTextShortcut<H extends { parsed: ParsedMail | null }>(
+  raw: Buffer,
+  end: number,
+  parseHead: (head: Buffer) => Promise<H | null>,
+): Promise<{ head: H & { parsed: ParsedMail }; text: string; textAt: number } | null> {
+  if (!mayBePlain(raw, end)) return null;
+  const textAt = bodyStart(end);
+  const head = await parseHead(raw.subarray(0, textAt));
+  if (!head?.parsed || !isPlainText(head.parsed)) return null;
+  return { head: head as H & { parsed: ParsedMail }, text: decodedText(raw, textAt), textAt };
+}

@@ -6,7 +6,7 @@
 // Content-IDs — does not travel. Bcc never reaches a header: recipients come from the envelope.
 import type * as Mailparser from 'mailparser';
 import type { ParsedMail } from 'mailparser';
-import { bodyStart, decodedText, endsHeaderBlock, isPlainText, mayBePlain } from '../inbound/plain-text.js';
+import { endsHeaderBlock, plainTextShortcut } from '../inbound/plain-text.js';
 import { lazyRequire } from '../lib/lazy.js';
 import type { Issue } from '../lib/errors.js';
 import { readPosternHeaders, type PosternFields } from './headers.js';
@@ -50,12 +50,17 @@ const PARSE_OPTIONS = { skipHtmlToText: true, skipTextToHtml: true, skipImageLin
  */
 async function parse(raw: Buffer, wholeParse: boolean): Promise<{ parsed: ParsedMail; text: string | null }> {
   const end = wholeParse ? -1 : raw.indexOf('\r\n\r\n');
-  if (end !== -1 && endsHeaderBlock(raw, end) && mayBePlain(raw, end)) {
-    const head = await mailparser()
-      .simpleParser(raw.subarray(0, bodyStart(end)), PARSE_OPTIONS)
-      .catch(() => null);
+  if (end !== -1 && endsHeaderBlock(raw, end)) {
+    const plain = await plainTextShortcut(raw, end, (head) =>
+      mailparser()
+        .simpleParser(head, PARSE_OPTIONS)
+        .then(
+          (parsed) => ({ parsed }),
+          () => null,
+        ),
+    );
     // mailparser gives no text at all for an empty body.
-    if (head && isPlainText(head)) return { parsed: head, text: decodedText(raw, bodyStart(end)) || null };
+    if (plain) return { parsed: plain.head.parsed, text: plain.text || null };
   }
   const parsed = await mailparser().simpleParser(raw, PARSE_OPTIONS);
   return { parsed, text: parsed.text ?? null };

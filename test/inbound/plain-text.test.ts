@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import t from 'tap';
 import { simpleParser } from 'mailparser';
-import { bodyStart, decodedText, isPlainText, mayBePlain } from '../../src/inbound/plain-text.js';
+import { plainTextShortcut } from '../../src/inbound/plain-text.js';
 import { parseMessage } from '../../src/inbound/parse.js';
 import { render, singlePartMessage } from '../helpers/mime-arbitrary.js';
 import { holds } from '../helpers/property.js';
@@ -17,9 +17,9 @@ const OPTIONS = { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: tru
 /** What the shortcut gives for a message: its text, or null when it declines. */
 async function shortcut(raw: Buffer): Promise<string | null> {
   const end = raw.indexOf('\r\n\r\n');
-  if (end === -1 || !mayBePlain(raw, end)) return null;
-  const head = await simpleParser(raw.subarray(0, bodyStart(end)), OPTIONS);
-  return isPlainText(head) ? decodedText(raw, bodyStart(end)) : null;
+  if (end === -1) return null;
+  const plain = await plainTextShortcut(raw, end, async (head) => ({ parsed: await simpleParser(head, OPTIONS) }));
+  return plain?.text ?? null;
 }
 
 const TYPES = [

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import t from 'tap';
 import { simpleParser } from 'mailparser';
-import { bodyStart, endsHeaderBlock, isPlainText, mayBePlain } from '../../src/inbound/plain-text.js';
+import { endsHeaderBlock, plainTextShortcut } from '../../src/inbound/plain-text.js';
 import { readSubmitted } from '../../src/submission/message.js';
 import { anyMessage, render, singlePartMessage } from '../helpers/mime-arbitrary.js';
 import { holds } from '../helpers/property.js';
@@ -16,9 +16,13 @@ const same = async (raw: Buffer) => assert.deepStrictEqual(await readSubmitted(r
 /** Whether the shortcut takes the message (the same decisions as submission/message.ts). */
 async function taken(raw: Buffer): Promise<boolean> {
   const end = raw.indexOf('\r\n\r\n');
-  if (end === -1 || !endsHeaderBlock(raw, end) || !mayBePlain(raw, end)) return false;
-  const head = await simpleParser(raw.subarray(0, bodyStart(end)), { skipHtmlToText: true, skipTextToHtml: true }).catch(() => null);
-  return head !== null && isPlainText(head);
+  if (end === -1 || !endsHeaderBlock(raw, end)) return false;
+  const parse = (head: Buffer) =>
+    simpleParser(head, { skipHtmlToText: true, skipTextToHtml: true }).then(
+      (parsed) => ({ parsed }),
+      () => null,
+    );
+  return (await plainTextShortcut(raw, end, parse)) !== null;
 }
 
 t.test('generated single parts: the shortcut reads what the whole parse reads', async (t) => {
