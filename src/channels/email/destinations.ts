@@ -94,7 +94,16 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
   }, REFRESH_MS);
   timer.unref();
 
-  async function flush(): Promise<void> {
+  // Flushes run one after the other, and a read of the counts first waits for them (and flushes
+  // what is pending), so it sees every outcome recorded before it: a count taken out of `pending`
+  // and not yet in the database was missing from a read made meanwhile (a busy machine made that
+  // window long enough to see).
+  let flushing: Promise<void> = Promise.resolve();
+  function flush(): Promise<void> {
+    flushing = flushing.catch(() => {}).then(writePending);
+    return flushing;
+  }
+  async function writePending(): Promise<void> {
     if (pending.size === 0) return;
     const batch = [...pending];
     pending.clear();
@@ -126,6 +135,9 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
     }
   }
 
+  // Every outcome recorded so far in the database (a failed write was logged by the flush).
+  const counted = () => flush().catch((err: unknown) => log.warn({ err }, 'destinations: counts not saved'));
+
   function view(
     domain: string,
     workspaceId: string,
@@ -140,17 +152,16 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
         }
       | undefined,
   ): DestinationView {
-    const c = pending.get(`${workspaceId} ${domain}`);
     const b = backoffs.get(domain);
     const inForce = b && b.until > clock.now().getTime() ? b : null;
     return {
       domain,
-      delivered: Number(row?.delivered ?? 0) + (c?.delivered ?? 0),
-      deferred: Number(row?.deferred ?? 0) + (c?.deferred ?? 0),
-      bounced: Number(row?.bounced ?? 0) + (c?.bounced ?? 0),
-      lastError: c?.error?.text ?? row?.last_error ?? null,
-      lastCategory: c?.error?.category ?? row?.last_category ?? null,
-      lastErrorAt: c?.error?.at ?? row?.last_error_at ?? null,
+      delivered: Number(row?.delivered ?? 0),
+      deferred: Number(row?.deferred ?? 0),
+      bounced: Number(row?.bounced ?? 0),
+      lastError: row?.last_error ?? null,
+      lastCategory: row?.last_category ?? null,
+      lastErrorAt: row?.last_error_at ?? null,
       suspended: holds.has(`${domain} ${workspaceId}`) ? 'workspace' : holds.has(`${domain} `) ? 'operator' : null,
       backoffUntil: inForce ? new Date(inForce.until).toISOString() : null,
       backoffReason: inForce?.reason ?? null,
@@ -204,7 +215,7 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
 
     async list(workspaceId, opts) {
       await ready;
-      await load();
+      await Promise.all([load(), counted()]);
       let q = db.selectFrom('destination_stats').selectAll().where('workspace_id', '=', workspaceId).orderBy('domain').limit(opts.limit);
       if (opts.after) q = q.where('domain', '>', opts.after);
       const rows = await q.execute();
@@ -213,7 +224,7 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
 
     async get(workspaceId, domain) {
       await ready;
-      await load();
+      await Promise.all([load(), counted()]);
       const row = await db
         .selectFrom('destination_stats')
         .selectAll()

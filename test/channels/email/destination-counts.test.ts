@@ -1,0 +1,85 @@
+// A destination's counts are kept in memory and added to the database every couple of seconds
+// (channels/email/destinations.ts). A read made while such a write was under way missed what it
+// carried: taken out of memory, not yet in the database. On a busy machine that window was long
+// enough for `destinations.test.ts` to see `deferred: 0` after a deferral. Here the write is held
+// on a row lock the test takes, so the window is as long as the test wants it.
+import { sql } from 'kysely';
+import t from 'tap';
+import { createDestinations } from '../../../src/channels/email/destinations.js';
+import { createLogger } from '../../../src/lib/logger.js';
+import { testDatabases } from '../../helpers/databases.js';
+import { openMigrated } from '../../helpers/migrated-database.js';
+import { until } from '../../helpers/until.js';
+
+const AT = '2026-11-28T00:00:00.000Z';
+
+for (const dbName of testDatabases()) {
+  t.test(`a read of the counts sees what a write under way carries (${dbName})`, async (t) => {
+    if (dbName === 'sqlite') {
+      // SQLite's driver runs one statement at a time on its one connection: a read cannot
+      // overtake the write, and the window this test holds open does not exist there.
+      t.pass('SQLite: statements run one after the other on one connection; the window does not exist');
+      return;
+    }
+    const { db: plain } = await openMigrated(t, dbName);
+    // Counts the reads of the back-offs that came back: every read of the counts loads them first.
+    let loads = 0;
+    const backoffReads = new WeakSet<object>();
+    const db = plain.withPlugin({
+      transformQuery(args) {
+        if (args.node.kind === 'SelectQueryNode' && JSON.stringify(args.node.from).includes('destination_backoff'))
+          backoffReads.add(args.queryId);
+        return args.node;
+      },
+      transformResult: async (args) => {
+        if (backoffReads.has(args.queryId)) loads++;
+        return args.result;
+      },
+    });
+    await db
+      .insertInto('destination_stats')
+      .values({ workspace_id: 'ws', domain: 'slow.example', delivered: 0, deferred: 0, bounced: 0, updated_at: AT })
+      .execute();
+    const destinations = createDestinations({
+      db,
+      clock: { now: () => new Date(AT) },
+      log: createLogger('silent'),
+      backoff: { minMs: 60_000, maxMs: 3_600_000 },
+    });
+    t.teardown(() => destinations.close());
+
+    // The row locked by a transaction of the test's, until it lets go.
+    let letGo!: () => void;
+    const held = new Promise<void>((r) => (letGo = r));
+    let locked!: () => void;
+    const lockTaken = new Promise<void>((r) => (locked = r));
+    const lock = db.transaction().execute(async (trx) => {
+      await trx.selectFrom('destination_stats').select('domain').where('domain', '=', 'slow.example').forUpdate().execute();
+      locked();
+      await held;
+    });
+    await lockTaken;
+
+    destinations.record('ws', 'slow.example', 'deferred', { text: '451 4.7.1 slow down', category: 'rate_limited' });
+    const writing = destinations.flush();
+    // A positive signal first: the write is waiting for the lock.
+    await until('the count write waiting on the row lock', async () => {
+      const r = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+        where wait_event_type = 'Lock' and query like '%destination_stats%'`.execute(db);
+      return r.rows[0].n > 0;
+    });
+    await until('the first load of holds and back-offs', () => loads >= 1);
+    const reading = destinations.get('ws', 'slow.example');
+    let settled = false;
+    void reading.finally(() => (settled = true));
+    // The lock is let go once the read has read the counts (it settled), or has loaded the holds
+    // and back-offs it reads first and a few turns of the event loop passed: by then a read that
+    // does not wait for the write has sent its query, which the held write cannot be part of.
+    await until('the read to settle or to pass its first step', () => settled || loads >= 2);
+    for (let i = 0; i < 3 && !settled; i++) await new Promise((r) => setImmediate(r));
+    letGo();
+    await lock;
+    await writing;
+    t.match(await reading, { deferred: 1, lastCategory: 'rate_limited' }, 'the deferral is counted');
+  });
+}
