@@ -20,7 +20,12 @@
 // row locks (a read-decide-write) asks to run `alone`, so it does not hold up a batch.
 //
 // Two shapes share the queue:
-//   - createWriteBatcher: any write (a function of the transaction); on SQLite each inside its own
+//   - createWriteBatcher: any write (a function of the transaction), or an item of a bulk kind
+//     (`runBulk`): on PostgreSQL the items of one kind in a batch are handed together to the kind's
+//     `runMany`, which writes them with a few multi-row statements instead of a few each (the
+//     ledger's changes, messages/ledger.ts). On SQLite, where a statement costs no round trip, and
+//     when a PostgreSQL batch is retried write by write, each item runs alone (`runMany` of one),
+//     the plain path every kind's test holds its many-item path to. On SQLite each write runs inside its own
 //     SAVEPOINT, so a failing write (a quota, an idempotent repeat) rolls back alone. Commits start
 //     at most once per `windowMs` (`dispatcher.commitWindow`): a write that arrives when the last
 //     commit is older than the window is flushed on the next turn (no added latency when idle);
@@ -36,10 +41,30 @@ import type { Database } from './schema.js';
 
 export type Write<T> = (trx: Transaction<Database>) => Promise<T>;
 
+/**
+ * Writes of one kind that can be written many at once. `runMany` runs them in the caller's
+ * transaction and returns one result per item, in order; given many it must leave the database as
+ * running each alone (`runMany` of one), in order, would.
+ */
+export interface BulkKind<I, O> {
+  runMany(trx: Transaction<Database>, items: I[]): Promise<O[]>;
+}
+
 export interface WriteBatcher {
   /** Commits `write`; `alone` keeps it out of a batch on PostgreSQL (it may wait on other writers' locks). */
   run<T>(write: Write<T>, opts?: { alone?: boolean }): Promise<T>;
+  /** Commits `item` of `kind`, together with the other items of its kind in the batch on PostgreSQL. */
+  runBulk<I, O>(kind: BulkKind<I, O>, item: I): Promise<O>;
 }
+
+// An item of a bulk kind, queued as a write.
+interface BulkItem {
+  kind: BulkKind<unknown, unknown>;
+  item: unknown;
+}
+type Queued = Write<unknown> | BulkItem;
+const runAlone = (trx: Transaction<Database>, q: Queued): Promise<unknown> =>
+  typeof q === 'function' ? q(trx) : q.kind.runMany(trx, [q.item]).then((r) => r[0]);
 
 export interface BatchCommitter<I, O> {
   store(item: I): Promise<O>;
@@ -184,7 +209,10 @@ export function createWriteBatcher(
       return outcomes;
     },
   });
-  return { run: <T>(write: Write<T>) => submit(write) as Promise<T> };
+  return {
+    run: <T>(write: Write<T>) => submit(write) as Promise<T>,
+    runBulk: <I, O>(kind: BulkKind<I, O>, item: I) => submit((trx) => runAlone(trx, { kind, item })) as Promise<O>,
+  };
 }
 
 // Transactions of batched writes in flight at once on PostgreSQL: enough that one waiting on a
@@ -192,15 +220,35 @@ export function createWriteBatcher(
 const PG_PARALLEL = 3;
 
 function postgresWriteBatcher(db: Db, observe: ((seconds: number) => void) | undefined): WriteBatcher {
-  let queue: Pending<Write<unknown>>[] = [];
+  let queue: Pending<Queued>[] = [];
   let active = 0;
   let scheduled = false;
   const opts = {
     retryAlone: true,
     observe,
-    async runBatch(trx: Transaction<Database>, writes: Write<unknown>[]): Promise<Settled[]> {
-      const outcomes: Settled[] = [];
-      for (const write of writes) outcomes.push({ ok: true, value: await write(trx) });
+    async runBatch(trx: Transaction<Database>, writes: Queued[]): Promise<Settled[]> {
+      if (writes.length === 1) return [{ ok: true, value: await runAlone(trx, writes[0]) }];
+      const outcomes: Settled[] = new Array(writes.length);
+      // The items of each bulk kind, by their place in the batch; run when the kind is first met.
+      const kinds = new Map<BulkKind<unknown, unknown>, number[]>();
+      writes.forEach((w, i) => {
+        if (typeof w !== 'function') kinds.set(w.kind, [...(kinds.get(w.kind) ?? []), i]);
+      });
+      for (let i = 0; i < writes.length; i++) {
+        const w = writes[i];
+        if (typeof w === 'function') {
+          outcomes[i] = { ok: true, value: await w(trx) };
+          continue;
+        }
+        const places = kinds.get(w.kind);
+        if (!places) continue; // run with the first of its kind
+        kinds.delete(w.kind);
+        const values = await w.kind.runMany(
+          trx,
+          places.map((p) => (writes[p] as BulkItem).item),
+        );
+        places.forEach((p, k) => (outcomes[p] = { ok: true, value: values[k] }));
+      }
       return outcomes;
     },
   };
@@ -216,21 +264,24 @@ function postgresWriteBatcher(db: Db, observe: ((seconds: number) => void) | und
       });
     }
   }
+  const enqueue = (item: Queued): Promise<unknown> =>
+    new Promise((resolve, reject) => {
+      queue.push({ item, resolve, reject });
+      // One turn of the event loop first, so the writes of work already read join this batch.
+      if (!scheduled) {
+        scheduled = true;
+        setImmediate(() => {
+          scheduled = false;
+          start();
+        });
+      }
+    });
   return {
     run<T>(write: Write<T>, runOpts: { alone?: boolean } = {}): Promise<T> {
       if (runOpts.alone) return timed(db.transaction().execute(write), observe);
-      return new Promise<T>((resolve, reject) => {
-        queue.push({ item: write, resolve, reject });
-        // One turn of the event loop first, so the writes of work already read join this batch.
-        if (!scheduled) {
-          scheduled = true;
-          setImmediate(() => {
-            scheduled = false;
-            start();
-          });
-        }
-      });
+      return enqueue(write) as Promise<T>;
     },
+    runBulk: <I, O>(kind: BulkKind<I, O>, item: I) => enqueue({ kind, item }) as Promise<O>,
   };
 }
 

@@ -17,9 +17,11 @@ import { queriesFor } from '../db/compiled-queries.js';
 import { inList } from '../db/database.js';
 import { isSet, type Database, type EventType, type MessagesTable, type MessageStatus } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { recordEvent } from '../events/record.js';
+import type { BulkKind } from '../db/group-commit.js';
+import { recordEvent, recordEvents, type NewEvent } from '../events/record.js';
 import { AppError } from '../lib/errors.js';
 import { rowToMessage, type Message, type MessageRow, type TimelineEntry } from './message.js';
+import { insertMany, swapMany } from './ledger-many.js';
 import { canMove, type Trigger } from './transitions.js';
 
 export type RowPatch = Omit<Updateable<MessagesTable>, 'seq' | 'id' | 'status' | 'timeline'>;
@@ -35,6 +37,14 @@ const EVENT_OF: Partial<Record<MessageStatus, EventType>> = {
 };
 
 type Log = Deps['log'];
+
+/** A change ready to write: its columns and the view its events carry. */
+interface Planned {
+  c: Change;
+  columns: Record<string, unknown>;
+  view: Message | null;
+  lease: string | undefined;
+}
 
 /** What happened to one message since it was read: built by its writer, written by the ledger. */
 export class Change {
@@ -109,6 +119,8 @@ export interface Ledger {
   open(at: string, scheduled: boolean): { status: MessageStatus; timeline: TimelineEntry[] };
   /** Inserts an accepted message in the caller's transaction (accept's, with its quota and idempotency key). */
   insert(trx: Transaction<Database>, row: MessageRow): Promise<void>;
+  /** Inserts accepted messages in order (one statement on PostgreSQL), as insert() on each would. */
+  insertMany(trx: Transaction<Database>, rows: MessageRow[]): Promise<void>;
   /** Announces a message inserted by a transaction that has committed. */
   inserted(row: MessageRow): void;
   /** A change to a message read earlier. */
@@ -247,16 +259,49 @@ export function createLedger(deps: LedgerDeps): Ledger {
     const shape = `messages.ledger:${names.join(',')}|${lease !== undefined ? 'lease' : ''}|${c.unsetColumn ?? ''}`;
     const r = await trx.executeQuery(queries.compiled(shape, params, build));
     if (Number(r.numAffectedRows) !== 1) return false;
-    for (const e of eventsOf(c)) {
-      await recordEvent(trx, deps, {
-        workspaceId: c.row.workspace_id,
-        livemode: isSet(c.row.livemode),
-        type: e.type,
-        data: e.extra ? { ...view, ...e.extra } : view,
-      });
-    }
+    for (const e of newEvents(c, view)) await recordEvent(trx, deps, e);
     return true;
   }
+
+  // The events rows of a written change.
+  const newEvents = (c: Change, view: Message | null): NewEvent[] =>
+    eventsOf(c).map((e) => ({
+      workspaceId: c.row.workspace_id,
+      livemode: isSet(c.row.livemode),
+      type: e.type,
+      data: e.extra ? { ...view, ...e.extra } : view,
+    }));
+
+  // Commits arriving together, written as one batch: on PostgreSQL with one UPDATE per shape and
+  // one INSERT of their events (messages/ledger-many.ts); alone, or on SQLite, each by write().
+  // Two changes of one message in a batch (not something the dispatcher makes: its commits of a
+  // message wait for each other) are written one after the other, as the order matters.
+  const commits: BulkKind<Planned, boolean> = {
+    async runMany(trx, items) {
+      const distinct = new Set(items.map((p) => p.c.row.id)).size === items.length;
+      if (deps.dialect !== 'postgres' || items.length === 1 || !distinct) {
+        const out: boolean[] = [];
+        for (const p of items) out.push(await write(trx, p.c, p.columns, p.view, p.lease));
+        return out;
+      }
+      const applied = await swapMany(
+        trx,
+        items.map(({ c, columns, lease }) => ({
+          id: c.row.id,
+          expect: c.row.status,
+          lease,
+          unsetColumn: c.unsetColumn,
+          columns: Object.fromEntries(Object.entries(columns).filter(([, v]) => v !== undefined)),
+        })),
+      );
+      await recordEvents(
+        trx,
+        deps,
+        items.flatMap((p, i) => (applied[i] ? newEvents(p.c, p.view) : [])),
+      );
+      return applied;
+    },
+  };
 
   // After the commit: wake the deliverer, tell the tails; the change continues from the new row.
   function announce(c: Change, next: MessageRow, view: Message | null): void {
@@ -293,6 +338,14 @@ export function createLedger(deps: LedgerDeps): Ledger {
       await trx.executeQuery(
         queries.compiled(`messages.insert:${columns.join(',')}`, params, () => trx.insertInto('messages').values(values)),
       );
+    },
+
+    async insertMany(trx, rows) {
+      if (deps.dialect !== 'postgres' || rows.length < 2) {
+        for (const row of rows) await this.insert(trx, row);
+        return;
+      }
+      await insertMany(trx, rows);
     },
 
     inserted(row) {
@@ -351,7 +404,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
     async commit(c, opts = {}) {
       if (c.refused) return null;
       const { next, columns, view } = prepare(c);
-      const ok = await writes.run((trx) => write(trx, c, columns, view, opts.lease));
+      const ok = await writes.runBulk(commits, { c, columns, view, lease: opts.lease });
       if (!ok) {
         log.debug(
           { message: c.row.public_id, expectStatus: c.row.status },

@@ -10,6 +10,7 @@ import type { Kysely, Transaction } from 'kysely';
 import { z } from 'zod';
 import type { Channel, ChannelContent, OutboundMessage } from '../channel.js';
 import { queriesFor } from '../db/compiled-queries.js';
+import type { BulkKind } from '../db/group-commit.js';
 import type { Database } from '../db/schema.js';
 import { flag, type Flag } from '../db/schema.js';
 import type { Deps } from '../deps.js';
@@ -46,7 +47,7 @@ export interface AcceptResponse {
 /** An accept-time check (sender caps, …): throw an AppError to refuse the send. Runs before insert. */
 export type AcceptCheck = (ctx: { message: OutboundMessage; plan: string; scheduledAt: string | null }) => Promise<void>;
 
-export interface AcceptDeps extends Pick<Deps, 'config' | 'db' | 'clock' | 'ids' | 'writes'> {
+export interface AcceptDeps extends Pick<Deps, 'config' | 'db' | 'dialect' | 'clock' | 'ids' | 'writes'> {
   ledger: Ledger;
   templates: TemplateResolver;
   checks: AcceptCheck[];
@@ -59,6 +60,13 @@ class Repeat extends Error {
   constructor(readonly response: AcceptResponse) {
     super('idempotent repeat');
   }
+}
+
+/** A message ready to commit, with its idempotency key and its answer. */
+interface Accepted {
+  row: MessageRow;
+  key: string | null;
+  response: AcceptResponse;
 }
 
 function monthOf(d: Date): string {
@@ -172,6 +180,120 @@ export function createAccept(deps: AcceptDeps) {
     };
   }
 
+  // What one acceptMany commits: its rows, and what the quota and the keys are counted against.
+  interface Pending {
+    livemode: boolean;
+    plan: string;
+    /** Live messages per month; 0: unlimited. */
+    quota: number;
+    month: string;
+    now: string;
+    expiresAt: string;
+    rows: Accepted[];
+  }
+
+  const earlierIn = async (trx: Transaction<Database>, p: Pending, row: MessageRow, key: string) => {
+    const existing = (await trx.executeQuery(keyQuery(trx, row.workspace_id, row.livemode, key))).rows[0];
+    if (existing && existing.expires_at > p.now) throw new Repeat(JSON.parse(existing.response));
+    return existing;
+  };
+
+  // The key first: a concurrent repeat waits here on the unique key (PostgreSQL) until the
+  // original commits and then answers as it did, before the quota could refuse it.
+  async function claimKey(trx: Transaction<Database>, p: Pending, { row, key, response }: Accepted): Promise<void> {
+    if (key === null) return;
+    const values = {
+      workspace_id: row.workspace_id,
+      livemode: row.livemode,
+      key,
+      message_id: row.id,
+      response: JSON.stringify(response),
+      expires_at: p.expiresAt,
+    };
+    const ins = await trx.executeQuery(
+      queries.compiled('accept.idempotency.insert', Object.values(values), () =>
+        trx
+          .insertInto('message_idempotency')
+          .values(values)
+          .onConflict((oc) => oc.columns(['workspace_id', 'livemode', 'key']).doNothing()),
+      ),
+    );
+    if (Number(ins.numAffectedRows ?? 0) > 0) return;
+    // Taken meanwhile by a concurrent request (PostgreSQL waits for it to commit), or expired.
+    await earlierIn(trx, p, row, key);
+    await trx
+      .updateTable('message_idempotency')
+      .set({ message_id: row.id, response: JSON.stringify(response), expires_at: p.expiresAt })
+      .where('workspace_id', '=', row.workspace_id)
+      .where('livemode', '=', row.livemode)
+      .where('key', '=', key)
+      .where('expires_at', '<=', p.now)
+      .execute();
+  }
+
+  // Live messages are counted on every plan (the overview's usage, unlimited plans too); test mode
+  // never reaches a provider and is not counted. Only a quota can refuse: `n` messages fit when
+  // the count plus `n` stays within it, as `n` counts of one each would.
+  async function countUsage(trx: Transaction<Database>, workspaceId: string, p: Pending, n: number): Promise<void> {
+    if (p.quota === 0) {
+      await trx
+        .insertInto('message_usage')
+        .values({ workspace_id: workspaceId, month: p.month, count: n })
+        .onConflict((oc) => oc.columns(['workspace_id', 'month']).doUpdateSet((eb) => ({ count: eb('message_usage.count', '+', n) })))
+        .execute();
+      return;
+    }
+    await trx
+      .insertInto('message_usage')
+      .values({ workspace_id: workspaceId, month: p.month, count: 0 })
+      .onConflict((oc) => oc.columns(['workspace_id', 'month']).doNothing())
+      .execute();
+    const up = await trx
+      .updateTable('message_usage')
+      .set((eb) => ({ count: eb('count', '+', n) }))
+      .where('workspace_id', '=', workspaceId)
+      .where('month', '=', p.month)
+      .where('count', '<=', p.quota - n)
+      .executeTakeFirst();
+    if (Number(up.numUpdatedRows) === 0) {
+      throw new AppError('quota_exceeded', `the ${p.plan} plan's quota of ${p.quota} messages per month is used up`, { limit: p.quota });
+    }
+  }
+
+  // Accepts that commit together (one group-commit batch). The plain path, on SQLite and for a
+  // single message, is each message in turn: its key, its count, its row. On PostgreSQL, where each
+  // statement is a round trip, the keys come first, then one count per workspace and quota, then
+  // the rows in one INSERT (messages/ledger-many.ts). Held to the plain path by
+  // test/outbound/accept-many.test.ts over generated sends.
+  const commits: BulkKind<Pending, void> = {
+    async runMany(trx, items) {
+      const all = items.flatMap((p) => p.rows.map((r) => ({ p, r })));
+      if (deps.dialect !== 'postgres' || all.length < 2) {
+        for (const { p, r } of all) {
+          await claimKey(trx, p, r);
+          if (p.livemode) await countUsage(trx, r.row.workspace_id, p, 1);
+          await ledger.insert(trx, r.row);
+        }
+        return items.map(() => undefined);
+      }
+      for (const { p, r } of all) await claimKey(trx, p, r);
+      const counts = new Map<string, { workspaceId: string; p: Pending; n: number }>();
+      for (const { p, r } of all) {
+        if (!p.livemode) continue;
+        const at = `${r.row.workspace_id}|${p.month}|${p.quota}`;
+        const count = counts.get(at) ?? { workspaceId: r.row.workspace_id, p, n: 0 };
+        count.n++;
+        counts.set(at, count);
+      }
+      for (const { workspaceId, p, n } of counts.values()) await countUsage(trx, workspaceId, p, n);
+      await ledger.insertMany(
+        trx,
+        all.map(({ r }) => r.row),
+      );
+      return items.map(() => undefined);
+    },
+  };
+
   /** One send to accept: its body, whether it is a raw send, and its idempotency key. */
   interface Item {
     body: unknown;
@@ -187,7 +309,7 @@ export function createAccept(deps: AcceptDeps) {
    */
   async function acceptMany(sender: Sender, items: Item[]): Promise<AcceptResponse[]> {
     const answers: (AcceptResponse | null)[] = [];
-    const rows: { row: MessageRow; key: string | null; response: AcceptResponse }[] = [];
+    const rows: Accepted[] = [];
     for (const item of items) {
       const key = item.idempotencyKey ?? null;
       if (key !== null) {
@@ -210,80 +332,18 @@ export function createAccept(deps: AcceptDeps) {
     }
     if (rows.length === 0) return answers as AcceptResponse[];
     const plan = sender.workspace.plan;
-    const quota = planLimits(deps.config, plan)?.messagesPerMonth ?? 0;
     const now = clock.now();
-
-    const expiresAt = new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString();
-    const earlierIn = async (trx: Transaction<Database>, row: MessageRow, key: string) => {
-      const existing = (await trx.executeQuery(keyQuery(trx, row.workspace_id, row.livemode, key))).rows[0];
-      if (existing && existing.expires_at > now.toISOString()) throw new Repeat(JSON.parse(existing.response));
-      return existing;
-    };
-    const commitOne = async (trx: Transaction<Database>, { row, key, response }: (typeof rows)[number]) => {
-      // The key first: a concurrent repeat waits here on the unique key (PostgreSQL) until the
-      // original commits and then answers as it did, before the quota could refuse it.
-      if (key !== null) {
-        const values = {
-          workspace_id: row.workspace_id,
-          livemode: row.livemode,
-          key,
-          message_id: row.id,
-          response: JSON.stringify(response),
-          expires_at: expiresAt,
-        };
-        const ins = await trx.executeQuery(
-          queries.compiled('accept.idempotency.insert', Object.values(values), () =>
-            trx
-              .insertInto('message_idempotency')
-              .values(values)
-              .onConflict((oc) => oc.columns(['workspace_id', 'livemode', 'key']).doNothing()),
-          ),
-        );
-        if (Number(ins.numAffectedRows ?? 0) === 0) {
-          // Taken meanwhile by a concurrent request (PostgreSQL waits for it to commit), or expired.
-          await earlierIn(trx, row, key);
-          await trx
-            .updateTable('message_idempotency')
-            .set({ message_id: row.id, response: JSON.stringify(response), expires_at: expiresAt })
-            .where('workspace_id', '=', row.workspace_id)
-            .where('livemode', '=', row.livemode)
-            .where('key', '=', key)
-            .where('expires_at', '<=', now.toISOString())
-            .execute();
-        }
-      }
-      // Live messages are counted on every plan (the overview's usage, unlimited plans too);
-      // test mode never reaches a provider and is not counted. Only a quota can refuse.
-      if (sender.livemode && quota === 0) {
-        await trx
-          .insertInto('message_usage')
-          .values({ workspace_id: row.workspace_id, month: monthOf(now), count: 1 })
-          .onConflict((oc) => oc.columns(['workspace_id', 'month']).doUpdateSet((eb) => ({ count: eb('message_usage.count', '+', 1) })))
-          .execute();
-      } else if (sender.livemode) {
-        const month = monthOf(now);
-        await trx
-          .insertInto('message_usage')
-          .values({ workspace_id: row.workspace_id, month, count: 0 })
-          .onConflict((oc) => oc.columns(['workspace_id', 'month']).doNothing())
-          .execute();
-        const up = await trx
-          .updateTable('message_usage')
-          .set((eb) => ({ count: eb('count', '+', 1) }))
-          .where('workspace_id', '=', row.workspace_id)
-          .where('month', '=', month)
-          .where('count', '<', quota)
-          .executeTakeFirst();
-        if (Number(up.numUpdatedRows) === 0) {
-          throw new AppError('quota_exceeded', `the ${plan} plan's quota of ${quota} messages per month is used up`, { limit: quota });
-        }
-      }
-      await ledger.insert(trx, row);
+    const pending: Pending = {
+      livemode: sender.livemode,
+      plan,
+      quota: planLimits(deps.config, plan)?.messagesPerMonth ?? 0,
+      month: monthOf(now),
+      now: now.toISOString(),
+      expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
+      rows,
     };
     try {
-      await deps.writes.run(async (trx) => {
-        for (const r of rows) await commitOne(trx, r);
-      });
+      await deps.writes.runBulk(commits, pending);
     } catch (err) {
       if (!(err instanceof Repeat)) throw err;
       // A key taken meanwhile by a concurrent send: alone, its answer is the original's; in a
