@@ -4,7 +4,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
+import type { KyselyPlugin } from 'kysely';
+import { openDatabase, type DatabaseHandle, type Db } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
 import { freshPostgres, type TestDb } from './databases.js';
 
@@ -27,4 +28,20 @@ export async function openMigrated(t: { teardown(fn: () => unknown): void }, db:
   }
   await migrateToLatest(handle.db);
   return handle;
+}
+
+/**
+ * The database with a count of the raw statements whose text contains `text` (the multi-row
+ * statements of a fast path), so a property test knows it reached them.
+ */
+export function countingStatements(db: Db, text: string): { db: Db; count(): number } {
+  let n = 0;
+  const plugin: KyselyPlugin = {
+    transformQuery(args) {
+      if (args.node.kind === 'RawNode' && args.node.sqlFragments.join('?').includes(text)) n++;
+      return args.node;
+    },
+    transformResult: async (args) => args.result,
+  };
+  return { db: db.withPlugin(plugin), count: () => n };
 }

@@ -1,6 +1,7 @@
 // Shared by the webhook tests: record an event the way every producer does (recordEvent, then
 // `events.recorded` on the bus after commit), and run the deliverer worker.
-import type { EventType } from '../../src/db/schema.js';
+import type { Insertable } from 'kysely';
+import type { EventType, WebhookEndpointsTable } from '../../src/db/schema.js';
 import { recordEvent } from '../../src/events/record.js';
 import type { TestDaemon } from './daemon.js';
 
@@ -36,3 +37,27 @@ export const sampleMessage = (n = 1) => ({
   recipient: 'someone@example.com',
   metadata: { n },
 });
+
+/** A webhook endpoint's row as the API would store it, enabled, for every event; `over` changes it. */
+export function endpointRow(
+  over: Partial<Insertable<WebhookEndpointsTable>> & Pick<Insertable<WebhookEndpointsTable>, 'id' | 'workspace_id'>,
+): Insertable<WebhookEndpointsTable> {
+  const at = '2026-11-28T00:00:00.000Z';
+  return {
+    public_id: `we_${over.id}`,
+    livemode: 1,
+    url: 'https://hooks.example/a',
+    description: '',
+    events: '["*"]',
+    enabled: 1,
+    secret: 'whsec_x',
+    previous_secret: null,
+    previous_secret_expires_at: null,
+    failing_since: null,
+    disabled_reason: null,
+    created_at: at,
+    updated_at: at,
+    deleted_at: null,
+    ...over,
+  };
+}

@@ -5,7 +5,6 @@
 // the lease they expect, a first open, a row that moved on after it was read), both paths must
 // give the same answers, leave the same rows and record the same events in the same order.
 import fc from 'fast-check';
-import type { KyselyPlugin } from 'kysely';
 import t from 'tap';
 import { createWriteBatcher } from '../../src/db/group-commit.js';
 import type { MessagesTable, MessageStatus } from '../../src/db/schema.js';
@@ -15,7 +14,8 @@ import { createLedger, type Change } from '../../src/messages/ledger.js';
 import type { MessageRow } from '../../src/messages/message.js';
 import { TRANSITIONS } from '../../src/messages/transitions.js';
 import { testDatabases } from '../helpers/databases.js';
-import { openMigrated } from '../helpers/migrated-database.js';
+import { countingStatements, openMigrated } from '../helpers/migrated-database.js';
+import { endpointRow } from '../helpers/webhooks.js';
 import { holds } from '../helpers/property.js';
 
 const AT = '2026-11-28T00:00:00.000Z';
@@ -99,38 +99,13 @@ for (const dbName of testDatabases()) {
   t.test(`changes committed together equal the same changes committed one by one (${dbName})`, async (t) => {
     const { db, dialect } = await openMigrated(t, dbName);
     // Counts the multi-row statements, so the property is known to have reached them.
-    let many = 0;
-    const counting: KyselyPlugin = {
-      transformQuery(args) {
-        if (args.node.kind === 'RawNode' && args.node.sqlFragments.join('?').includes('json_to_recordset')) many++;
-        return args.node;
-      },
-      transformResult: async (args) => args.result,
-    };
-    const counted = db.withPlugin(counting);
+    const { db: counted, count: many } = countingStatements(db, 'json_to_recordset');
     for (const id of ['ws_a', 'ws_b'])
       await db.insertInto('workspaces').values({ id, slug: id, name: id, plan: 'free', created_at: AT }).execute();
     // ws_a listens (its events are recorded to be fanned out), ws_b has no endpoint.
     await db
       .insertInto('webhook_endpoints')
-      .values({
-        id: 'ep_a',
-        public_id: 'we_a',
-        workspace_id: 'ws_a',
-        livemode: 1,
-        url: 'https://hooks.example/a',
-        description: '',
-        events: '["*"]',
-        enabled: 1,
-        secret: 'whsec_x',
-        previous_secret: null,
-        previous_secret_expires_at: null,
-        failing_since: null,
-        disabled_reason: null,
-        created_at: AT,
-        updated_at: AT,
-        deleted_at: null,
-      })
+      .values(endpointRow({ id: 'ep_a', workspace_id: 'ws_a' }))
       .execute();
     let n = 0;
     const ledger = createLedger({
@@ -220,7 +195,7 @@ for (const dbName of testDatabases()) {
       }),
       100,
     );
-    if (dialect === 'postgres') t.ok(many > 0, `the multi-row statements were reached (${many} times)`);
-    else t.equal(many, 0, 'SQLite writes each change alone');
+    if (dialect === 'postgres') t.ok(many() > 0, `the multi-row statements were reached (${many()} times)`);
+    else t.equal(many(), 0, 'SQLite writes each change alone');
   });
 }

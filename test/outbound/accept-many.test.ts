@@ -5,7 +5,6 @@
 // repeated idempotency keys, several recipients at once as SMTP submission makes, scheduled and
 // not), both must give the same answers and leave the same messages, counts and keys.
 import fc from 'fast-check';
-import type { KyselyPlugin } from 'kysely';
 import t from 'tap';
 import { loadConfig } from '../../src/config.js';
 import { createWriteBatcher, type BulkKind, type WriteBatcher } from '../../src/db/group-commit.js';
@@ -15,7 +14,7 @@ import { createLogger } from '../../src/lib/logger.js';
 import { createLedger } from '../../src/messages/ledger.js';
 import { createAccept, type AcceptResponse } from '../../src/outbound/accept.js';
 import { testDatabases } from '../helpers/databases.js';
-import { openMigrated } from '../helpers/migrated-database.js';
+import { countingStatements, openMigrated } from '../helpers/migrated-database.js';
 import { holds } from '../helpers/property.js';
 
 const AT = '2026-11-28T00:00:00.000Z';
@@ -34,15 +33,7 @@ type Send = typeof sendArb extends fc.Arbitrary<infer S> ? S : never;
 for (const dbName of testDatabases()) {
   t.test(`sends accepted together equal the same sends accepted one by one (${dbName})`, async (t) => {
     const { db, dialect } = await openMigrated(t, dbName);
-    let many = 0;
-    const counting: KyselyPlugin = {
-      transformQuery(args) {
-        if (args.node.kind === 'RawNode' && args.node.sqlFragments.join('?').includes('insert into messages')) many++;
-        return args.node;
-      },
-      transformResult: async (args) => args.result,
-    };
-    const counted = db.withPlugin(counting);
+    const { db: counted, count: many } = countingStatements(db, 'insert into messages');
     const config = loadConfig({ overrides: { plans: { free: { messagesPerMonth: QUOTA } } } });
     let n = 0;
     // Sends made at once reach the commit in the order their earlier awaits (a key's lookup)
@@ -183,7 +174,7 @@ for (const dbName of testDatabases()) {
       ),
       60,
     );
-    if (dialect === 'postgres') t.ok(many > 0, `the multi-row insert was reached (${many} times)`);
-    else t.equal(many, 0, 'SQLite inserts each message alone');
+    if (dialect === 'postgres') t.ok(many() > 0, `the multi-row insert was reached (${many()} times)`);
+    else t.equal(many(), 0, 'SQLite inserts each message alone');
   });
 }
