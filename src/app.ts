@@ -258,7 +258,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ssrf: channelSsrf,
   });
   for (const channel of CONNECTION_CHANNELS) outbound.registerTransport(channel, channelTransports.router(channel));
-  outbound.addHoldCheck(createSuppressionCheck(suppressions));
+  outbound.addHoldCheck(createSuppressionCheck(suppressions, { together: handle.dialect === 'postgres' }));
   outbound.addSuppressHook(createSuppressHook(suppressions));
   outbound.addAcceptCheck(createSenderCapsCheck(deps));
   outbound.addAcceptCheck(createCustomDomainPlanCheck(deps));

@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import { z } from 'zod';
 import { queriesFor } from '../db/compiled-queries.js';
 import { escapeLike, isUniqueViolation } from '../db/database.js';
+import { readsTogether } from '../db/reads-together.js';
 import { flag, SUPPRESSION_REASONS, type SuppressionReason, type SuppressionsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 
@@ -199,7 +200,16 @@ export function createSuppressionStore({ db, clock, ids }: Pick<Deps, 'db' | 'cl
  * The dispatcher's suppression check for a message: `suppressed` for a suppressed recipient,
  * `opted_out` for an unsubscribed one on a template send; null to go ahead.
  */
-export function createSuppressionCheck(store: SuppressionStore) {
+export function createSuppressionCheck(store: SuppressionStore, opts: { together?: boolean } = {}) {
+  // On PostgreSQL the checks of messages dispatched side by side share one statement (db/reads-together.ts).
+  const together = opts.together
+    ? readsTogether<ListScope, string, Suppression>(
+        (scope, keys) => store.getMany(scope, keys),
+        (scope) => `${scope.workspaceId} ${scope.livemode}`,
+      )
+    : null;
+  const lookup = async (scope: ListScope, key: string) =>
+    together ? ((await together(scope, normalizeAddress(key))) ?? null) : store.get(scope, key);
   return async (message: {
     workspaceId: string;
     livemode: boolean;
@@ -207,7 +217,7 @@ export function createSuppressionCheck(store: SuppressionStore) {
     recipient: string;
     templateSlug: string | null;
   }): Promise<{ kind: 'suppressed' | 'opted_out'; reason: string } | null> => {
-    const s = await store.get(
+    const s = await lookup(
       { workspaceId: message.workspaceId, livemode: message.livemode },
       suppressionKey(message.channel, message.recipient),
     );

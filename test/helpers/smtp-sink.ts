@@ -337,6 +337,7 @@ export function emailTransport(
   const transport = createEmailTransport({
     config: over.config ?? app.config,
     db: app.db,
+    dialect: app.dialect,
     clock: app.clock,
     dns: app.dns,
     log: app.log,

@@ -18,6 +18,7 @@ import type { Destinations } from './destinations.js';
 import { createDirectTransport } from './direct.js';
 import { createMtaSts } from './mta-sts.js';
 import { composeEmail, type RawSource } from './prepare.js';
+import { trackingSettings } from './tracking/settings.js';
 import { createDomainRateLimiter } from './rates.js';
 import { createRelayTransport } from './relay.js';
 import { createSmtpPool, type PoolOptions, type SmtpPool } from './smtp-pool.js';
@@ -32,7 +33,7 @@ export interface EmailOffload {
 }
 
 export interface EmailChannelDeps
-  extends Pick<Deps, 'config' | 'db' | 'clock' | 'dns' | 'log' | 'budgets' | 'box'>, Partial<Pick<Deps, 'bus'>> {
+  extends Pick<Deps, 'config' | 'db' | 'dialect' | 'clock' | 'dns' | 'log' | 'budgets' | 'box'>, Partial<Pick<Deps, 'bus'>> {
   suppressions: SuppressionStore;
   publicUrl(): string;
   tokens(): Promise<TokenSigner>;
@@ -107,10 +108,11 @@ export type EmailSource = (message: OutboundMessage, content: EmailOutput, date:
 
 /** The email channel's composer, outside delivery: the same From, tracking, headers and signature as a delivery. */
 export function createEmailSource(
-  deps: Pick<EmailChannelDeps, 'config' | 'db' | 'clock' | 'bus' | 'box' | 'publicUrl' | 'tokens'>,
+  deps: Pick<EmailChannelDeps, 'config' | 'db' | 'dialect' | 'clock' | 'bus' | 'box' | 'publicUrl' | 'tokens'>,
 ): EmailSource {
   const signingKeys = createSigningKeys(deps);
-  return async (message, content, date) => (await composeEmail({ ...deps, signingKeys }, message, content, date)).raw;
+  const tracking = trackingSettings(deps.db, deps.dialect, deps.config.tracking.enabledByDefault);
+  return async (message, content, date) => (await composeEmail({ ...deps, signingKeys, tracking }, message, content, date)).raw;
 }
 
 /** The PEM of `delivery.tlsCaFile`, or undefined; a file that cannot be read stops the start. */
@@ -168,7 +170,13 @@ export function createEmailTransport(deps: EmailChannelDeps): ChannelTransport {
   const { config } = deps;
   if (config.delivery.mode === 'relay' && !config.delivery.relayUrl)
     throw new ConfigError('invalid setting delivery.relayUrl (POSTERN_DELIVERY_RELAY_URL): required when delivery.mode is relay');
-  const base = { ...deps, composer: deps.offload, connectionId: connectionIdOf(config), signingKeys: createSigningKeys(deps) };
+  const base = {
+    ...deps,
+    composer: deps.offload,
+    connectionId: connectionIdOf(config),
+    signingKeys: createSigningKeys(deps),
+    tracking: trackingSettings(deps.db, deps.dialect, config.tracking.enabledByDefault),
+  };
   if (config.delivery.mode === 'relay') return createRelayTransport(base);
   // On a delivery thread when there is one: SMTP then costs the event loop nothing.
   const ca = extraCa(config);

@@ -18,7 +18,6 @@ import { composeSigned, messageIdFor, verpAddress, type ComposeRequest } from '.
 import { loadRecipients, type RecipientState } from './recipients.js';
 import { addTracking } from './tracking/rewrite.js';
 import type { SigningKeys } from './signing-keys.js';
-import { isTrackingEnabled } from './tracking/settings.js';
 import type { TokenSigner } from './tracking/tokens.js';
 
 /** The bytes of a message and its envelope sender. */
@@ -42,6 +41,8 @@ export interface EmailDeps {
   suppressions: SuppressionStore;
   /** Signing keys, read through a short cache. */
   signingKeys: SigningKeys;
+  /** Whether open and click tracking is on for a workspace (tracking/settings.ts). */
+  tracking(workspaceId: string): Promise<boolean>;
   /** Where recipients reach the tracking and unsubscribe routes. */
   publicUrl(): string;
   tokens(): Promise<TokenSigner>;
@@ -105,7 +106,7 @@ async function recipientsOf(deps: EmailDeps, delivery: Delivery): Promise<{ reci
 }
 
 /** What composing a message needs: the sender's settings, its signing key, tracking and where the message is built. */
-export type ComposeDeps = Pick<EmailDeps, 'config' | 'db' | 'signingKeys' | 'publicUrl' | 'tokens' | 'composer'>;
+export type ComposeDeps = Pick<EmailDeps, 'config' | 'signingKeys' | 'tracking' | 'publicUrl' | 'tokens' | 'composer'>;
 
 /**
  * Composes and signs a message as it goes on the wire at `date`; notes what the caller should know
@@ -118,7 +119,7 @@ export async function composeEmail(
   content: EmailOutput,
   date: Date,
 ): Promise<WireMessage & { notes: string[] }> {
-  const { config, db } = deps;
+  const { config } = deps;
   const base = defaultFrom(config);
 
   // From: the override only on a verified sending domain of the workspace; its key signs the
@@ -139,7 +140,7 @@ export async function composeEmail(
   const publicUrl = deps.publicUrl().replace(/\/$/, '');
   let unsubscribeUrl: string | null = null;
   let html = content.html;
-  const tracking = html ? await isTrackingEnabled(db, m.workspaceId, config.tracking.enabledByDefault) : false;
+  const tracking = html ? await deps.tracking(m.workspaceId) : false;
   if (m.templateSlug !== null || tracking) {
     const tokens = await deps.tokens();
     if (m.templateSlug !== null) {
