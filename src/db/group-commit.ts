@@ -232,7 +232,10 @@ function postgresWriteBatcher(db: Db, observe: ((seconds: number) => void) | und
       // The items of each bulk kind, by their place in the batch; run when the kind is first met.
       const kinds = new Map<BulkKind<unknown, unknown>, number[]>();
       writes.forEach((w, i) => {
-        if (typeof w !== 'function') kinds.set(w.kind, [...(kinds.get(w.kind) ?? []), i]);
+        if (typeof w === 'function') return;
+        const places = kinds.get(w.kind);
+        if (places) places.push(i);
+        else kinds.set(w.kind, [i]);
       });
       for (let i = 0; i < writes.length; i++) {
         const w = writes[i];

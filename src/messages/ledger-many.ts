@@ -30,7 +30,9 @@ export async function swapMany(trx: Transaction<Database>, swaps: Swap[]): Promi
   const shapes = new Map<string, number[]>();
   swaps.forEach((s, i) => {
     const key = `${Object.keys(s.columns).join(',')}|${s.lease !== undefined}|${s.unsetColumn ?? ''}`;
-    shapes.set(key, [...(shapes.get(key) ?? []), i]);
+    const places = shapes.get(key);
+    if (places) places.push(i);
+    else shapes.set(key, [i]);
   });
   const applied = swaps.map(() => false);
   for (const places of shapes.values()) {

@@ -227,10 +227,12 @@ export function createLedger(deps: LedgerDeps): Ledger {
 
   // The row as it will be, and the Message view for events and tails (built only when needed).
   function prepare(c: Change): { next: MessageRow; columns: Record<string, unknown>; view: Message | null } {
-    const columns: Record<string, unknown> = { ...c.patch, timeline: JSON.stringify(c.timeline) };
-    if (changed(c)) columns.status = c.status;
-    columns.updated_at ??= stamp();
-    const next = { ...c.row, ...columns };
+    const all: Record<string, unknown> = { ...c.patch, timeline: JSON.stringify(c.timeline) };
+    if (changed(c)) all.status = c.status;
+    all.updated_at ??= stamp();
+    const next = { ...c.row, ...all };
+    // What the write sets: a column a patch left undefined is not written.
+    const columns = Object.fromEntries(Object.entries(all).filter(([, v]) => v !== undefined));
     const view = eventsOf(c).length > 0 || (shown(c) && watchers.size > 0) ? rowToMessage(next) : null;
     return { next, columns, view };
   }
@@ -243,7 +245,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
     view: Message | null,
     lease?: string,
   ): Promise<boolean> {
-    const names = Object.keys(columns).filter((k) => columns[k] !== undefined) as (keyof MessagesTable)[];
+    const names = Object.keys(columns) as (keyof MessagesTable)[];
     const params: unknown[] = [...names.map((k) => columns[k]), c.row.id, c.row.status];
     if (lease !== undefined) params.push(lease);
     const build = () => {
@@ -291,7 +293,7 @@ export function createLedger(deps: LedgerDeps): Ledger {
           expect: c.row.status,
           lease,
           unsetColumn: c.unsetColumn,
-          columns: Object.fromEntries(Object.entries(columns).filter(([, v]) => v !== undefined)),
+          columns,
         })),
       );
       await recordEvents(

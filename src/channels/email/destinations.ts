@@ -90,7 +90,7 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
 
   const timer = setInterval(() => {
     refresh();
-    void flush().catch((err: unknown) => log.warn({ err }, 'destinations: counts not saved'));
+    void counted();
   }, REFRESH_MS);
   timer.unref();
 
@@ -135,7 +135,7 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
     }
   }
 
-  // Every outcome recorded so far in the database (a failed write was logged by the flush).
+  // Every outcome recorded so far added to the database; a failed write is logged (its counts are lost).
   const counted = () => flush().catch((err: unknown) => log.warn({ err }, 'destinations: counts not saved'));
 
   function view(
@@ -258,7 +258,7 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
 
     async close() {
       clearInterval(timer);
-      await flush().catch((err: unknown) => log.warn({ err }, 'destinations: counts not saved'));
+      await counted();
     },
   };
 }
