@@ -14,6 +14,7 @@ import { benchWorkspace, load, startPostern, type LoadResult } from './lib.js';
 
 const DURATION_S = 8;
 const CONNECTIONS = 32;
+const BATCH = Number(process.env.BENCH_SEND_BATCH ?? 100);
 
 interface Figures {
   rps: number;
@@ -102,7 +103,7 @@ async function postern(body: string, route: string): Promise<Figures & { deliver
  * production), autocannon in this one: the accept path alone, with the dispatcher settling the
  * test-mode messages as they come, but no SMTP delivery sharing the cores.
  */
-async function ownProcess(body: string): Promise<LoadResult> {
+async function ownProcess(body: string, route = '/v1/send-raw', connections = CONNECTIONS): Promise<LoadResult> {
   const dataDir = mkdtempSync(path.join(tmpdir(), 'postern-bench-send-'));
   const env = { POSTERN_DATA_DIR: dataDir, POSTERN_LOG_LEVEL: 'error', ...benchOverrides() };
   const secret = await benchWorkspace(env, { keyEnv: 'test', plan: 'custom' });
@@ -112,11 +113,11 @@ async function ownProcess(body: string): Promise<LoadResult> {
   );
   try {
     return await load({
-      url: `http://127.0.0.1:${daemon.port}/v1/send-raw`,
+      url: `http://127.0.0.1:${daemon.port}${route}`,
       method: 'POST',
       headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
       body,
-      connections: CONNECTIONS,
+      connections,
       seconds: DURATION_S,
     });
   } finally {
@@ -147,4 +148,17 @@ export async function run(): Promise<void> {
   const later = JSON.stringify({ ...JSON.parse(body), scheduledAt: new Date(Date.now() + 86_400_000).toISOString() });
   const acceptOnly = await ownProcess(later);
   console.log(`  the accept alone (scheduled a day ahead):        ${fmt(acceptOnly)} (target ≥ 2,000 req/s)`);
+
+  // Batches (issue 36): BATCH messages per POST /v1/send/batch, against single POST /v1/send, both
+  // to the daemon in its own process with the dispatcher settling what is accepted. Fewer
+  // connections for batches: each request is BATCH messages, so 4 keep the daemon as busy.
+  const single = await ownProcess(body, '/v1/send');
+  const batch = JSON.stringify({
+    messages: Array.from({ length: BATCH }, (_v, i) => ({ ...JSON.parse(body), to: `bench${i}@example.com` })),
+  });
+  const batched = await ownProcess(batch, '/v1/send/batch', 4);
+  const perSecond = batched.rps * BATCH;
+  console.log(`POST /v1/send, daemon in its own process:         ${fmt(single)}`);
+  console.log(`POST /v1/send/batch (${BATCH} per request), the same: ${fmt(batched)}`);
+  console.log(`  ${Math.round(perSecond)} messages/s: ${(perSecond / single.rps).toFixed(2)}× single sends (target ≥ 5×)`);
 }

@@ -251,6 +251,16 @@ export interface MessageIdempotencyTable {
   expires_at: string;
 }
 
+/** Idempotency keys of POST /v1/send/batch (outbound/accept.ts): the batch's whole answer. */
+export interface BatchIdempotencyTable {
+  workspace_id: string;
+  livemode: Flag;
+  key: string;
+  /** JSON of the original 202 body. */
+  response: string;
+  expires_at: string;
+}
+
 export interface MessageUsageTable {
   workspace_id: string;
   /** YYYY-MM (UTC). */
@@ -671,6 +681,7 @@ export interface Database {
   template_versions: TemplateVersionsTable;
   messages: MessagesTable;
   message_idempotency: MessageIdempotencyTable;
+  batch_idempotency: BatchIdempotencyTable;
   message_usage: MessageUsageTable;
   provider_connections: ProviderConnectionsTable;
   email_recipients: EmailRecipientsTable;

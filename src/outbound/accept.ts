@@ -14,7 +14,7 @@ import type { BulkKind } from '../db/group-commit.js';
 import type { Database } from '../db/schema.js';
 import { flag, type Flag } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import { AppError, invalidBody, isAppError, type Issue } from '../lib/errors.js';
+import { AppError, invalidBody, isAppError, type ErrorCode, type Issue } from '../lib/errors.js';
 import type { Ledger } from '../messages/ledger.js';
 import { metadataText, rowToOutbound, searchText, type MessageRow } from '../messages/message.js';
 import { checkTemplates } from '../templates/render.js';
@@ -55,11 +55,41 @@ export interface AcceptDeps extends Pick<Deps, 'config' | 'db' | 'dialect' | 'cl
   accepted(row: MessageRow): void;
 }
 
-/** Thrown inside the accept transaction when the idempotency key was used before: the original answer. */
+/** Thrown inside the accept transaction when an idempotency key was used before: the original answer (a batch's, or one send's). */
 class Repeat extends Error {
-  constructor(readonly response: AcceptResponse) {
+  constructor(
+    readonly response: AcceptResponse | BatchResponse,
+    readonly batch = false,
+  ) {
     super('idempotent repeat');
   }
+}
+
+/** Refusals an item of a batch can have on its own; anything else (the database away, …) refuses the request. */
+const ITEM_REFUSALS = new Set<ErrorCode>(['invalid_body', 'invalid_request', 'plan_limit', 'quota_exceeded']);
+
+export type BatchMode = 'atomic' | 'partial';
+
+/** One item's answer in a batch: accepted (or the original of a repeat), or refused with the error a single send would get. */
+export type BatchItemResult = AcceptResponse | { error: { code: ErrorCode; message: string } & Record<string, unknown> };
+
+export interface BatchResponse {
+  data: BatchItemResult[];
+}
+
+/** An atomic batch's refusal: every item's issues, with paths under `messages.{i}`; else the first other refusal. */
+function batchRefusal(refusals: { index: number; err: AppError }[]): AppError {
+  const other = refusals.find(({ err }) => err.code !== 'invalid_body');
+  if (other)
+    return new AppError(other.err.code, `messages.${other.index}: ${other.err.message}`, { ...other.err.extra, index: other.index });
+  return invalidBody(
+    refusals.flatMap(({ index, err }) =>
+      (err.extra.issues as Issue[]).map((i) => ({
+        path: i.path ? `messages.${index}.${i.path}` : `messages.${index}`,
+        message: i.message,
+      })),
+    ),
+  );
 }
 
 /** A message ready to commit, with its idempotency key and its answer. */
@@ -182,6 +212,7 @@ export function createAccept(deps: AcceptDeps) {
 
   // What one acceptMany commits: its rows, and what the quota and the keys are counted against.
   interface Pending {
+    workspaceId: string;
     livemode: boolean;
     plan: string;
     /** Live messages per month; 0: unlimited. */
@@ -190,6 +221,8 @@ export function createAccept(deps: AcceptDeps) {
     now: string;
     expiresAt: string;
     rows: Accepted[];
+    /** A batch's idempotency key and its whole answer, claimed before its rows. */
+    batch?: { key: string; response: string };
   }
 
   const earlierIn = async (trx: Transaction<Database>, p: Pending, row: MessageRow, key: string) => {
@@ -231,6 +264,41 @@ export function createAccept(deps: AcceptDeps) {
       .execute();
   }
 
+  async function findBatchRepeat(sender: Sender, key: string): Promise<BatchResponse | null> {
+    const row = await batchKeyQuery(db, sender.workspace.id, flag(sender.livemode), key).executeTakeFirst();
+    if (!row || row.expires_at <= clock.now().toISOString()) return null;
+    return JSON.parse(row.response) as BatchResponse;
+  }
+
+  const batchKeyQuery = (q: Kysely<Database>, workspaceId: string, livemode: Flag, key: string) =>
+    q
+      .selectFrom('batch_idempotency')
+      .select(['response', 'expires_at'])
+      .where('workspace_id', '=', workspaceId)
+      .where('livemode', '=', livemode)
+      .where('key', '=', key);
+
+  // As claimKey, for a batch's key: a concurrent repeat waits on it and then answers as the original did.
+  async function claimBatchKey(trx: Transaction<Database>, p: Pending, batch: { key: string; response: string }): Promise<void> {
+    const workspaceId = p.workspaceId;
+    const livemode = flag(p.livemode);
+    const ins = await trx
+      .insertInto('batch_idempotency')
+      .values({ workspace_id: workspaceId, livemode, key: batch.key, response: batch.response, expires_at: p.expiresAt })
+      .onConflict((oc) => oc.columns(['workspace_id', 'livemode', 'key']).doNothing())
+      .executeTakeFirst();
+    if (Number(ins.numInsertedOrUpdatedRows ?? 0) > 0) return;
+    const existing = await batchKeyQuery(trx, workspaceId, livemode, batch.key).executeTakeFirst();
+    if (existing && existing.expires_at > p.now) throw new Repeat(JSON.parse(existing.response) as BatchResponse, true);
+    await trx
+      .updateTable('batch_idempotency')
+      .set({ response: batch.response, expires_at: p.expiresAt })
+      .where('workspace_id', '=', workspaceId)
+      .where('livemode', '=', livemode)
+      .where('key', '=', batch.key)
+      .execute();
+  }
+
   // Live messages are counted on every plan (the overview's usage, unlimited plans too); test mode
   // never reaches a provider and is not counted. Only a quota can refuse: `n` messages fit when
   // the count plus `n` stays within it, as `n` counts of one each would.
@@ -267,6 +335,7 @@ export function createAccept(deps: AcceptDeps) {
   // test/outbound/accept-many.test.ts over generated sends.
   const commits: BulkKind<Pending, void> = {
     async runMany(trx, items) {
+      for (const p of items) if (p.batch) await claimBatchKey(trx, p, p.batch);
       const all = items.flatMap((p) => p.rows.map((r) => ({ p, r })));
       if (deps.dialect !== 'postgres' || all.length < 2) {
         for (const { p, r } of all) {
@@ -302,61 +371,122 @@ export function createAccept(deps: AcceptDeps) {
   }
 
   /**
+   * Validates and checks each send into the row to commit, or finds the original of a repeat.
+   * `refused` is told of each send refused for a reason of its own (invalid, over a plan's limit):
+   * it throws to refuse them all, or returns to leave that send out. Answers are in order: a
+   * repeat's original, a refusal's error, or null for a row to commit.
+   */
+  async function prepareAll(
+    sender: Sender,
+    items: Item[],
+    refused: (index: number, err: AppError) => void,
+  ): Promise<{ answers: (BatchItemResult | null)[]; rows: Accepted[] }> {
+    const answers: (BatchItemResult | null)[] = [];
+    const rows: Accepted[] = [];
+    const keyed = new Map<string, number>();
+    for (const [index, item] of items.entries()) {
+      try {
+        const key = item.idempotencyKey ?? null;
+        if (key !== null) {
+          if (key.length === 0 || key.length > 255) throw new AppError('invalid_request', 'Idempotency-Key must be 1-255 characters');
+          // Two sends with one key would each claim it in the same transaction.
+          const first = keyed.get(key);
+          if (first !== undefined) throw invalidBody([{ path: 'idempotencyKey', message: `repeats the key of message ${first}` }]);
+          keyed.set(key, index);
+          const earlier = await findRepeat(sender, key);
+          if (earlier) {
+            answers.push(earlier);
+            continue;
+          }
+        }
+        const row = await prepare(sender, item.body, { raw: item.raw, idempotencyKey: key });
+        const plan = sender.workspace.plan;
+        if (deps.checks.length) {
+          const message = rowToOutbound(row);
+          for (const check of deps.checks) await check({ message, plan, scheduledAt: row.scheduled_at });
+        }
+        const response: AcceptResponse = { id: row.public_id, status: row.status as AcceptResponse['status'], livemode: sender.livemode };
+        answers.push(null);
+        rows.push({ row, key, response });
+      } catch (err) {
+        if (!isAppError(err) || !ITEM_REFUSALS.has(err.code)) throw err;
+        refused(index, err);
+        answers.push({ error: { code: err.code, message: err.message, ...err.extra } });
+      }
+    }
+    return { answers, rows };
+  }
+
+  /** Commits prepared rows in one transaction (and a batch's key with its answer); the Repeat when a key was taken meanwhile. */
+  async function commit(sender: Sender, rows: Accepted[], batch: Pending['batch']): Promise<Repeat | true> {
+    const now = clock.now();
+    const pending: Pending = {
+      workspaceId: sender.workspace.id,
+      livemode: sender.livemode,
+      plan: sender.workspace.plan,
+      quota: planLimits(deps.config, sender.workspace.plan)?.messagesPerMonth ?? 0,
+      month: monthOf(now),
+      now: now.toISOString(),
+      expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
+      rows,
+      batch,
+    };
+    try {
+      await deps.writes.runBulk(commits, pending);
+    } catch (err) {
+      if (!(err instanceof Repeat)) throw err;
+      return err;
+    }
+    for (const { row } of rows) {
+      ledger.inserted(row);
+      deps.accepted(row);
+    }
+    return true;
+  }
+
+  /**
    * Accepts sends together: each is validated and checked, then all are committed in one
    * transaction (quota, idempotency keys, rows), and only then answered. A refusal of any of them
    * refuses them all, so nothing is stored half (SMTP submission: one message per recipient).
    * A send whose key was used within 24 hours answers as it did then, and is not stored again.
    */
   async function acceptMany(sender: Sender, items: Item[]): Promise<AcceptResponse[]> {
-    const answers: (AcceptResponse | null)[] = [];
-    const rows: Accepted[] = [];
-    for (const item of items) {
-      const key = item.idempotencyKey ?? null;
-      if (key !== null) {
-        if (key.length === 0 || key.length > 255) throw new AppError('invalid_request', 'Idempotency-Key must be 1-255 characters');
-        const earlier = await findRepeat(sender, key);
-        if (earlier) {
-          answers.push(earlier);
-          continue;
-        }
-      }
-      const row = await prepare(sender, item.body, { raw: item.raw, idempotencyKey: key });
-      const plan = sender.workspace.plan;
-      if (deps.checks.length) {
-        const message = rowToOutbound(row);
-        for (const check of deps.checks) await check({ message, plan, scheduledAt: row.scheduled_at });
-      }
-      const response: AcceptResponse = { id: row.public_id, status: row.status as AcceptResponse['status'], livemode: sender.livemode };
-      answers.push(null);
-      rows.push({ row, key, response });
-    }
-    if (rows.length === 0) return answers as AcceptResponse[];
-    const plan = sender.workspace.plan;
-    const now = clock.now();
-    const pending: Pending = {
-      livemode: sender.livemode,
-      plan,
-      quota: planLimits(deps.config, plan)?.messagesPerMonth ?? 0,
-      month: monthOf(now),
-      now: now.toISOString(),
-      expiresAt: new Date(now.getTime() + IDEMPOTENCY_TTL_MS).toISOString(),
-      rows,
-    };
-    try {
-      await deps.writes.runBulk(commits, pending);
-    } catch (err) {
-      if (!(err instanceof Repeat)) throw err;
+    const { answers, rows } = await prepareAll(sender, items, (_i, err) => {
+      throw err;
+    });
+    if (rows.length > 0) {
+      const done = await commit(sender, rows, undefined);
       // A key taken meanwhile by a concurrent send: alone, its answer is the original's; in a
       // batch, the batch is accepted again, and that send now finds its original before the commit.
-      if (items.length === 1) return [err.response];
-      return acceptMany(sender, items);
-    }
-    for (const { row } of rows) {
-      ledger.inserted(row);
-      deps.accepted(row);
+      if (done !== true) return items.length === 1 ? [done.response as AcceptResponse] : acceptMany(sender, items);
     }
     let next = 0;
-    return answers.map((a) => a ?? rows[next++].response);
+    return answers.map((a) => (a ?? rows[next++].response) as AcceptResponse);
+  }
+
+  /**
+   * POST /v1/send/batch. `atomic`: any refused item refuses the batch (422 listing every item's
+   * issues, or the first item's other refusal); `partial`: refused items are answered with their
+   * error in their place and the rest are accepted. Either way what is accepted commits in one
+   * transaction, with the batch's key and its whole answer, so a repeat answers the same.
+   */
+  async function acceptBatch(sender: Sender, items: Item[], opts: { mode: BatchMode; key: string | null }): Promise<BatchResponse> {
+    if (opts.key !== null) {
+      if (opts.key.length === 0 || opts.key.length > 255) throw new AppError('invalid_request', 'Idempotency-Key must be 1-255 characters');
+      const earlier = await findBatchRepeat(sender, opts.key);
+      if (earlier) return earlier;
+    }
+    const refusals: { index: number; err: AppError }[] = [];
+    const { answers, rows } = await prepareAll(sender, items, (index, err) => void refusals.push({ index, err }));
+    if (opts.mode === 'atomic' && refusals.length > 0) throw batchRefusal(refusals);
+    let next = 0;
+    const response: BatchResponse = { data: answers.map((a) => a ?? rows[next++].response) };
+    const batch = opts.key === null ? undefined : { key: opts.key, response: JSON.stringify(response) };
+    if (rows.length > 0 || batch) {
+      const done = await commit(sender, rows, batch);
+      if (done !== true) return done.batch ? (done.response as BatchResponse) : acceptBatch(sender, items, opts);
+    }
+    return response;
   }
 
   return {
@@ -364,8 +494,25 @@ export function createAccept(deps: AcceptDeps) {
     accept: async (sender: Sender, body: unknown, opts: { raw: boolean; idempotencyKey?: string | null }): Promise<AcceptResponse> =>
       (await acceptMany(sender, [{ body, raw: opts.raw, idempotencyKey: opts.idempotencyKey }]))[0],
     acceptMany,
+    acceptBatch,
   };
 }
 
 /** What POST /v1/send and /v1/send-raw answer (202), as a zod schema for the API description. */
 export const acceptResponseSchema = z.object({ id: z.string(), status: z.enum(['queued', 'scheduled']), livemode: z.boolean() });
+
+/** What POST /v1/send/batch answers (202): one result per message, in order. */
+export const batchResponseSchema = z.object({
+  data: z.array(
+    z.union([
+      acceptResponseSchema,
+      z.object({
+        error: z.object({
+          code: z.string(),
+          message: z.string(),
+          issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+        }),
+      }),
+    ]),
+  ),
+});

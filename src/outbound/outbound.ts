@@ -7,7 +7,15 @@ import type { Worker, WorkerSpec } from '../lib/worker.js';
 import type { Ledger } from '../messages/ledger.js';
 import type { Message } from '../messages/message.js';
 import { createReader, type ListFilters, type Page, type Scope } from '../messages/read.js';
-import { createAccept, type AcceptCheck, type AcceptResponse, type Sender, type TemplateResolver } from './accept.js';
+import {
+  createAccept,
+  type AcceptCheck,
+  type AcceptResponse,
+  type BatchMode,
+  type BatchResponse,
+  type Sender,
+  type TemplateResolver,
+} from './accept.js';
 import { cancelMessage } from './cancel.js';
 import { retryMessageNow } from './retry-now.js';
 import type { DeliveryThreads } from './delivery-threads.js';
@@ -20,6 +28,12 @@ export interface Outbound {
   accept(sender: Sender, body: unknown, opts: { raw: boolean; idempotencyKey?: string | null }): Promise<AcceptResponse>;
   /** Accepts several sends in one transaction: all are committed or none (SMTP submission). */
   acceptMany(sender: Sender, items: { body: unknown; raw: boolean; idempotencyKey?: string | null }[]): Promise<AcceptResponse[]>;
+  /** POST /v1/send/batch: sends committed together, refused all at once (`atomic`) or item by item (`partial`). */
+  acceptBatch(
+    sender: Sender,
+    items: { body: unknown; raw: boolean; idempotencyKey?: string | null }[],
+    opts: { mode: BatchMode; key: string | null },
+  ): Promise<BatchResponse>;
   get(scope: Scope, publicId: string): Promise<Message>;
   list(scope: Scope, filters: ListFilters): Promise<Page>;
   cancel(scope: Scope, publicId: string): Promise<Message>;
@@ -60,7 +74,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
   const suppressHooks: SuppressHook[] = [];
   let worker: Worker | undefined;
 
-  const { accept, acceptMany } = createAccept({
+  const { accept, acceptMany, acceptBatch } = createAccept({
     ...deps,
     checks,
     // Every accept wakes the dispatcher, a scheduled one too: the pass finds it not yet due and
@@ -76,6 +90,7 @@ export function createOutbound(deps: OutboundDeps): Outbound {
   return {
     accept,
     acceptMany,
+    acceptBatch,
     get: (scope, publicId) => reader.get(scope, publicId),
     list: (scope, filters) => reader.list(scope, filters),
     cancel: (scope, publicId) => cancelMessage(deps.ledger, scope, publicId),

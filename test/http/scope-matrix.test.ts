@@ -40,6 +40,7 @@ const TABLE: Row[] = [
   { scope: 'cancel', method: 'POST', path: '/v1/destinations/:domain/purge' },
   { scope: 'send', method: 'POST', path: '/v1/send' },
   { scope: 'send', method: 'POST', path: '/v1/send-raw' },
+  { scope: 'send', method: 'POST', path: '/v1/send/batch' },
   // Template draft operations: create, save or discard a draft, publish, list versions, PATCH.
   { scope: 'send', method: 'POST', path: '/v1/templates' },
   { scope: 'send', method: 'PUT', path: '/v1/templates/:slug/draft' },

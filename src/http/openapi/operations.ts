@@ -18,7 +18,8 @@ import { receivedDetailSchema, receivedSummarySchema } from '../../inbound/recei
 import type { ErrorCode } from '../../lib/errors.js';
 import { messagePageSchema, messageSchema } from '../../messages/message.js';
 import { STATUS_FILTERS } from '../../messages/read.js';
-import { acceptResponseSchema } from '../../outbound/accept.js';
+import { acceptResponseSchema, batchResponseSchema } from '../../outbound/accept.js';
+import { batchBody } from '../../outbound/batch-input.js';
 import { reportQuery } from '../../reports/reports.js';
 import { dmarcDaySchema, tlsDaySchema } from '../../reports/store.js';
 import { sendBody } from '../../outbound/send-input.js';
@@ -189,6 +190,25 @@ export const OPERATIONS: Operation[] = [
     success: [{ status: 202, description: 'accepted: the message is committed and queued (or scheduled)', json: acceptResponseSchema }],
     errors: ['invalid_body', 'plan_limit', 'quota_exceeded'],
   })),
+  {
+    method: 'POST',
+    path: '/v1/send/batch',
+    id: 'sendBatch',
+    tag: 'sending',
+    summary:
+      'Send up to 500 messages in one request: `atomic` refuses them all if one is refused, `partial` answers each refused message in its place; what is accepted commits together',
+    scope: 'send',
+    body: batchBody,
+    idempotencyKey: true,
+    success: [
+      {
+        status: 202,
+        description: 'accepted: one result per message, in order (an accepted message, or its error)',
+        json: batchResponseSchema,
+      },
+    ],
+    errors: ['invalid_body', 'plan_limit', 'quota_exceeded'],
+  },
   // Messages.
   {
     method: 'GET',

@@ -1,7 +1,9 @@
-// POST /v1/send and /v1/send-raw (scope send): hand the body to outbound.accept, answer 202 once
-// the message is committed. Validation of the body lives in outbound/send-input.ts.
+// POST /v1/send, /v1/send-raw and /v1/send/batch (scope send): hand the body to outbound, answer
+// 202 once what is accepted is committed. Validation of the bodies lives in outbound/send-input.ts
+// and outbound/batch-input.ts.
 import { Router } from 'express';
 import type { Outbound } from '../../outbound/outbound.js';
+import { readBatchBody } from '../../outbound/batch-input.js';
 import { principalOf, requireScope } from '../auth.js';
 
 export function sendRoutes(outbound: Outbound): Router {
@@ -20,5 +22,14 @@ export function sendRoutes(outbound: Outbound): Router {
       res.status(202).json(accepted);
     });
   }
+  r.post('/send/batch', requireScope('send'), async (req, res) => {
+    const p = principalOf(res);
+    const { mode, items } = readBatchBody(req.body);
+    const answer = await outbound.acceptBatch({ workspace: p.workspace, livemode: p.livemode }, items, {
+      mode,
+      key: req.get('idempotency-key') ?? null,
+    });
+    res.status(202).json(answer);
+  });
   return r;
 }
