@@ -63,6 +63,8 @@ import { cronFields, scheduleCron, type CronFields } from './lib/cron.js';
 import { createResolver, type DnsResolver } from './lib/dns.js';
 import { createChangeFeed, type ChangeFeed } from './cluster/change-feed.js';
 import { destinationRoutes } from './http/routes/destinations.js';
+import { resendApi } from './http/compat/resend.js';
+import { scopedMessageRow } from './messages/read.js';
 import { loadBounceRules, type BounceRules } from './channels/email/bounce-rules.js';
 import { createDestinations, type Destinations } from './channels/email/destinations.js';
 import { createClusterJobs } from './cluster/jobs.js';
@@ -372,6 +374,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     open,
     dashboard,
     sessionAuth,
+    vendors: [resendApi({ outbound, messageRow: (scope, id) => scopedMessageRow(handle.db, scope, id) })],
     readiness: () => readiness(),
     observe: metrics ? (method, route, status, s) => metrics.http(method, route, status, s) : undefined,
   });

@@ -62,21 +62,21 @@ function requestError(err: unknown): AppError | null {
 }
 
 /** Maps AppErrors and request-reading failures to the envelope; anything else is a logged 500. */
-export function errorHandler(log: Logger): ErrorRequestHandler {
+export function errorHandler(log: Logger, send: (res: Response, err: AppError) => void = sendError): ErrorRequestHandler {
   return (err, req, res, _next) => {
     if (res.headersSent) {
       res.destroy();
       return;
     }
-    if (err instanceof AppError) return sendError(res, err);
+    if (err instanceof AppError) return send(res, err);
     const refused = requestError(err);
-    if (refused) return sendError(res, refused);
+    if (refused) return send(res, refused);
     if (isDatabaseUnavailable(err)) {
       // Expected while the database restarts or fails over: a warning, and the client retries.
       log.warn({ err: { code: (err as { code?: string }).code, message: (err as Error).message }, path: req.path }, 'database unavailable');
-      return sendError(res, new AppError('unavailable', 'the database is not answering; try again shortly', {}, UNAVAILABLE_RETRY_AFTER));
+      return send(res, new AppError('unavailable', 'the database is not answering; try again shortly', {}, UNAVAILABLE_RETRY_AFTER));
     }
     log.error({ err, requestId: res.locals.requestId, method: req.method, path: req.path }, 'unhandled error');
-    sendError(res, new AppError('internal', 'internal error'));
+    send(res, new AppError('internal', 'internal error'));
   };
 }

@@ -12,6 +12,7 @@ import { errorHandler } from './errors.js';
 import { jsonBody } from './json-body.js';
 import { rateLimit } from './rate-limit.js';
 import type { Budgets } from '../cluster/budgets.js';
+import { vendorApis, type VendorApi } from './compat/compat.js';
 
 export interface HttpDeps {
   config: Config;
@@ -24,6 +25,8 @@ export interface HttpDeps {
   v1: Router[];
   /** Routers mounted at the root without API-key authentication (each checks its own tokens). */
   open: Router[];
+  /** The hosted vendors' APIs, each under /compat/<vendor> (http/compat/). */
+  vendors?: VendorApi[];
   /** The dashboard (its pages and /dashboard/api), mounted at the root. */
   dashboard?: Router;
   /** Authenticates a /v1 request that has no Authorization header (the dashboard's session). */
@@ -133,10 +136,14 @@ export function createHttpApp(deps: HttpDeps): express.Express {
   for (const r of deps.open) app.use(r);
   if (deps.dashboard) app.use(deps.dashboard);
 
+  const limit = rateLimit(deps.config.rateLimit, deps.budgets);
+  const json = jsonBody(deps.config.http.bodyLimit);
+  if (deps.vendors?.length) app.use(vendorApis(deps.vendors, { keys: deps.keys, log: deps.log, limit, json }));
+
   const v1 = express.Router();
   v1.use(authenticate(deps.keys, deps.sessionAuth));
-  v1.use(rateLimit(deps.config.rateLimit, deps.budgets));
-  v1.use(jsonBody(deps.config.http.bodyLimit));
+  v1.use(limit);
+  v1.use(json);
   // A body in another format would otherwise read as empty and fail as a missing field. An empty
   // body (POST …/publish, Content-Length: 0) needs no type.
   v1.use((req, _res, next) => {
