@@ -64,6 +64,7 @@ import { createResolver, type DnsResolver } from './lib/dns.js';
 import { createChangeFeed, type ChangeFeed } from './cluster/change-feed.js';
 import { destinationRoutes } from './http/routes/destinations.js';
 import { resendApi } from './http/compat/resend.js';
+import { postmarkApi } from './http/compat/postmark.js';
 import { scopedMessageRow } from './messages/read.js';
 import { loadBounceRules, type BounceRules } from './channels/email/bounce-rules.js';
 import { createDestinations, type Destinations } from './channels/email/destinations.js';
@@ -374,7 +375,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     open,
     dashboard,
     sessionAuth,
-    vendors: [resendApi({ outbound, messageRow: (scope, id) => scopedMessageRow(handle.db, scope, id) })],
+    vendors: [resendApi({ outbound, messageRow: (scope, id) => scopedMessageRow(handle.db, scope, id) }), postmarkApi({ outbound, clock })],
     readiness: () => readiness(),
     observe: metrics ? (method, route, status, s) => metrics.http(method, route, status, s) : undefined,
   });

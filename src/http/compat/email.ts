@@ -7,7 +7,7 @@
 // call commits its calls together and answers each (partial).
 import addressparser from 'nodemailer/lib/addressparser/index.js';
 import type { Attachment } from '../../channel.js';
-import { AppError, invalidBody, type Issue } from '../../lib/errors.js';
+import { AppError, invalidBody, isAppError, type Issue } from '../../lib/errors.js';
 import type { MetadataValue } from '../../messages/message.js';
 import type { AcceptResponse, BatchItemResult, Sender } from '../../outbound/accept.js';
 import type { Outbound } from '../../outbound/outbound.js';
@@ -98,7 +98,13 @@ export async function acceptEmails(
   const bodies = emails.map(sendBodies);
   const items = bodies.flat().map((body) => ({ body, raw: false, idempotencyKey: null }));
   if (items.length === 0) throw invalidBody([{ path: 'to', message: 'at least one recipient is required' }]);
-  const answer = await outbound.acceptBatch(sender, items, opts);
+  const owner = bodies.flatMap((b, email) => b.map(() => email));
+  let answer;
+  try {
+    answer = await outbound.acceptBatch(sender, items, opts);
+  } catch (err) {
+    throw isAppError(err) ? inVendorTerms(err, owner, emails.length) : err;
+  }
   const results: EmailResult[] = [];
   let next = 0;
   for (const b of bodies) {
@@ -111,6 +117,33 @@ export async function acceptEmails(
     } else results.push({ ok: true, messages: mine as AcceptResponse[] });
   }
   return results;
+}
+
+/**
+ * An atomic refusal names the Postern send (`messages.{i}.to`); a vendor caller knows its emails:
+ * the path names the email (`{k}.to`, or `to` when it sent one), and each issue is told once
+ * however many of the email's recipients had it.
+ */
+function inVendorTerms(err: AppError, owner: number[], emails: number): AppError {
+  const where = (i: number, rest: string) => (emails === 1 ? rest : rest ? `${owner[i]}.${rest}` : String(owner[i]));
+  if (err.code === 'invalid_body' && Array.isArray(err.extra.issues)) {
+    const seen = new Set<string>();
+    const issues: Issue[] = [];
+    for (const issue of err.extra.issues as Issue[]) {
+      const m = /^messages\.(\d+)(?:\.(.*))?$/.exec(issue.path);
+      const path = m ? where(Number(m[1]), m[2] ?? '') : issue.path;
+      if (seen.has(`${path}\n${issue.message}`)) continue;
+      seen.add(`${path}\n${issue.message}`);
+      issues.push({ path, message: issue.message });
+    }
+    return invalidBody(issues);
+  }
+  if (typeof err.extra.index === 'number') {
+    const { index, ...extra } = err.extra;
+    const message = err.message.replace(/^messages\.\d+: /, '');
+    return new AppError(err.code, emails === 1 ? message : `${owner[index]}: ${message}`, extra, err.retryAfter);
+  }
+  return err;
 }
 
 /** An ISO 8601 date-time with a zone, or a Unix time in seconds, as the ISO form accept takes. */
