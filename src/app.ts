@@ -65,6 +65,7 @@ import { createChangeFeed, type ChangeFeed } from './cluster/change-feed.js';
 import { destinationRoutes } from './http/routes/destinations.js';
 import { resendApi } from './http/compat/resend.js';
 import { postmarkApi } from './http/compat/postmark.js';
+import { sendgridApi } from './http/compat/sendgrid.js';
 import { scopedMessageRow } from './messages/read.js';
 import { loadBounceRules, type BounceRules } from './channels/email/bounce-rules.js';
 import { createDestinations, type Destinations } from './channels/email/destinations.js';
@@ -375,7 +376,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     open,
     dashboard,
     sessionAuth,
-    vendors: [resendApi({ outbound, messageRow: (scope, id) => scopedMessageRow(handle.db, scope, id) }), postmarkApi({ outbound, clock })],
+    vendors: [
+      resendApi({ outbound, messageRow: (scope, id) => scopedMessageRow(handle.db, scope, id) }),
+      postmarkApi({ outbound, clock }),
+      sendgridApi({ outbound }),
+    ],
     readiness: () => readiness(),
     observe: metrics ? (method, route, status, s) => metrics.http(method, route, status, s) : undefined,
   });

@@ -107,6 +107,12 @@ for (const db of testDatabases()) {
         .sendEmail({ From: 'app@acme.example', To: 'x@example.net', Subject: 's', TextBody: 't' })
         .catch((e: unknown) => e);
       t.type(denied, postmark.Errors.InvalidAPIKeyError);
+      const readOnly = (await d.cli('key', 'create', '--workspace', 'acme', '--env', 'live', '--scopes', 'read')).json.secret as string;
+      const scoped = await new postmark.ServerClient(readOnly, { requestHost: host, useHttps: false })
+        .sendEmail({ From: 'app@acme.example', To: 'x@example.net', Subject: 's', TextBody: 't' })
+        .catch((e: unknown) => e);
+      t.type(scoped, postmark.Errors.InvalidAPIKeyError, 'a key without the send scope cannot send');
+      t.match(scoped, { message: /lacks the send scope/ });
       const unsupported = await client.getServer().catch((e: unknown) => e);
       t.type(unsupported, postmark.Errors.PostmarkError);
       t.match(unsupported, { statusCode: 404, message: /not supported.*POST \/email/ });

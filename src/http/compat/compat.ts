@@ -48,6 +48,7 @@ export function vendorApis(apis: VendorApi[], deps: VendorMounts): Router {
     });
     r.use(deps.limit);
     r.use(deps.json);
+    r.use(jsonOnly);
     api.routes(r);
     r.use((req) => {
       throw new AppError(
@@ -67,6 +68,14 @@ export function vendorApis(apis: VendorApi[], deps: VendorMounts): Router {
   }
   return root;
 }
+
+// As on /v1: a body in another format would otherwise read as empty and fail as missing fields.
+const jsonOnly: RequestHandler = (req, _res, next) => {
+  const length = Number(req.headers['content-length'] ?? 0);
+  if ((req.headers['transfer-encoding'] !== undefined || length > 0) && !req.is('application/json'))
+    throw new AppError('unsupported_media_type', 'send JSON: the request body must be application/json (Content-Type: application/json)');
+  next();
+};
 
 /** An AppError's message with its issues, one line (vendors' errors carry a message, not a list). */
 export function describe(err: AppError): string {

@@ -9,6 +9,7 @@ import { AppError, invalidBody, type ErrorCode, type Issue } from '../../lib/err
 import type { Outbound } from '../../outbound/outbound.js';
 import type { Clock } from '../../lib/clock.js';
 import { principalOf, requireScope } from '../auth.js';
+import { STATUS } from '../errors.js';
 import { describe, type VendorApi } from './compat.js';
 import { acceptEmails, addressList, mailbox, type EmailResult, type VendorEmail } from './email.js';
 
@@ -26,6 +27,8 @@ const ERRORS: Partial<Record<ErrorCode, [number, number]>> = {
   plan_limit: [422, 412],
   not_found: [404, 0],
   payload_too_large: [422, 300],
+  // 409: "JSON required".
+  unsupported_media_type: [415, 409],
   rate_limited: [429, 0],
   quota_exceeded: [422, 405],
   unavailable: [503, 0],
@@ -36,7 +39,7 @@ function postmarkError(err: AppError): { status: number; body: { ErrorCode: numb
   const [status, code] =
     err.code === 'invalid_body' && issues?.some((i) => i.path === 'template' && /not found|no template/i.test(i.message))
       ? [422, 1101]
-      : (ERRORS[err.code] ?? [500, 0]);
+      : (ERRORS[err.code] ?? [STATUS[err.code], 0]);
   return { status, body: { ErrorCode: code, Message: describe(err) } };
 }
 

@@ -8,6 +8,7 @@ import type { Message, MessageRow } from '../../messages/message.js';
 import type { Outbound } from '../../outbound/outbound.js';
 import type { Scope } from '../../messages/read.js';
 import { principalOf, requireScope } from '../auth.js';
+import { STATUS } from '../errors.js';
 import { describe, type VendorApi } from './compat.js';
 import { acceptEmails, addressList, mailbox, sendAt, type VendorEmail } from './email.js';
 
@@ -26,6 +27,7 @@ const ERRORS: Partial<Record<ErrorCode, [number, string]>> = {
   not_cancelable: [422, 'validation_error'],
   conflict: [409, 'concurrent_idempotent_requests'],
   payload_too_large: [413, 'invalid_attachment'],
+  unsupported_media_type: [415, 'invalid_parameter'],
   rate_limited: [429, 'rate_limit_exceeded'],
   quota_exceeded: [429, 'monthly_quota_exceeded'],
   unavailable: [503, 'application_error'],
@@ -153,7 +155,10 @@ export function resendApi(deps: { outbound: Outbound; messageRow(scope: Scope, p
       return match ? match[1] : undefined;
     },
     error(err) {
-      const [status, name] = err.extra.key === 'invalid' ? [403, 'invalid_api_key'] : (ERRORS[err.code] ?? [500, 'application_error']);
+      const [status, name] =
+        err.extra.key === 'invalid'
+          ? [403, 'invalid_api_key']
+          : (ERRORS[err.code] ?? [STATUS[err.code], STATUS[err.code] >= 500 ? 'application_error' : 'validation_error']);
       return { status, body: { statusCode: status, name, message: describe(err) } };
     },
     routes(r: Router) {
