@@ -21,6 +21,7 @@ const benches: Record<string, Bench> = {
   cluster: () => import('./cluster.js'),
   reports: () => import('./reports.js'),
   submission: () => import('./submission.js'),
+  suppressions: () => import('./suppressions.js'),
 };
 
 const wanted = process.argv.slice(2);

@@ -43,7 +43,7 @@ import { messageRoutes } from './http/routes/messages.js';
 import { nodeRoutes } from './http/routes/nodes.js';
 import { openApiRoutes } from './http/routes/openapi.js';
 import { sendRoutes } from './http/routes/send.js';
-import { suppressionRoutes } from './http/routes/suppressions.js';
+import { suppressionImportRoutes, suppressionRoutes } from './http/routes/suppressions.js';
 import { templateRoutes } from './http/routes/templates.js';
 import { trackingRoutes } from './http/routes/tracking.js';
 import { webhookRoutes } from './http/routes/webhooks.js';
@@ -316,7 +316,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     sendRoutes(outbound),
     messageRoutes(outbound, config, ledger, bus),
     templateRoutes(templates),
-    suppressionRoutes(suppressions),
+    suppressionRoutes(suppressions, () => clock.now()),
     connectionRoutes(connections, config),
     inboundDomainRoutes({ domains, doctor }),
     inboundAddressRoutes({ addresses }),
@@ -373,6 +373,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     keys,
     budgets,
     v1,
+    v1Streams: [suppressionImportRoutes(deps)],
     open,
     dashboard,
     sessionAuth,

@@ -311,6 +311,8 @@ export interface SuppressionsTable {
   detail: string | null;
   message_public_id: string | null;
   created_at: string;
+  /** When the entry stops holding mail; null: until removed. */
+  expires_at: string | null;
 }
 
 export interface EmailSettingsTable {

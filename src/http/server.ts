@@ -23,6 +23,8 @@ export interface HttpDeps {
   budgets: Budgets;
   /** Routers mounted under /v1, after authentication. */
   v1: Router[];
+  /** Routers mounted under /v1 after authentication and before the JSON parser: they read their bodies as streams. */
+  v1Streams?: Router[];
   /** Routers mounted at the root without API-key authentication (each checks its own tokens). */
   open: Router[];
   /** The hosted vendors' APIs, each under /compat/<vendor> (http/compat/). */
@@ -143,6 +145,7 @@ export function createHttpApp(deps: HttpDeps): express.Express {
   const v1 = express.Router();
   v1.use(authenticate(deps.keys, deps.sessionAuth));
   v1.use(limit);
+  for (const r of deps.v1Streams ?? []) v1.use(r);
   v1.use(json);
   // A body in another format would otherwise read as empty and fail as a missing field. An empty
   // body (POST …/publish, Content-Length: 0) needs no type.

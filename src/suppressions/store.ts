@@ -6,6 +6,8 @@
 //   unsubscribe (one-click List-Unsubscribe) → template sends are `opted_out`; raw sends, which are
 //   transactional by nature, still go out.
 // A stronger reason replaces `unsubscribe` (a bounce after an opt-out suppresses everything).
+// An entry `*@domain` holds every address at that domain (an address's own entry comes first); an
+// entry with `expiresAt` stops holding mail then, and reads no longer show it.
 import { sql } from 'kysely';
 import { z } from 'zod';
 import { queriesFor } from '../db/compiled-queries.js';
@@ -22,6 +24,8 @@ export interface Suppression {
   detail: string | null;
   messageId: string | null;
   createdAt: string;
+  /** When the entry stops holding mail; null: until removed. */
+  expiresAt: string | null;
 }
 
 /** Whose list: a workspace's, in one environment (the key's, the dashboard session's). */
@@ -34,11 +38,12 @@ export interface SuppressionStore {
   /** Adds (or strengthens) an entry; returns the entry as stored. */
   add(
     scope: ListScope,
-    input: { address: string; reason: SuppressionReason; detail?: string | null; messageId?: string | null },
+    input: { address: string; reason: SuppressionReason; detail?: string | null; messageId?: string | null; expiresAt?: string | null },
   ): Promise<Suppression>;
   remove(scope: ListScope, address: string): Promise<boolean>;
+  /** The entry of exactly this address (or `*@domain`), unexpired. */
   get(scope: ListScope, address: string): Promise<Suppression | null>;
-  /** Entries of the given addresses (lowercased keys). */
+  /** The entry holding each given address (lowercased keys): its own, else its domain's `*@domain`; unexpired. */
   getMany(scope: ListScope, addresses: string[]): Promise<Map<string, Suppression>>;
   /**
    * Newest first (ties by address); `after`: the position of the last entry of the previous page
@@ -78,7 +83,8 @@ export function decodePosition(cursor: string): ListPosition | null {
   return null;
 }
 
-type Row = Pick<SuppressionsTable, 'address' | 'reason' | 'detail' | 'message_public_id' | 'created_at'>;
+type Row = Pick<SuppressionsTable, 'address' | 'reason' | 'detail' | 'message_public_id' | 'created_at' | 'expires_at'>;
+const COLUMNS = ['address', 'reason', 'detail', 'message_public_id', 'created_at', 'expires_at'] as const;
 
 const toSuppression = (r: Row): Suppression => ({
   address: r.address,
@@ -86,18 +92,26 @@ const toSuppression = (r: Row): Suppression => ({
   detail: r.detail,
   messageId: r.message_public_id,
   createdAt: r.created_at,
+  expiresAt: r.expires_at,
 });
 
-const normalizeAddress = (a: string) => a.trim().toLowerCase();
+export const normalizeAddress = (a: string) => a.trim().toLowerCase();
+
+/** The wildcard entry that holds an address: `*@domain`, or null for a key without a domain (a phone number, a token). */
+export function wildcardOf(address: string): string | null {
+  const at = address.lastIndexOf('@');
+  return at > 0 && !address.startsWith('*@') ? `*@${address.slice(at + 1)}` : null;
+}
 
 export function createSuppressionStore({ db, clock, ids }: Pick<Deps, 'db' | 'clock' | 'ids'>): SuppressionStore {
   const get = async (scope: ListScope, address: string) => {
     const row = await db
       .selectFrom('suppressions')
-      .select(['address', 'reason', 'detail', 'message_public_id', 'created_at'])
+      .select(COLUMNS)
       .where('workspace_id', '=', scope.workspaceId)
       .where('livemode', '=', flag(scope.livemode))
       .where('address', '=', normalizeAddress(address))
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', clock.now().toISOString())]))
       .executeTakeFirst();
     return row ? toSuppression(row) : null;
   };
@@ -114,6 +128,7 @@ export function createSuppressionStore({ db, clock, ids }: Pick<Deps, 'db' | 'cl
         detail: input.detail ?? null,
         message_public_id: input.messageId ?? null,
         created_at: clock.now().toISOString(),
+        expires_at: input.expiresAt ?? null,
       };
       try {
         await db.insertInto('suppressions').values(row).execute();
@@ -121,16 +136,23 @@ export function createSuppressionStore({ db, clock, ids }: Pick<Deps, 'db' | 'cl
       } catch (err) {
         if (!isUniqueViolation(err)) throw err;
       }
-      if (input.reason !== 'unsubscribe') {
-        await db
-          .updateTable('suppressions')
-          .set({ reason: input.reason, detail: row.detail, message_public_id: row.message_public_id, created_at: row.created_at })
-          .where('workspace_id', '=', scope.workspaceId)
-          .where('livemode', '=', row.livemode)
-          .where('address', '=', address)
-          .where('reason', '=', 'unsubscribe')
-          .execute();
-      }
+      // The entry there is replaced when it has expired, or strengthened from an unsubscribe.
+      await db
+        .updateTable('suppressions')
+        .set({
+          reason: input.reason,
+          detail: row.detail,
+          message_public_id: row.message_public_id,
+          created_at: row.created_at,
+          expires_at: row.expires_at,
+        })
+        .where('workspace_id', '=', scope.workspaceId)
+        .where('livemode', '=', row.livemode)
+        .where('address', '=', address)
+        .where((eb) =>
+          eb.or([eb('expires_at', '<=', row.created_at), ...(input.reason !== 'unsubscribe' ? [eb('reason', '=', 'unsubscribe')] : [])]),
+        )
+        .execute();
       return (await get(scope, address))!;
     },
     async remove(scope, address) {
@@ -145,30 +167,40 @@ export function createSuppressionStore({ db, clock, ids }: Pick<Deps, 'db' | 'cl
     async getMany(scope, addresses) {
       const out = new Map<string, Suppression>();
       if (addresses.length === 0) return out;
-      const list = addresses.map(normalizeAddress);
+      const asked = addresses.map(normalizeAddress);
+      const list = [...new Set([...asked, ...asked.flatMap((a) => wildcardOf(a) ?? [])])];
       const live = flag(scope.livemode);
+      const now = clock.now().toISOString();
       const build = () =>
         db
           .selectFrom('suppressions')
-          .select(['address', 'reason', 'detail', 'message_public_id', 'created_at'])
+          .select(COLUMNS)
           .where('workspace_id', '=', scope.workspaceId)
           .where('livemode', '=', live)
+          .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]))
           .where('address', 'in', list);
       // Short lists are compiled once per length: SMTP submission asks at every RCPT, one address.
       const query =
         list.length <= 8
-          ? queriesFor(db).compiled(`suppressions.getMany:${list.length}`, [scope.workspaceId, live, ...list], build)
+          ? queriesFor(db).compiled(`suppressions.getMany:${list.length}`, [scope.workspaceId, live, now, ...list], build)
           : build().compile();
       const { rows } = await db.executeQuery(query);
-      for (const r of rows) out.set(r.address, toSuppression(r));
+      const found = new Map(rows.map((r) => [r.address, toSuppression(r)]));
+      for (const a of asked) {
+        const wildcard = wildcardOf(a);
+        const entry = found.get(a) ?? (wildcard ? found.get(wildcard) : undefined);
+        if (entry) out.set(a, entry);
+      }
       return out;
     },
     async list(scope, { limit, after, before, reason, search }) {
+      const now = clock.now().toISOString();
       let q = db
         .selectFrom('suppressions')
-        .select(['address', 'reason', 'detail', 'message_public_id', 'created_at'])
+        .select(COLUMNS)
         .where('workspace_id', '=', scope.workspaceId)
-        .where('livemode', '=', flag(scope.livemode));
+        .where('livemode', '=', flag(scope.livemode))
+        .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', now)]));
       if (after) {
         q = q.where((eb) =>
           eb.or([
@@ -209,7 +241,7 @@ export function createSuppressionCheck(store: SuppressionStore, opts: { together
       )
     : null;
   const lookup = async (scope: ListScope, key: string) =>
-    together ? ((await together(scope, normalizeAddress(key))) ?? null) : store.get(scope, key);
+    (together ? await together(scope, normalizeAddress(key)) : (await store.getMany(scope, [key])).get(normalizeAddress(key))) ?? null;
   return async (message: {
     workspaceId: string;
     livemode: boolean;
@@ -269,14 +301,19 @@ export const suppressionSchema = z
     detail: z.string().nullable(),
     messageId: z.string().nullable(),
     createdAt: z.string(),
+    expiresAt: z.string().nullable(),
   })
   .meta({ id: 'Suppression' });
 
+/** A wildcard entry: `*@` and a domain name. */
+export const WILDCARD = /^\*@[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)+$/i;
+
 /** The body of POST /v1/suppressions (and the dashboard's add). */
 export const addSuppressionBody = z.strictObject({
-  address: z.email().max(320),
+  address: z.union([z.email().max(320), z.string().regex(WILDCARD, 'must be an email address or *@domain')]),
   reason: z.enum(SUPPRESSION_REASONS).default('manual'),
   detail: z.string().max(500).optional(),
+  expiresAt: z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone' }).optional(),
 });
 
 /** The query of GET /v1/suppressions. */

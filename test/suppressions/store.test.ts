@@ -69,6 +69,7 @@ for (const db of testDatabases()) {
         detail: 'asked',
         messageId: 'msg_1',
         createdAt: clock.now().toISOString(),
+        expiresAt: null,
       });
       t.same(await store.get(live, 'ANN@example.com'), s);
       t.equal(await store.get(test, 'ann@example.com'), null, 'not in the test environment');
@@ -87,6 +88,7 @@ for (const db of testDatabases()) {
         detail: '550 5.1.1',
         messageId: 'msg_2',
         createdAt: clock.now().toISOString(),
+        expiresAt: null,
       });
       tick();
       const again = await store.add(live, { address: 'bob@example.com', reason: 'unsubscribe' });

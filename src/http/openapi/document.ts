@@ -103,7 +103,11 @@ function operation(op: Operation, c: Components): Json {
       };
     // Bytes: OpenAPI 3.1 describes a binary body by its media type alone (no string schema).
     if ('bytes' in s) content[s.bytes] = {};
-    responses[String(s.status)] = { description: s.description, content };
+    // Several successes of one status are one response with a media type each (CSV or NDJSON).
+    const earlier = responses[String(s.status)] as { description: string; content: Json } | undefined;
+    responses[String(s.status)] = earlier
+      ? { description: `${earlier.description}; or ${s.description}`, content: { ...earlier.content, ...content } }
+      : { description: s.description, content };
   }
   for (const [status, codes] of [...errorsByStatus(op)].sort((a, b) => a[0] - b[0])) {
     responses[String(status)] = {
@@ -135,6 +139,7 @@ function operation(op: Operation, c: Components): Json {
   const params = parameters(op, c);
   if (params.length) doc.parameters = params;
   if (op.body) doc.requestBody = { required: true, content: { 'application/json': { schema: c.convert(op.body, 'input') } } };
+  if (op.bodyMedia) doc.requestBody = { required: true, content: Object.fromEntries(op.bodyMedia.map((m) => [m, {}])) };
   return doc;
 }
 

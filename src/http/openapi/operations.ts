@@ -23,7 +23,8 @@ import { batchBody } from '../../outbound/batch-input.js';
 import { reportQuery } from '../../reports/reports.js';
 import { dmarcDaySchema, tlsDaySchema } from '../../reports/store.js';
 import { sendBody } from '../../outbound/send-input.js';
-import { addSuppressionBody, listSuppressionsQuery, suppressionSchema } from '../../suppressions/store.js';
+import { addSuppressionBody, listSuppressionsQuery, SUPPRESSION_REASONS, suppressionSchema } from '../../suppressions/store.js';
+import { importResultSchema } from '../../suppressions/transfer.js';
 import { createTemplateBody, draftBody, renderBody, updateTemplateBody } from '../../templates/schemas.js';
 import { renderResultSchema, templateDetailSchema, templateSummarySchema, templateVersionSchema } from '../../templates/store.js';
 import {
@@ -53,6 +54,8 @@ export interface Operation {
   /** null: no API key (the open routes). */
   scope: Scope | null;
   body?: z.ZodType;
+  /** A body that is not JSON: the media types it may be sent as. */
+  bodyMedia?: string[];
   query?: z.ZodObject;
   /** Path parameters described beyond "a string" (all are strings). */
   params?: Record<string, string>;
@@ -403,6 +406,35 @@ export const OPERATIONS: Operation[] = [
     params: { address: 'the suppressed address' },
     success: [{ status: 200, description: 'removed', json: z.object({ address: z.string(), deleted: z.literal(true) }) }],
     errors: ['not_found'],
+  },
+  {
+    method: 'POST',
+    path: '/v1/suppressions/import',
+    id: 'importSuppressions',
+    tag: 'suppressions',
+    summary:
+      "Import entries into the key's environment's list from CSV (a header row; SendGrid's and Postmark's export columns recognised), NDJSON or a JSON array; streamed, idempotent",
+    scope: 'send',
+    bodyMedia: ['text/csv', 'application/x-ndjson', 'application/json'],
+    query: z.object({
+      reason: z.enum(SUPPRESSION_REASONS).default('manual').describe('the reason of lines that name none (or one not recognised)'),
+    }),
+    success: [{ status: 200, description: 'what the import did, with the first refused lines', json: importResultSchema }],
+    errors: [],
+  },
+  {
+    method: 'GET',
+    path: '/v1/suppressions/export',
+    id: 'exportSuppressions',
+    tag: 'suppressions',
+    summary: "The key's environment's whole list as CSV or NDJSON (the forms import reads)",
+    scope: 'read',
+    query: z.object({ format: z.enum(['csv', 'ndjson']).default('csv') }),
+    success: [
+      { status: 200, description: 'the list, CSV with a header row', bytes: 'text/csv' },
+      { status: 200, description: 'the list, one JSON entry per line', bytes: 'application/x-ndjson' },
+    ],
+    errors: [],
   },
   // Connections.
   {
