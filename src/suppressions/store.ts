@@ -6,7 +6,8 @@
 //   unsubscribe (one-click List-Unsubscribe) → template sends are `opted_out`; raw sends, which are
 //   transactional by nature, still go out.
 // A stronger reason replaces `unsubscribe` (a bounce after an opt-out suppresses everything).
-// An entry `*@domain` holds every address at that domain (an address's own entry comes first); an
+// An entry `*@domain` holds every address at that domain (an address's own entry comes first,
+// unless it is an unsubscribe and the domain's is harder); an
 // entry with `expiresAt` stops holding mail then, and reads no longer show it.
 import { sql } from 'kysely';
 import { z } from 'zod';
@@ -54,7 +55,7 @@ export interface SuppressionStore {
     scope: ListScope,
     opts: { limit: number; after?: ListPosition | null; before?: string | null; reason?: SuppressionReason; search?: string },
   ): Promise<Suppression[]>;
-  /** Every entry of the workspace, in pages of `batch` (an export): keyset paging, so no entry is skipped. */
+  /** Every entry of the workspace by address, in pages of `batch` (an export): keyset paging, so no entry is skipped. */
   each(scope: ListScope, batch?: number): AsyncGenerator<Suppression[]>;
 }
 
@@ -188,7 +189,10 @@ export function createSuppressionStore({ db, clock, ids }: Pick<Deps, 'db' | 'cl
       const found = new Map(rows.map((r) => [r.address, toSuppression(r)]));
       for (const a of asked) {
         const wildcard = wildcardOf(a);
-        const entry = found.get(a) ?? (wildcard ? found.get(wildcard) : undefined);
+        const own = found.get(a);
+        const domain = wildcard ? found.get(wildcard) : undefined;
+        // The stronger of the two: an address's unsubscribe does not lift its domain's bounce.
+        const entry = own && (own.reason !== 'unsubscribe' || !domain) ? own : (domain ?? own);
         if (entry) out.set(a, entry);
       }
       return out;
@@ -215,13 +219,24 @@ export function createSuppressionStore({ db, clock, ids }: Pick<Deps, 'db' | 'cl
       const rows = await q.orderBy('created_at', 'desc').orderBy('address').limit(limit).execute();
       return rows.map(toSuppression);
     },
+    // By address, on the (workspace, environment, address) unique index: each page is one index
+    // range, however many entries share a creation time (an import's are all the same).
     async *each(scope, batch = 1000) {
-      let after: ListPosition | null = null;
+      let after = '';
       for (;;) {
-        const page = await store.list(scope, { limit: batch, after });
-        if (page.length) yield page;
-        if (page.length < batch) return;
-        after = positionOf(page[page.length - 1]);
+        const rows = await db
+          .selectFrom('suppressions')
+          .select(COLUMNS)
+          .where('workspace_id', '=', scope.workspaceId)
+          .where('livemode', '=', flag(scope.livemode))
+          .where('address', '>', after)
+          .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', clock.now().toISOString())]))
+          .orderBy('address')
+          .limit(batch)
+          .execute();
+        if (rows.length) yield rows.map(toSuppression);
+        if (rows.length < batch) return;
+        after = rows[rows.length - 1].address;
       }
     },
   };

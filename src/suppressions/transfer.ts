@@ -11,6 +11,7 @@
 import { pipeline, type Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
 import { z } from 'zod';
+import { csvQuote } from '../lib/csv.js';
 import type { Deps } from '../deps.js';
 import { flag, type SuppressionsTable } from '../db/schema.js';
 import { isEmailAddress } from '../outbound/send-input.js';
@@ -290,8 +291,6 @@ export async function importSuppressions(
 
 const CSV_HEADER = 'address,reason,detail,created_at,expires_at\n';
 
-const csvField = (v: string | null) => (v === null ? '' : /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v);
-
 /** The scope's list as CSV (a header, then one entry per line) or NDJSON, page by page. */
 export async function* exportSuppressions(store: SuppressionStore, scope: ListScope, format: 'csv' | 'ndjson'): AsyncGenerator<string> {
   if (format === 'csv') yield CSV_HEADER;
@@ -299,7 +298,7 @@ export async function* exportSuppressions(store: SuppressionStore, scope: ListSc
     yield page
       .map((s: Suppression) =>
         format === 'csv'
-          ? `${[s.address, s.reason, s.detail, s.createdAt, s.expiresAt].map(csvField).join(',')}\n`
+          ? `${[s.address, s.reason, s.detail, s.createdAt, s.expiresAt].map(csvQuote).join(',')}\n`
           : `${JSON.stringify({ address: s.address, reason: s.reason, detail: s.detail, createdAt: s.createdAt, expiresAt: s.expiresAt })}\n`,
       )
       .join('');

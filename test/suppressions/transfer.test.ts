@@ -144,6 +144,13 @@ for (const db of testDatabases()) {
       t.match(await statusOf(wild.body.id), { status: 'suppressed', error: /\*@blocked\.example is on the suppression list/ });
       const sub = await send('someone@sub.blocked.example');
       t.not((await statusOf(sub.body.id)).status, 'suppressed', 'a wildcard is its domain, not its subdomains');
+      await upload(d, acme.test, 'address,reason\n*@strict.example,bounce\nann@strict.example,unsubscribe\n', 'text/csv');
+      const through = await send('ann@strict.example');
+      t.match(
+        await statusOf(through.body.id),
+        { status: 'suppressed', error: /\*@strict\.example/ },
+        "an address's unsubscribe does not lift its domain's bounce",
+      );
       const t1 = await upload(
         d,
         acme.test,

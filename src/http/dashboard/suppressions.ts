@@ -2,13 +2,13 @@
 // streamed page by page from the suppression store so a list of 100k addresses never sits in
 // memory. The list is the one of the workspace and environment the session acts on, as the page's.
 import { Router } from 'express';
+import { csvQuote } from '../../lib/csv.js';
 import { actingOn, type DashboardDeps } from './context.js';
 
-/** One CSV field: quoted when it holds a comma, quote or line break; a leading =+-@ is defused. */
+/** One CSV field for a spreadsheet: quoted when it must be, and a leading =+-@ defused. */
 export function csvField(value: string | null): string {
-  let v = value ?? '';
-  if (/^[=+\-@\t\r]/.test(v)) v = `'${v}`;
-  return /[",\r\n]/.test(v) ? `"${v.replace(/"/g, '""')}"` : v;
+  const v = value ?? '';
+  return csvQuote(/^[=+\-@\t\r]/.test(v) ? `'${v}` : v);
 }
 
 export function suppressionExportRoutes(deps: DashboardDeps): Router {

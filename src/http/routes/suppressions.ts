@@ -119,7 +119,11 @@ export function suppressionImportRoutes(deps: Pick<Deps, 'db' | 'clock' | 'ids' 
     if (decode === undefined) throw new AppError('invalid_request', 'unsupported request body encoding');
     const body = decode ? req.pipe(decode()) : req;
     // A decoder's error ends its stream: read it as the body's, so the import refuses it.
-    if (body !== req) req.on('error', (err) => body.destroy(err));
+    let undecodable = false;
+    if (body !== req) {
+      req.on('error', (err) => body.destroy(err));
+      body.on('error', () => (undecodable = true));
+    }
     const reason = req.query.reason ?? 'manual';
     if (typeof reason !== 'string' || !SUPPRESSION_REASONS.includes(reason as SuppressionReason))
       throw new AppError('invalid_request', `reason must be one of ${SUPPRESSION_REASONS.join(', ')}`);
@@ -133,6 +137,7 @@ export function suppressionImportRoutes(deps: Pick<Deps, 'db' | 'clock' | 'ids' 
     } catch (err) {
       // Whatever of the body was not read is drained, so the answer reaches the client.
       req.resume();
+      if (undecodable) throw new AppError('invalid_request', `request body could not be decompressed (Content-Encoding: ${encoding})`);
       if (err instanceof ImportRefused) throw new AppError('invalid_request', err.message);
       // csv-parse's own errors (an unclosed quote): the body, not the server.
       if ((err as { code?: string }).code?.startsWith('CSV_')) throw new AppError('invalid_request', `CSV: ${(err as Error).message}`);
