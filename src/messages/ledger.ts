@@ -24,6 +24,9 @@ import { rowToMessage, type Message, type MessageRow, type TimelineEntry } from 
 import { insertMany, swapMany } from './ledger-many.js';
 import { canMove, type Trigger } from './transitions.js';
 
+/** SQLite's limit of bound parameters in one statement (SQLITE_MAX_VARIABLE_NUMBER since 3.32). */
+const SQLITE_MAX_PARAMS = 32_766;
+
 export type RowPatch = Omit<Updateable<MessagesTable>, 'seq' | 'id' | 'status' | 'timeline'>;
 
 /** The lifecycle event a status has, recorded when a message reaches it. */
@@ -343,11 +346,20 @@ export function createLedger(deps: LedgerDeps): Ledger {
     },
 
     async insertMany(trx, rows) {
-      if (deps.dialect !== 'postgres' || rows.length < 2) {
+      if (rows.length < 2) {
         for (const row of rows) await this.insert(trx, row);
         return;
       }
-      await insertMany(trx, rows);
+      if (deps.dialect === 'postgres') return insertMany(trx, rows);
+      // SQLite: multi-row VALUES, as many rows a statement as its bound-parameter limit allows;
+      // rows take their seq in the order they are listed.
+      const per = Math.max(1, Math.floor(SQLITE_MAX_PARAMS / Object.keys(rows[0]).length));
+      for (let i = 0; i < rows.length; i += per) {
+        await trx
+          .insertInto('messages')
+          .values(rows.slice(i, i + per).map(({ seq: _seq, ...values }) => values))
+          .execute();
+      }
     },
 
     inserted(row) {

@@ -328,16 +328,17 @@ export function createAccept(deps: AcceptDeps) {
     }
   }
 
-  // Accepts that commit together (one group-commit batch). The plain path, on SQLite and for a
-  // single message, is each message in turn: its key, its count, its row. On PostgreSQL, where each
-  // statement is a round trip, the keys come first, then one count per workspace and quota, then
-  // the rows in one INSERT (messages/ledger-many.ts). Held to the plain path by
-  // test/outbound/accept-many.test.ts over generated sends.
+  // Accepts that commit together (one group-commit batch, or a batch send). The plain path, for a
+  // single message, is each message in turn: its key, its count, its row. For several, the keys
+  // come first, then one count per workspace and quota, then the rows in as few INSERTs as the
+  // dialect allows (messages/ledger-many.ts on PostgreSQL, where each statement is a round trip;
+  // multi-row VALUES on SQLite, where each is a call into the engine). Held to the plain path by
+  // test/outbound/accept-many.test.ts over generated sends, on both.
   const commits: BulkKind<Pending, void> = {
     async runMany(trx, items) {
       for (const p of items) if (p.batch) await claimBatchKey(trx, p, p.batch);
       const all = items.flatMap((p) => p.rows.map((r) => ({ p, r })));
-      if (deps.dialect !== 'postgres' || all.length < 2) {
+      if (all.length < 2) {
         for (const { p, r } of all) {
           await claimKey(trx, p, r);
           if (p.livemode) await countUsage(trx, r.row.workspace_id, p, 1);
