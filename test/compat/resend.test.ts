@@ -4,11 +4,8 @@
 // shape, which the SDK hands back as its `error`.
 import t from 'tap';
 import { Resend } from 'resend';
-import { bootDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
-import { addVerifiedDomain, startRemoteMx, type Received } from '../helpers/smtp-sink.js';
-import { until } from '../helpers/until.js';
-import { startWireChecker } from '../helpers/wire-check.js';
+import { vendorSetup } from '../helpers/vendor-sdk.js';
 
 const TEXT = 'Hello from Resend’s SDK.\n';
 const HTML = '<p>Hello from <b>Resend’s SDK</b>.</p>';
@@ -16,15 +13,8 @@ const CSV = Buffer.from('a,b\n1,2\n').toString('base64');
 
 for (const db of testDatabases()) {
   t.test(`the resend SDK against /compat/resend on ${db}`, async (t) => {
-    const checker = startWireChecker(t);
-    const mx = await startRemoteMx(t, { domains: ['example.net'] });
-    const d = await bootDaemon(t, { db, env: mx.env });
-    const ws = await d.workspace('acme', { plan: 'pro' });
-    const txt = await addVerifiedDomain(d.app, ws.id, 'acme.example');
-    mx.dns.set('postern._domainkey.acme.example', [{ type: 'TXT', data: txt }]);
-    checker.publish('postern._domainkey.acme.example', txt);
+    const { d, ws, message, deliveredWhole } = await vendorSetup(t, db);
     const resend = new Resend(ws.live, { baseUrl: `${d.url}/compat/resend` });
-    const message = (id: string) => d.request('GET', `/v1/messages/${id}`, { key: ws.live });
 
     t.test('emails.send: one message per recipient, delivered whole and signed', async (t) => {
       const { data, error } = await resend.emails.send({
@@ -46,22 +36,13 @@ for (const db of testDatabases()) {
         fromOverride: 'app@acme.example',
         fromNameOverride: 'Acme App',
       });
-      for (const to of ['ann@example.net', 'bob@example.net']) {
-        const copy = await until(`the copy for ${to} at the MX`, () => mx.sink.received.find((r: Received) => r.to.includes(to)));
-        const problems = await checker.check(copy.raw, {
-          from: { address: 'app@acme.example', name: 'Acme App' },
-          to: [to],
-          cc: [],
-          replyTo: 'help@acme.example',
-          subject: 'Your report',
-          text: TEXT,
-          html: HTML,
-          attachments: [{ filename: 'report.csv', contentType: 'text/csv', content: CSV }],
-          eightBit: true,
-          dkimDomain: 'acme.example',
-        });
-        t.same(problems, [], `the copy for ${to} is whole and signed by acme.example`);
-      }
+      await deliveredWhole(t, ['ann@example.net', 'bob@example.net'], {
+        replyTo: 'help@acme.example',
+        subject: 'Your report',
+        text: TEXT,
+        html: HTML,
+        attachments: [{ filename: 'report.csv', contentType: 'text/csv', content: CSV }],
+      });
       const got = await resend.emails.get(data!.id);
       t.equal(got.error, null);
       t.match(got.data, {

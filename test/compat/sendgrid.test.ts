@@ -5,11 +5,8 @@
 // SendGrid's shape, which the SDK raises as its ResponseError.
 import t from 'tap';
 import sgMail from '@sendgrid/mail';
-import { bootDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
-import { addVerifiedDomain, startRemoteMx, type Received } from '../helpers/smtp-sink.js';
-import { until } from '../helpers/until.js';
-import { startWireChecker } from '../helpers/wire-check.js';
+import { vendorSetup } from '../helpers/vendor-sdk.js';
 
 const TEXT = 'Hello from SendGrid’s SDK.\n';
 const HTML = '<p>Hello from <b>SendGrid’s SDK</b>.</p>';
@@ -20,13 +17,7 @@ const PNG = Buffer.from('\x89PNG not really').toString('base64');
 
 for (const db of testDatabases()) {
   t.test(`the @sendgrid/mail SDK against /compat/sendgrid on ${db}`, async (t) => {
-    const checker = startWireChecker(t);
-    const mx = await startRemoteMx(t, { domains: ['example.net'] });
-    const d = await bootDaemon(t, { db, env: mx.env });
-    const ws = await d.workspace('acme', { plan: 'pro' });
-    const txt = await addVerifiedDomain(d.app, ws.id, 'acme.example');
-    mx.dns.set('postern._domainkey.acme.example', [{ type: 'TXT', data: txt }]);
-    checker.publish('postern._domainkey.acme.example', txt);
+    const { d, ws, message, template, copyFor, deliveredWhole } = await vendorSetup(t, db);
     const client = (key: string) => {
       // The package's default export is a ready instance; its class makes one per key.
       const mail = new (sgMail as unknown as { MailService: new () => Mail }).MailService();
@@ -40,7 +31,6 @@ for (const db of testDatabases()) {
     };
     const mail = client(ws.live);
     const list = (q: string) => d.request('GET', `/v1/messages?q=${encodeURIComponent(q)}`, { key: ws.live });
-    const copyFor = (to: string) => until(`the copy for ${to} at the MX`, () => mx.sink.received.find((r: Received) => r.to.includes(to)));
 
     t.test('send: to and cc each get a message, delivered whole and signed', async (t) => {
       const [response] = await mail.send({
@@ -58,30 +48,19 @@ for (const db of testDatabases()) {
       t.equal(response.statusCode, 202);
       const id = response.headers['x-message-id'] as string;
       t.match(id, /^msg_/);
-      const first = await d.request('GET', `/v1/messages/${id}`, { key: ws.live });
+      const first = await message(id);
       t.match(first.body, { recipient: 'ann@example.net', metadata: { categories: 'receipt,shop', order: '77' } });
-      for (const to of ['ann@example.net', 'bob@example.net', 'carol@example.net']) {
-        const problems = await checker.check((await copyFor(to)).raw, {
-          from: { address: 'app@acme.example', name: 'Acme App' },
-          to: [to],
-          cc: [],
-          replyTo: 'help@acme.example',
-          subject: 'Your receipt',
-          text: TEXT,
-          html: HTML,
-          attachments: [{ filename: 'logo.png', contentType: 'image/png', content: PNG }],
-          eightBit: true,
-          dkimDomain: 'acme.example',
-        });
-        t.same(problems, [], `the copy for ${to} is whole and signed by acme.example`);
-      }
+      await deliveredWhole(t, ['ann@example.net', 'bob@example.net', 'carol@example.net'], {
+        replyTo: 'help@acme.example',
+        subject: 'Your receipt',
+        text: TEXT,
+        html: HTML,
+        attachments: [{ filename: 'logo.png', contentType: 'image/png', content: PNG }],
+      });
     });
 
     t.test('personalizations with a dynamic template, and send_at', async (t) => {
-      t.ok((await d.request('POST', '/v1/templates', { key: ws.live, body: { slug: 'd-receipt', channel: 'email' } })).status < 300);
-      const draft = { content: { subject: 'Thanks, {{name}}', text: 'Order {{order}}' }, variables: [] };
-      t.ok((await d.request('PUT', '/v1/templates/d-receipt/draft', { key: ws.live, body: draft })).status < 300);
-      t.ok((await d.request('POST', '/v1/templates/d-receipt/publish', { key: ws.live })).status < 300);
+      await template('d-receipt', 'Thanks, {{name}}', 'Order {{order}}');
       const [response] = await mail.send({
         from: 'app@acme.example',
         templateId: 'd-receipt',
