@@ -5,13 +5,19 @@
 // would have shown in the To and Cc headers is not reproduced (docs/migrating.md). The sends of
 // one vendor call commit together or not at all (outbound.acceptBatch, atomic); a vendor's batch
 // call commits its calls together and answers each (partial).
-import addressparser from 'nodemailer/lib/addressparser/index.js';
+import type Addressparser from 'nodemailer/lib/addressparser/index.js';
 import type { Attachment } from '../../channel.js';
 import { AppError, invalidBody, isAppError, type Issue } from '../../lib/errors.js';
 import type { MetadataValue } from '../../messages/message.js';
 import type { AcceptResponse, BatchItemResult, Sender } from '../../outbound/accept.js';
 import type { Outbound } from '../../outbound/outbound.js';
 import { isEmailAddress } from '../../outbound/send-input.js';
+import { lazyRequire } from '../../lib/lazy.js';
+
+// Loaded at the first vendor call: an idle daemon does not load nodemailer (test/idle-memory.test.ts).
+const addressparser = lazyRequire<typeof Addressparser>('nodemailer/lib/addressparser/index.js');
+/** The addresses in a header's text, groups flattened. */
+const addressesIn = (text: string) => addressparser()(text, { flatten: true });
 
 /** One vendor send call, in Postern's terms. */
 export interface VendorEmail {
@@ -31,7 +37,7 @@ export interface VendorEmail {
 
 /** A mailbox in a header's form (`Ann <ann@example.com>`, `ann@example.com`); null when it is not exactly one address. */
 export function mailbox(text: string): { address: string; name?: string } | null {
-  const parsed = addressparser(text, { flatten: true });
+  const parsed = addressesIn(text);
   if (parsed.length !== 1 || !isEmailAddress(parsed[0].address)) return null;
   return parsed[0].name ? { address: parsed[0].address, name: parsed[0].name } : { address: parsed[0].address };
 }
@@ -39,11 +45,7 @@ export function mailbox(text: string): { address: string; name?: string } | null
 /** A field that is one address or a list of them, in header form; issues name `field`. */
 export function addressList(value: unknown, field: string, issues: Issue[]): string[] {
   if (value === undefined || value === null) return [];
-  const list = Array.isArray(value)
-    ? value
-    : typeof value === 'string'
-      ? addressparser(value, { flatten: true }).map((a) => a.address)
-      : null;
+  const list = Array.isArray(value) ? value : typeof value === 'string' ? addressesIn(value).map((a) => a.address) : null;
   if (list === null || !list.every((a) => typeof a === 'string')) {
     issues.push({ path: field, message: 'must be an email address or a list of them' });
     return [];
