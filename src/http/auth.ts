@@ -8,6 +8,11 @@ import { allows, type Scope } from '../workspaces/scopes.js';
 /** Resolves a request without an Authorization header by other means (the dashboard's session). */
 export type OtherAuth = (req: Request, res: Response) => Promise<Principal | null>;
 
+/** The key of an `Authorization: Bearer <key>` header; undefined when there is none or it is malformed. */
+export function bearerKey(header: string | undefined): string | undefined {
+  return header ? /^Bearer[ ]+(\S+)\s*$/i.exec(header)?.[1] : undefined;
+}
+
 export function authenticate(keys: KeyStore, other?: OtherAuth): RequestHandler {
   return async (req, res, next) => {
     const header = req.headers.authorization;
@@ -18,9 +23,9 @@ export function authenticate(keys: KeyStore, other?: OtherAuth): RequestHandler 
         return next();
       }
     }
-    const match = header ? /^Bearer[ ]+(\S+)\s*$/i.exec(header) : null;
-    if (!match) throw new AppError('unauthorized', 'missing or malformed Authorization header; expected Bearer <API key>');
-    const principal = await keys.authenticate(match[1]);
+    const key = bearerKey(header);
+    if (key === undefined) throw new AppError('unauthorized', 'missing or malformed Authorization header; expected Bearer <API key>');
+    const principal = await keys.authenticate(key);
     if (!principal) throw new AppError('unauthorized', 'invalid or revoked API key');
     res.locals.principal = principal;
     next();

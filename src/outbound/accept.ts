@@ -65,6 +65,11 @@ class Repeat extends Error {
   }
 }
 
+/** An idempotency key (a send's, a batch's) is 1-255 characters. */
+function checkKey(key: string): void {
+  if (key.length === 0 || key.length > 255) throw new AppError('invalid_request', 'Idempotency-Key must be 1-255 characters');
+}
+
 /** Refusals an item of a batch can have on its own; anything else (the database away, …) refuses the request. */
 const ITEM_REFUSALS = new Set<ErrorCode>(['invalid_body', 'invalid_request', 'plan_limit', 'quota_exceeded']);
 
@@ -389,7 +394,7 @@ export function createAccept(deps: AcceptDeps) {
       try {
         const key = item.idempotencyKey ?? null;
         if (key !== null) {
-          if (key.length === 0 || key.length > 255) throw new AppError('invalid_request', 'Idempotency-Key must be 1-255 characters');
+          checkKey(key);
           // Two sends with one key would each claim it in the same transaction.
           const first = keyed.get(key);
           if (first !== undefined) throw invalidBody([{ path: 'idempotencyKey', message: `repeats the key of message ${first}` }]);
@@ -473,7 +478,7 @@ export function createAccept(deps: AcceptDeps) {
    */
   async function acceptBatch(sender: Sender, items: Item[], opts: { mode: BatchMode; key: string | null }): Promise<BatchResponse> {
     if (opts.key !== null) {
-      if (opts.key.length === 0 || opts.key.length > 255) throw new AppError('invalid_request', 'Idempotency-Key must be 1-255 characters');
+      checkKey(opts.key);
       const earlier = await findBatchRepeat(sender, opts.key);
       if (earlier) return earlier;
     }

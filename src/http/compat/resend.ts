@@ -7,7 +7,7 @@ import { AppError, invalidBody, type ErrorCode, type Issue } from '../../lib/err
 import type { Message, MessageRow } from '../../messages/message.js';
 import type { Outbound } from '../../outbound/outbound.js';
 import type { Scope } from '../../messages/read.js';
-import { principalOf, requireScope } from '../auth.js';
+import { bearerKey, principalOf, requireScope } from '../auth.js';
 import { STATUS } from '../errors.js';
 import { describe, type VendorApi } from './compat.js';
 import { acceptEmails, addressList, mailbox, sendAt, type VendorEmail } from './email.js';
@@ -150,10 +150,7 @@ export function resendApi(deps: { outbound: Outbound; messageRow(scope: Scope, p
     prefix: 'resend',
     name: 'Resend',
     supported: ['POST /emails', 'POST /emails/batch', 'GET /emails/{id}', 'POST /emails/{id}/cancel'],
-    key(req) {
-      const match = /^Bearer[ ]+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-      return match ? match[1] : undefined;
-    },
+    key: (req) => bearerKey(req.headers.authorization),
     error(err) {
       const [status, name] =
         err.extra.key === 'invalid'

@@ -10,7 +10,7 @@ import type { Router } from 'express';
 import { AppError, invalidBody, type ErrorCode, type Issue } from '../../lib/errors.js';
 import type { MetadataValue } from '../../messages/message.js';
 import type { Outbound } from '../../outbound/outbound.js';
-import { principalOf, requireScope } from '../auth.js';
+import { bearerKey, principalOf, requireScope } from '../auth.js';
 import { STATUS as POSTERN_STATUS } from '../errors.js';
 import { type VendorApi } from './compat.js';
 import { acceptEmails, mailbox, sendAt, type VendorEmail } from './email.js';
@@ -150,10 +150,7 @@ export function sendgridApi(deps: { outbound: Outbound }): VendorApi {
     prefix: 'sendgrid',
     name: 'SendGrid',
     supported: ['POST /v3/mail/send'],
-    key(req) {
-      const match = /^Bearer[ ]+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
-      return match ? match[1] : undefined;
-    },
+    key: (req) => bearerKey(req.headers.authorization),
     error(err: AppError) {
       const status = STATUS[err.code];
       const issues = err.extra.issues as Issue[] | undefined;
