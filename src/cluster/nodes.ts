@@ -110,9 +110,16 @@ export function createNodeRegistry(deps: NodeRegistryDeps): NodeRegistry {
   let timer: NodeJS.Timeout | null = null;
   const iso = (ms: number) => new Date(ms).toISOString();
   // Since when this node's own beats have gone through without a gap longer than two beats (a
-  // failed beat, the database away, a stalled event loop start it again).
+  // failed beat, the database away, a stalled event loop start it again), each promptly: a beat
+  // whose write waited longer than a heartbeat (for a pooled connection while the database was
+  // away, a server slow to answer) was no contact for that time either. Measured when the write
+  // ended: timed from its start, a write that waited out an outage would count as contact
+  // throughout it, and this node would judge the others dead the moment it came back.
   let lastBeat: number | null = null;
   let inTouchSince: number | null = null;
+  // A beat still waiting for the database: the next is skipped rather than queued behind it, so
+  // beats never pile up in an outage, nor land out of order (an older time over a newer one).
+  let beating = false;
 
   // The live nodes' ids in a fixed order, as of the last beat: what a split cap is divided by.
   let live: string[] = [deps.id];
@@ -172,7 +179,12 @@ export function createNodeRegistry(deps: NodeRegistryDeps): NodeRegistry {
       lastBeat = inTouchSince = Date.parse(at);
       await readLive();
       timer = setInterval(() => {
-        registry.beat().catch((err: unknown) => log.warn({ err }, 'node heartbeat failed; trying again at the next beat'));
+        if (beating) return;
+        beating = true;
+        registry
+          .beat()
+          .catch((err: unknown) => log.warn({ err }, 'node heartbeat failed; trying again at the next beat'))
+          .finally(() => (beating = false));
       }, heartbeat);
       timer.unref();
     },
@@ -184,8 +196,9 @@ export function createNodeRegistry(deps: NodeRegistryDeps): NodeRegistry {
         .set({ heartbeat_at: at, in_flight: deps.inFlight() })
         .where('id', '=', deps.id)
         .executeTakeFirst();
-      if (lastBeat === null || ms - lastBeat > 2 * heartbeat) inTouchSince = ms;
-      lastBeat = ms;
+      const done = now();
+      if (lastBeat === null || ms - lastBeat > 2 * heartbeat || done - ms > heartbeat) inTouchSince = done;
+      lastBeat = done;
       if (Number(mine.numUpdatedRows) === 0) {
         // Presumed dead by another node (a long pause, the database out of reach): back in the list.
         // Its claims were released; the fencing of every write keeps it from recording over them.
@@ -205,7 +218,7 @@ export function createNodeRegistry(deps: NodeRegistryDeps): NodeRegistry {
           .onConflict((oc) => oc.column('id').doNothing())
           .execute();
       }
-      const released = await releaseDead(ms);
+      const released = await releaseDead(done);
       await readLive();
       return released;
     },

@@ -61,6 +61,45 @@ function smtpTry(port: number, rcpt: string, subject = 'drill'): Promise<number[
   });
 }
 
+/**
+ * What a failed "0 duplicates" needs to be understood, printed as comments: each copy's arrival
+ * (time, sink connection, Message-ID: one message row delivered twice, or two rows), the message's
+ * timeline as the API has it, and both nodes' warnings and errors other than the outage's own noise.
+ */
+async function explainDuplicates(
+  t: { comment(...args: unknown[]): void },
+  sink: { received: { at: number; to: string[]; connection: number; raw: Buffer }[] },
+  nodes: Spawned[],
+  accepted: Map<string, string>,
+  get: (id: string) => Promise<Response>,
+) {
+  const byTo = new Map<string, string>([...accepted].map(([id, to]) => [to, id]));
+  const copies = new Map<string, string[]>();
+  for (const m of sink.received)
+    for (const to of m.to) {
+      const messageId = /^message-id:\s*(.+)$/im.exec(m.raw.toString('latin1'))?.[1]?.trim();
+      copies.set(to, [...(copies.get(to) ?? []), `at ${m.at} on connection ${m.connection}, Message-ID ${messageId}`]);
+    }
+  for (const [to, seen] of copies) {
+    if (seen.length < 2) continue;
+    const id = byTo.get(to);
+    t.comment(`duplicate ${to} (${id ?? 'not among the accepted'}): ${seen.join('; ')}`);
+    if (id) t.comment(`  ${id}: ${(await (await get(id)).text()).slice(0, 4000)}`);
+  }
+  const noise = /heartbeat failed|database unavailable|not ready|worker pass failed|change feed/;
+  for (const [i, node] of nodes.entries())
+    for (const line of node.lines) {
+      const entry = (() => {
+        try {
+          return JSON.parse(line) as { level?: number; time?: number; msg?: string };
+        } catch {
+          return null;
+        }
+      })();
+      if (entry && (entry.level ?? 0) >= 40 && !noise.test(entry.msg ?? '')) t.comment(`  node ${i} ${entry.time}: ${line.slice(0, 600)}`);
+    }
+}
+
 /** Two nodes on a PostgreSQL server of the test's own, delivering to a loopback sink. */
 async function twoNodes(t: { teardown(fn: () => unknown): void }, opts: { delayMs?: number; env?: Record<string, string> } = {}) {
   const pg: PrivatePostgres = await startPrivatePostgres(t);
@@ -202,6 +241,8 @@ t.test('two nodes hold through database outages', async (t) => {
     [],
     '0 duplicates',
   );
+  if ([...counts.values()].some((c) => c > 1))
+    await explainDuplicates(t, sink, nodes, accepted, (id) => call(nodes[0], 'GET', `/v1/messages/${id}`));
   t.same(
     [...accepted.values()].filter((to) => !counts.has(to)),
     [],
