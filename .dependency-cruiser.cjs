@@ -63,6 +63,20 @@ module.exports = {
       to: { path: '^(src|test|bench)/' },
     },
     {
+      name: 'sdk-apart-from-the-daemon',
+      severity: 'error',
+      comment: 'The SDK package (sdk/src) is published alone: it imports nothing of ours; only its generator (sdk/generate.ts) reads src/.',
+      from: { path: '^sdk/src/' },
+      to: { path: '^(src|test|bench|ui)/' },
+    },
+    {
+      name: 'daemon-apart-from-the-sdk',
+      severity: 'error',
+      comment: 'The daemon never imports its client.',
+      from: { path: '^src/' },
+      to: { path: '^sdk/' },
+    },
+    {
       name: 'daemon-apart-from-the-ui',
       severity: 'error',
       comment: 'The daemon serves the built bundle (dist/ui) as files; it never imports the browser code.',

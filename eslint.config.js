@@ -5,7 +5,7 @@ import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', '.tap/', '.stryker-tmp/', 'reports/'] },
+  { ignores: ['dist/', 'sdk/dist/', 'node_modules/', 'data/', 'coverage/', '.tap/', '.stryker-tmp/', 'reports/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
