@@ -57,6 +57,41 @@ export async function api<T = any>(method: string, path: string, body?: unknown,
   return json as T;
 }
 
+/**
+ * Sends a file as the body of a POST, telling `onProgress` the bytes sent so far (fetch cannot
+ * report an upload's progress; XMLHttpRequest can). Answers and errors as `api` does.
+ */
+export function upload<T = any>(
+  path: string,
+  file: Blob,
+  contentType: string,
+  onProgress: (sent: number, total: number) => void,
+): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open('POST', path);
+    xhr.setRequestHeader('accept', 'application/json');
+    xhr.setRequestHeader('content-type', contentType);
+    xhr.setRequestHeader('x-csrf-token', csrfToken);
+    xhr.upload.onprogress = (e) => onProgress(e.loaded, e.lengthComputable ? e.total : file.size);
+    xhr.upload.onload = () => onProgress(file.size, file.size);
+    xhr.onerror = () => reject(new ApiError(0, 'network_error', 'the upload did not reach the server'));
+    xhr.onload = () => {
+      let json: any = null;
+      try {
+        json = xhr.responseText ? JSON.parse(xhr.responseText) : null;
+      } catch {
+        json = null;
+      }
+      if (xhr.status >= 200 && xhr.status < 300) return resolve(json as T);
+      const e = json?.error ?? {};
+      if (xhr.status === 401) window.dispatchEvent(new Event(SESSION_ENDED));
+      reject(new ApiError(xhr.status, e.code ?? 'http_error', e.message ?? `${xhr.status} ${xhr.statusText}`, e.issues ?? [], e));
+    };
+    xhr.send(file);
+  });
+}
+
 export const get = <T = any>(path: string) => api<T>('GET', path);
 export const post = <T = any>(path: string, body?: unknown) => api<T>('POST', path, body ?? {});
 export const put = <T = any>(path: string, body?: unknown) => api<T>('PUT', path, body ?? {});

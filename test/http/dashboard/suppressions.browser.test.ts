@@ -1,6 +1,9 @@
 // Suppressions in the browser: add one by hand, search by part of an address, export the list as
-// CSV (downloaded by the browser), remove one with confirmation.
-import { readFileSync } from 'node:fs';
+// CSV (downloaded by the browser), remove one with confirmation, import a file with its upload's
+// progress, its counts and its refused lines.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import t from 'tap';
 import { checkPage, launchBrowser, loggedIn } from '../../helpers/browser.js';
 import { bootDaemon } from '../../helpers/daemon.js';
@@ -70,5 +73,44 @@ for (const db of testDatabases()) {
       null,
       'removed from the store',
     );
+
+    // An import: SendGrid's export columns, 5,000 addresses and two lines that are not entries.
+    const dir = mkdtempSync(path.join(tmpdir(), 'postern-import-'));
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'bounces.csv');
+    const rows = Array.from({ length: 5000 }, (_, i) => `user${i}@bounced.example,1700000000,550 5.1.1 unknown user`);
+    writeFileSync(file, ['email,created,reason', rows[0], 'not an address,1700000000,x', ...rows.slice(1), ',,'].join('\n') + '\n');
+    const importForm = page.getByRole('form', { name: 'Import a list' });
+    await importForm.getByLabel('File').setInputFiles(file);
+    await importForm.getByLabel('Reason for lines without one').selectOption('bounce');
+    await importForm.getByRole('button', { name: 'Import' }).click();
+    const result = page.getByRole('status', { name: 'Import result' });
+    await result.getByText('Read 5002 lines: 5000 stored, 0 unchanged, 2 refused.').waitFor();
+    t.same(
+      await page.getByRole('list', { name: 'Refused lines' }).getByRole('listitem').allTextContents(),
+      ['line 3: "not an address" is not an email address or *@domain', 'line 5003: no address'],
+      'each refused line with its number',
+    );
+    t.equal(
+      await page.getByRole('progressbar', { name: 'Upload progress' }).getAttribute('value'),
+      String(readFileSync(file).length),
+      'the progress bar ends full',
+    );
+    await importForm.getByText('Uploaded 100 %').waitFor();
+    await checkPage(t, page, 'suppressions-imported');
+    const stored = await daemon.app.suppressions.get({ workspaceId: ws.id, livemode: true }, 'user4999@bounced.example');
+    t.match(
+      stored,
+      { reason: 'bounce', detail: '550 5.1.1 unknown user' },
+      'stored with the reason chosen for lines whose reason is not one',
+    );
+    await page
+      .getByRole('row', { name: /bounced\.example/ })
+      .first()
+      .waitFor();
+
+    await importForm.getByRole('button', { name: 'Import' }).click();
+    await result.getByText('Read 5002 lines: 0 stored, 5000 unchanged, 2 refused.').waitFor();
+    t.pass('the same file again stores nothing');
   });
 }

@@ -1,7 +1,8 @@
 // The workspace's suppression list (shared by both environments): paged newest first, searched by
-// part of an address, added to and removed from by hand, and exported whole as CSV.
+// part of an address, added to and removed from by hand, imported from a file (with the upload's
+// progress and each refused line) and exported whole as CSV.
 import { useState } from 'preact/hooks';
-import { del, get, post, query } from '../api';
+import { del, get, post, query, upload } from '../api';
 import { Badge, ConfirmButton, ErrorLine, Field, Loading, Page, Pager, Table, Time, useAction, useAsync } from '../components';
 import type { Route } from '../routes';
 import { useSelectionKey } from '../session';
@@ -51,6 +52,106 @@ function AddSuppression(props: { onAdded(): void }) {
   );
 }
 
+interface ImportResult {
+  lines: number;
+  stored: number;
+  unchanged: number;
+  refused: number;
+  errors: { line: number; message: string }[];
+}
+
+// What the import reads, by the file's name (browsers give CSV files a type, rarely NDJSON ones).
+const TYPES: [RegExp, string][] = [
+  [/\.(ndjson|jsonl)$/i, 'application/x-ndjson'],
+  [/\.json$/i, 'application/json'],
+];
+const typeOf = (file: File) => TYPES.find(([name]) => name.test(file.name))?.[1] ?? 'text/csv';
+const SHOWN_ERRORS = 20;
+
+function ImportSuppressions(props: { onImported(): void }) {
+  const [file, setFile] = useState<File | null>(null);
+  const [reason, setReason] = useState('manual');
+  const [sent, setSent] = useState<{ bytes: number; total: number } | null>(null);
+  const [result, setResult] = useState<ImportResult | null>(null);
+  const action = useAction(async () => {
+    if (!file) return;
+    setResult(null);
+    setSent({ bytes: 0, total: file.size });
+    const answer = await upload<ImportResult>(`/v1/suppressions/import${query({ reason })}`, file, typeOf(file), (bytes, total) =>
+      setSent({ bytes, total }),
+    );
+    setResult(answer);
+    props.onImported();
+  });
+  const percent = sent && sent.total > 0 ? Math.round((100 * sent.bytes) / sent.total) : 0;
+  return (
+    <form
+      class="card"
+      aria-labelledby="import-suppressions"
+      onSubmit={(e) => {
+        e.preventDefault();
+        void action.run();
+      }}
+    >
+      <h2 id="import-suppressions">Import a list</h2>
+      <p class="muted">
+        CSV with a header row (SendGrid's and Postmark's exports as they are), NDJSON or a JSON array. Importing the same file twice changes
+        nothing; an entry is never weakened.
+      </p>
+      <div class="row">
+        <Field label="File">
+          {(id) => (
+            <input
+              id={id}
+              type="file"
+              required
+              accept=".csv,.ndjson,.jsonl,.json,text/csv,application/json"
+              onChange={(e) => setFile(e.currentTarget.files?.[0] ?? null)}
+            />
+          )}
+        </Field>
+        <Field label="Reason for lines without one">
+          {(id) => (
+            <select id={id} value={reason} onChange={(e) => setReason(e.currentTarget.value)}>
+              {['manual', 'bounce', 'complaint', 'unsubscribe'].map((r) => (
+                <option value={r}>{r}</option>
+              ))}
+            </select>
+          )}
+        </Field>
+      </div>
+      {sent && (
+        <p>
+          <label>
+            Uploaded {percent} % <progress max={sent.total} value={sent.bytes} aria-label="Upload progress" />
+          </label>
+        </p>
+      )}
+      <ErrorLine error={action.error} />
+      {result && (
+        <div role="status" aria-label="Import result">
+          <p>
+            Read {result.lines} lines: {result.stored} stored, {result.unchanged} unchanged, {result.refused} refused.
+          </p>
+          {result.errors.length > 0 && (
+            <ul aria-label="Refused lines">
+              {result.errors.slice(0, SHOWN_ERRORS).map((e) => (
+                <li>
+                  line {e.line}: {e.message}
+                </li>
+              ))}
+              {result.refused > SHOWN_ERRORS && <li class="muted">and {result.refused - SHOWN_ERRORS} more</li>}
+            </ul>
+          )}
+        </div>
+      )}
+      <button type="submit" disabled={action.busy || !file}>
+        Import
+      </button>
+    </form>
+  );
+}
+
 function SuppressionsPage() {
   const selection = useSelectionKey();
   const [search, setSearch] = useState('');
@@ -74,6 +175,12 @@ function SuppressionsPage() {
       <p class="muted">Email and sms to these addresses is not sent. The list is shared by the live and test environments.</p>
       <AddSuppression
         onAdded={() => {
+          setCursors([undefined]);
+          list.reload();
+        }}
+      />
+      <ImportSuppressions
+        onImported={() => {
           setCursors([undefined]);
           list.reload();
         }}
