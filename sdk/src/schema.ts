@@ -1420,11 +1420,14 @@ export interface components {
       enabled: boolean;
       events: string[];
       failingSince: string | null;
+      /** @enum {string} */
+      format: 'postern' | 'sendgrid' | 'postmark' | 'resend';
       id: string;
       livemode: boolean;
       previousSecretExpiresAt: string | null;
       updatedAt: string;
       url: string;
+      verificationKey: string | null;
     };
   };
   responses: never;
@@ -9178,6 +9181,8 @@ export interface operations {
               )
             | '*'
           )[];
+          /** @enum {string} */
+          format?: 'postern' | 'sendgrid' | 'postmark' | 'resend';
           /** Format: uri */
           url: string;
         };
@@ -9197,12 +9202,15 @@ export interface operations {
             enabled: boolean;
             events: string[];
             failingSince: string | null;
+            /** @enum {string} */
+            format: 'postern' | 'sendgrid' | 'postmark' | 'resend';
             id: string;
             livemode: boolean;
             previousSecretExpiresAt: string | null;
             secret: string;
             updatedAt: string;
             url: string;
+            verificationKey: string | null;
           };
         };
       };
@@ -10179,12 +10187,15 @@ export interface operations {
             enabled: boolean;
             events: string[];
             failingSince: string | null;
+            /** @enum {string} */
+            format: 'postern' | 'sendgrid' | 'postmark' | 'resend';
             id: string;
             livemode: boolean;
             previousSecretExpiresAt: string | null;
             secret: string;
             updatedAt: string;
             url: string;
+            verificationKey: string | null;
           };
         };
       };

@@ -37,11 +37,13 @@ const bool = (v: string | undefined, name: string) => {
 export const webhookCommands: Command[] = [
   {
     name: 'webhook create',
-    usage: '--workspace S [--env live|test] --url URL [--events a,b|*] [--description D] [--enabled true|false]',
+    usage:
+      '--workspace S [--env live|test] --url URL [--format postern|sendgrid|postmark|resend] [--events a,b|*] [--description D] [--enabled true|false]',
     summary: 'create a webhook endpoint; the signing secret is printed once',
     options: {
       ...ownerOpts,
       url: { type: 'string' },
+      format: { type: 'string' },
       events: { type: 'string' },
       description: { type: 'string' },
       enabled: { type: 'string' },
@@ -49,6 +51,7 @@ export const webhookCommands: Command[] = [
     run: async (app, { values }) => {
       const input = parseBody(createEndpointSchema, {
         url: required(values, 'url'),
+        format: optional(values, 'format'),
         events: list(optional(values, 'events')),
         description: optional(values, 'description'),
         enabled: bool(optional(values, 'enabled'), 'enabled'),

@@ -71,6 +71,10 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/** The payload shape of a webhook endpoint's deliveries (webhooks/formats/). */
+export const WEBHOOK_FORMATS = ['postern', 'sendgrid', 'postmark', 'resend'] as const;
+export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
+
 // --- foundation: workspaces and keys ---------------------------------------------------------
 
 export interface WorkspacesTable {
@@ -416,6 +420,10 @@ export interface WebhookEndpointsTable {
   enabled: Flag;
   /** whsec_… signing secret (must be kept: HMAC needs it). */
   secret: string;
+  /** The payload shape (migration 0030): Postern's own, or a hosted vendor's. */
+  format: Generated<WebhookFormat>;
+  /** sendgrid: PKCS#8 PEM of the P-256 key that signs its deliveries; null for the other formats. */
+  signing_key: Generated<string | null>;
   /** The secret before the last rotation, still signed with until previous_secret_expires_at. */
   previous_secret: string | null;
   previous_secret_expires_at: string | null;

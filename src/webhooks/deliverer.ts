@@ -18,7 +18,7 @@ import { flag, type DeliveryStatus } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { WorkerSpec } from '../lib/worker.js';
 import { fanOut } from './fanout.js';
-import { signatureHeaders } from './signing.js';
+import { FORMATS } from './formats/index.js';
 import { webhookSsrfPolicy } from './ssrf.js';
 import { addressAllowed, BlockedDestinationError, guardedLookup } from '../lib/ssrf.js';
 
@@ -51,11 +51,6 @@ interface AttemptOutcome {
   statusCode: number | null;
   error: string | null;
   durationMs: number;
-}
-
-/** The exact bytes POSTed: stable across retries, built from the stored event. */
-export function payloadOf(ev: { id: string; type: string; created_at: string; data: string }): string {
-  return `{"id":${JSON.stringify(ev.id)},"type":${JSON.stringify(ev.type)},"createdAt":${JSON.stringify(ev.created_at)},"data":${ev.data}}`;
 }
 
 export function createDeliverer(deps: DelivererDeps): Deliverer {
@@ -98,13 +93,20 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
     const started = performance.now();
     const elapsed = () => Math.round(performance.now() - started);
     const target = new URL(url);
+    // Credentials in the URL (`https://user:pass@host/…`, how Postmark's receivers are protected)
+    // go as basic authentication, never on the request line.
+    if (target.username || target.password) {
+      const user = `${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`;
+      headers = { ...headers, authorization: `Basic ${Buffer.from(user).toString('base64')}` };
+      target.username = target.password = '';
+    }
     const host = target.hostname.replace(/^\[|\]$/g, '');
     // An IP literal never goes through lookup(), so the connect-time guard is applied here.
     if (isIP(host) && !addressAllowed(policy, host, host)) {
       return { statusCode: null, error: new BlockedDestinationError(host, policy).message, durationMs: 0 };
     }
     try {
-      const res = await undici().request(url, {
+      const res = await undici().request(target, {
         method: 'POST',
         dispatcher: dispatcher(),
         headers: { 'content-type': 'application/json', 'user-agent': 'Postern-Webhooks/1', ...headers },
@@ -142,6 +144,8 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
         'd.endpoint_id',
         'e.public_id as endpoint_public_id',
         'e.url',
+        'e.format',
+        'e.signing_key',
         'e.secret',
         'e.previous_secret',
         'e.previous_secret_expires_at',
@@ -156,11 +160,13 @@ export function createDeliverer(deps: DelivererDeps): Deliverer {
 
     const startedAt = clock.now();
     const data = deps.eventPayload ? await deps.eventPayload(d.type, d.data) : d.data;
-    const body = payloadOf({ id: d.event_id, type: d.type, created_at: d.created_at, data });
+    const format = FORMATS[d.format];
+    const event = { id: d.event_id, type: d.type, createdAt: d.created_at, data };
+    const body = format.body(event);
     const secrets = [d.secret];
     if (d.previous_secret && d.previous_secret_expires_at && d.previous_secret_expires_at > startedAt.toISOString())
       secrets.push(d.previous_secret);
-    const headers = signatureHeaders(secrets, d.event_id, Math.floor(startedAt.getTime() / 1000), body);
+    const headers = format.sign(event, body, Math.floor(startedAt.getTime() / 1000), { secrets, ecdsaKey: d.signing_key });
     const outcome = await attempt(d.url, headers, body);
     if (abandon.signal.aborted) {
       // Shutting down: the attempt did not really happen; hand the delivery back untouched.

@@ -10,11 +10,12 @@ import {
   type WebhookAttemptsTable,
   type WebhookDeliveriesTable,
   type WebhookEndpointsTable,
+  type WebhookFormat,
 } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { invalidBody, invalidRequest, notFound } from '../lib/errors.js';
 import type { CreateEndpointInput, ListDeliveriesInput, UpdateEndpointInput } from './schemas.js';
-import { payloadOf } from './deliverer.js';
+import { FORMATS, newSigningKey, verificationKeyOf } from './formats/index.js';
 import { generateSecret } from './signing.js';
 import { urlProblem } from '../lib/ssrf.js';
 import { webhookSsrfPolicy } from './ssrf.js';
@@ -32,6 +33,9 @@ export interface Endpoint {
   events: string[];
   enabled: boolean;
   livemode: boolean;
+  format: WebhookFormat;
+  /** sendgrid: the public key its deliveries' signatures verify with (base64 DER); null otherwise. */
+  verificationKey: string | null;
   /** Start of the current run of failed attempts, or null. */
   failingSince: string | null;
   /** Why the endpoint was disabled automatically, or null. */
@@ -73,6 +77,8 @@ function toEndpoint(row: Selectable<WebhookEndpointsTable>, now: Date): Endpoint
     events: JSON.parse(row.events) as string[],
     enabled: isSet(row.enabled),
     livemode: isSet(row.livemode),
+    format: row.format,
+    verificationKey: row.signing_key ? verificationKeyOf(row.signing_key) : null,
     failingSince: row.failing_since,
     disabledReason: row.disabled_reason,
     previousSecretExpiresAt: previousLive ? row.previous_secret_expires_at : null,
@@ -130,8 +136,22 @@ export function createEndpointStore(deps: EndpointDeps): EndpointStore {
   const policy = deps.config.webhooks;
   const overlapMs = policy.rotationOverlap;
 
+  // A vendor format has events for some types only: subscribing its endpoint to another is refused.
+  const checkEvents = (format: WebhookFormat, events: string[] | undefined): void => {
+    const types = FORMATS[format].types;
+    const foreign = types ? (events ?? []).filter((e) => e !== '*' && !types.includes(e as EventType)) : [];
+    if (foreign.length)
+      throw invalidBody([
+        { path: 'events', message: `the ${format} format has no event for ${foreign.join(', ')}; it carries ${types!.join(', ')}` },
+      ]);
+  };
+
+  // Credentials in a webhook URL are basic authentication (Postmark's way, which listmonk checks):
+  // the deliverer sends them as an Authorization header. The rest of the URL is judged as any.
   const checkUrl = async (url: string): Promise<void> => {
-    const problem = await urlProblem(webhookSsrfPolicy(policy), deps.dns, new URL(url));
+    const bare = new URL(url);
+    bare.username = bare.password = '';
+    const problem = await urlProblem(webhookSsrfPolicy(policy), deps.dns, bare);
     if (problem) throw invalidBody([{ path: 'url', message: problem }]);
   };
 
@@ -161,6 +181,8 @@ export function createEndpointStore(deps: EndpointDeps): EndpointStore {
 
   return {
     async create(owner, input) {
+      const format = input.format ?? 'postern';
+      checkEvents(format, input.events);
       await checkUrl(input.url);
       const now = clock.now().toISOString();
       const secret = generateSecret();
@@ -173,6 +195,8 @@ export function createEndpointStore(deps: EndpointDeps): EndpointStore {
         description: input.description ?? '',
         events: JSON.stringify(input.events ?? ['*']),
         enabled: flag(input.enabled !== false),
+        format,
+        signing_key: format === 'sendgrid' ? newSigningKey() : null,
         secret,
         previous_secret: null,
         previous_secret_expires_at: null,
@@ -205,6 +229,7 @@ export function createEndpointStore(deps: EndpointDeps): EndpointStore {
 
     async update(owner, id, input) {
       const current = await row(owner, id);
+      checkEvents(current.format, input.events);
       if (input.url !== undefined) await checkUrl(input.url);
       const changes: Partial<Selectable<WebhookEndpointsTable>> = { updated_at: clock.now().toISOString() };
       if (input.url !== undefined) changes.url = input.url;
@@ -308,7 +333,7 @@ export function createEndpointStore(deps: EndpointDeps): EndpointStore {
         method: 'POST',
         url: ep.url,
         headers: { 'content-type': 'application/json', 'user-agent': 'Postern-Webhooks/1', 'webhook-id': d.id },
-        body: payloadOf({ id: d.id, type: d.type, created_at: d.created_at, data }),
+        body: FORMATS[ep.format].body({ id: d.id, type: d.type, createdAt: d.created_at, data }),
       };
     },
 

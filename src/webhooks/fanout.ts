@@ -1,13 +1,15 @@
 // Fan-out: turns each new row of `events` into one delivery row per endpoint that should get it.
 // message.received bound to an endpoint (events.endpoint_id) goes to that endpoint only; every
 // other event goes to each enabled endpoint of the event's workspace and environment subscribed to
-// its type. The delivery rows and the `fanned_out` mark commit together, and (event, endpoint) is
+// its type. An endpoint of a vendor's format gets only the types that format has a shape for
+// (webhooks/formats/), bound or not. The delivery rows and the `fanned_out` mark commit together, and (event, endpoint) is
 // unique, so two nodes fanning out the same event at once still produce one delivery each.
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import { inList, type Db, type Dialect } from '../db/database.js';
-import { flag, isSet, type Database, type EventType, type Flag, type WebhookDeliveriesTable } from '../db/schema.js';
+import { flag, isSet, type Database, type EventType, type Flag, type WebhookDeliveriesTable, type WebhookFormat } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import type { Ids } from '../lib/ids.js';
+import { carries } from './formats/index.js';
 
 interface EndpointRow {
   id: string;
@@ -15,11 +17,13 @@ interface EndpointRow {
   workspace_id: string;
   livemode: Flag;
   events: string;
+  format: WebhookFormat;
 }
 
+// `*` is every type the endpoint's format has an event for.
 const subscribed = (ep: EndpointRow, type: EventType): boolean => {
   const events = JSON.parse(ep.events) as string[];
-  return events.includes('*') || events.includes(type);
+  return (events.includes('*') && carries(ep.format, type)) || events.includes(type);
 };
 
 /**
@@ -55,7 +59,7 @@ export async function fanOut(db: Db, deps: { dialect: Dialect; clock: Clock; ids
   const workspaceIds = [...new Set(events.map((e) => e.workspace_id))];
   const endpoints: EndpointRow[] = await db
     .selectFrom('webhook_endpoints')
-    .select(['id', 'public_id', 'workspace_id', 'livemode', 'events'])
+    .select(['id', 'public_id', 'workspace_id', 'livemode', 'events', 'format'])
     .where(inList(deps.dialect, 'workspace_id', workspaceIds))
     .where('enabled', '=', flag(true))
     .where('deleted_at', 'is', null)
@@ -65,7 +69,12 @@ export async function fanOut(db: Db, deps: { dialect: Dialect; clock: Clock; ids
   const rows: Insertable<WebhookDeliveriesTable>[] = [];
   for (const ev of events) {
     const targets = ev.endpoint_id
-      ? endpoints.filter((ep) => (ep.id === ev.endpoint_id || ep.public_id === ev.endpoint_id) && ep.workspace_id === ev.workspace_id)
+      ? endpoints.filter(
+          (ep) =>
+            (ep.id === ev.endpoint_id || ep.public_id === ev.endpoint_id) &&
+            ep.workspace_id === ev.workspace_id &&
+            carries(ep.format, ev.type),
+        )
       : endpoints.filter(
           (ep) => ep.workspace_id === ev.workspace_id && isSet(ep.livemode) === isSet(ev.livemode) && subscribed(ep, ev.type),
         );

@@ -1,6 +1,6 @@
 // Input shapes for endpoint create/update, shared by both edges (HTTP and CLI).
 import { z } from 'zod';
-import { DELIVERY_STATUSES, EVENT_TYPES } from '../db/schema.js';
+import { DELIVERY_STATUSES, EVENT_TYPES, WEBHOOK_FORMATS } from '../db/schema.js';
 
 const eventName = z.union([z.enum(EVENT_TYPES), z.literal('*')]);
 
@@ -14,6 +14,8 @@ export const createEndpointSchema = z.strictObject({
     .optional(),
   description: z.string().max(200).optional(),
   enabled: z.boolean().optional(),
+  /** The payload shape, fixed for the endpoint's life: Postern's own (default) or a hosted vendor's. */
+  format: z.enum(WEBHOOK_FORMATS).optional(),
 });
 
 export const updateEndpointSchema = z
@@ -47,6 +49,9 @@ export const endpointSchema = z
     events: z.array(z.string()),
     enabled: z.boolean(),
     livemode: z.boolean(),
+    format: z.enum(WEBHOOK_FORMATS),
+    /** sendgrid: the public key its signatures verify with (base64 DER, as SendGrid shows it); null otherwise. */
+    verificationKey: z.string().nullable(),
     failingSince: z.string().nullable(),
     disabledReason: z.string().nullable(),
     previousSecretExpiresAt: z.string().nullable(),

@@ -22,11 +22,16 @@ function sign(secret: string, id: string, timestamp: number, body: string): stri
   return `v1,${mac}`;
 }
 
+/** The signature header's value: every given secret's `v1,<base64>`, space-separated. */
+export function signatures(secrets: string[], id: string, timestamp: number, body: string): string {
+  return secrets.map((s) => sign(s, id, timestamp, body)).join(' ');
+}
+
 /** The three Standard Webhooks headers for one attempt; every given secret contributes a signature. */
 export function signatureHeaders(secrets: string[], id: string, timestamp: number, body: string): Record<string, string> {
   return {
     'webhook-id': id,
     'webhook-timestamp': String(timestamp),
-    'webhook-signature': secrets.map((s) => sign(s, id, timestamp, body)).join(' '),
+    'webhook-signature': signatures(secrets, id, timestamp, body),
   };
 }

@@ -35,7 +35,7 @@ function installPacked(t: { teardown(fn: () => unknown): void }): string {
   const out = execFileSync('npm', ['pack', '--json', '--pack-destination', packs], { cwd: sdkDir, encoding: 'utf8' });
   const [{ filename, files }] = JSON.parse(out.slice(out.indexOf('['))) as { filename: string; files: { path: string }[] }[];
   const paths = files.map((f) => f.path).sort();
-  if (paths.join() !== ['dist/index.d.ts', 'dist/index.js', 'dist/schema.d.ts', 'dist/schema.js', 'package.json'].join())
+  if (paths.join() !== ['README.md', 'dist/index.d.ts', 'dist/index.js', 'dist/schema.d.ts', 'dist/schema.js', 'package.json'].join())
     throw new Error(`the package holds ${paths.join(', ')}`);
   mkdirSync(into, { recursive: true });
   execFileSync('tar', ['-xzf', path.join(packs, filename), '-C', into, '--strip-components=1']);

@@ -97,5 +97,20 @@ for (const db of testDatabases()) {
     await page.getByRole('dialog').getByRole('button', { name: 'Delete', exact: true }).click();
     await page.getByRole('heading', { name: 'Webhooks', level: 1 }).waitFor();
     t.same((await daemon.request('GET', '/v1/webhooks', { key: ws.live })).body.data, [], 'deleted');
+
+    // A vendor format: the event checks give way to the format's own events, and the endpoint's
+    // page shows the key its signatures verify with.
+    await form.getByLabel('URL').fill(`${receiver.url}/sendgrid`);
+    await form.getByLabel('Payload format').selectOption('sendgrid');
+    await form.getByText('Every event this format has a shape for is sent').waitFor();
+    t.equal(await form.getByRole('checkbox', { name: 'message.delivered' }).count(), 0, 'no event checks');
+    await form.getByRole('button', { name: 'Add endpoint' }).click();
+    await page.getByRole('button', { name: 'I have copied it' }).click();
+    await page.getByRole('link', { name: `${receiver.url}/sendgrid` }).click();
+    await page.getByText('SendGrid Event Webhook (signed with ECDSA)').waitFor();
+    const [created] = (await daemon.request('GET', '/v1/webhooks', { key: ws.live })).body.data;
+    t.match(created, { format: 'sendgrid', events: ['*'] });
+    await page.getByText(created.verificationKey, { exact: true }).waitFor();
+    await checkPage(t, page, 'webhooks-sendgrid');
   });
 }

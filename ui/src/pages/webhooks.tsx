@@ -44,6 +44,8 @@ interface Endpoint {
   events: string[];
   enabled: boolean;
   livemode: boolean;
+  format: string;
+  verificationKey: string | null;
   failingSince: string | null;
   disabledReason: string | null;
   previousSecretExpiresAt: string | null;
@@ -94,18 +96,31 @@ function EventChecks(props: { chosen: string[]; onChange(events: string[]): void
   );
 }
 
+// The payload formats (docs/api/webhooks.md, "Payload formats"): Postern's own, or a hosted
+// vendor's shape for consumers written against it.
+const FORMATS: [string, string][] = [
+  ['postern', 'Postern (Standard Webhooks)'],
+  ['sendgrid', 'SendGrid Event Webhook (signed with ECDSA)'],
+  ['postmark', 'Postmark'],
+  ['resend', 'Resend (signed by Svix’s scheme)'],
+];
+const formatName = (format: string) => FORMATS.find(([f]) => f === format)?.[1] ?? format;
+
 function NewEndpoint(props: { onCreated(endpoint: Endpoint, secret: string): void }) {
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
+  const [format, setFormat] = useState('postern');
   const [events, setEvents] = useState<string[]>([]);
   const action = useAction(async () => {
     const r = await post<Endpoint & { secret: string }>('/v1/webhooks', {
       url,
       ...(description ? { description } : {}),
-      events: events.length ? events : ['*'],
+      format,
+      events: events.length && format === 'postern' ? events : ['*'],
     });
     setUrl('');
     setDescription('');
+    setFormat('postern');
     setEvents([]);
     props.onCreated(r, r.secret);
   });
@@ -136,7 +151,20 @@ function NewEndpoint(props: { onCreated(endpoint: Endpoint, secret: string): voi
           {(id) => <input id={id} maxLength={200} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />}
         </Field>
       </div>
-      <EventChecks chosen={events} onChange={setEvents} />
+      <Field label="Payload format">
+        {(id) => (
+          <select id={id} value={format} onChange={(e) => setFormat(e.currentTarget.value)}>
+            {FORMATS.map(([value, label]) => (
+              <option value={value}>{label}</option>
+            ))}
+          </select>
+        )}
+      </Field>
+      {format === 'postern' ? (
+        <EventChecks chosen={events} onChange={setEvents} />
+      ) : (
+        <p class="muted">Every event this format has a shape for is sent; the others are not.</p>
+      )}
       <ErrorLine error={action.error} />
       <button type="submit" disabled={action.busy}>
         Add endpoint
@@ -175,6 +203,7 @@ function WebhooksPage() {
             { label: 'URL', cell: (e) => <Link href={`/webhooks/${encodeURIComponent(e.id)}`}>{e.url}</Link> },
             { label: 'Description', cell: (e) => e.description || <span class="muted">—</span> },
             { label: 'Events', cell: (e) => (e.events.includes('*') ? 'all' : e.events.join(', ')) },
+            { label: 'Format', cell: (e) => e.format },
             { label: 'State', cell: endpointState },
             { label: 'Created', cell: (e) => <Time iso={e.createdAt} /> },
           ]}
@@ -414,6 +443,8 @@ function EndpointPage(props: { id: string }) {
               ['URL', <code>{e.url}</code>],
               ['Description', e.description || null],
               ['Events', e.events.includes('*') ? 'all' : e.events.join(', ')],
+              ['Payload format', formatName(e.format)],
+              ['Verification key', e.verificationKey ? <code class="wrap">{e.verificationKey}</code> : null],
               ['State', endpointState(e)],
               ['Disabled because', e.disabledReason],
               ['Failing since', e.failingSince ? <Time iso={e.failingSince} /> : null],
