@@ -66,6 +66,7 @@ import { destinationRoutes } from './http/routes/destinations.js';
 import { resendApi } from './http/compat/resend.js';
 import { postmarkApi } from './http/compat/postmark.js';
 import { sendgridApi } from './http/compat/sendgrid.js';
+import { mailgunApi } from './http/compat/mailgun.js';
 import { scopedMessageRow } from './messages/read.js';
 import { loadBounceRules, type BounceRules } from './channels/email/bounce-rules.js';
 import { createDestinations, type Destinations } from './channels/email/destinations.js';
@@ -381,6 +382,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       resendApi({ outbound, messageRow: (scope, id) => scopedMessageRow(handle.db, scope, id) }),
       postmarkApi({ outbound, clock }),
       sendgridApi({ outbound }),
+      mailgunApi({ outbound }),
     ],
     readiness: () => readiness(),
     observe: metrics ? (method, route, status, s) => metrics.http(method, route, status, s) : undefined,

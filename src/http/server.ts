@@ -140,7 +140,8 @@ export function createHttpApp(deps: HttpDeps): express.Express {
 
   const limit = rateLimit(deps.config.rateLimit, deps.budgets);
   const json = jsonBody(deps.config.http.bodyLimit);
-  if (deps.vendors?.length) app.use(vendorApis(deps.vendors, { keys: deps.keys, log: deps.log, limit, json }));
+  if (deps.vendors?.length)
+    app.use(vendorApis(deps.vendors, { keys: deps.keys, log: deps.log, limit, json, bodyLimit: deps.config.http.bodyLimit }));
 
   const v1 = express.Router();
   v1.use(authenticate(deps.keys, deps.sessionAuth));

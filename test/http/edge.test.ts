@@ -16,6 +16,7 @@ const VENDOR_ERRORS: Record<string, (b: any) => boolean> = {
   resend: (b) => typeof b?.statusCode === 'number' && typeof b?.name === 'string' && typeof b?.message === 'string',
   postmark: (b) => typeof b?.ErrorCode === 'number' && typeof b?.Message === 'string',
   sendgrid: (b) => Array.isArray(b?.errors) && b.errors.length > 0 && b.errors.every((e: any) => typeof e?.message === 'string'),
+  mailgun: (b) => typeof b?.message === 'string',
 };
 
 for (const db of testDatabases()) {
@@ -33,7 +34,9 @@ for (const db of testDatabases()) {
         ? { cookie: operator.cookie, 'x-csrf-token': operator.csrf }
         : path.startsWith('/compat/postmark')
           ? { 'x-postmark-server-token': ws.live }
-          : { authorization: `Bearer ${ws.live}` };
+          : path.startsWith('/compat/mailgun')
+            ? { authorization: `Basic ${Buffer.from(`api:${ws.live}`).toString('base64')}` }
+            : { authorization: `Bearer ${ws.live}` };
     const send = async (method: string, path: string, init: { body?: Buffer | string; headers?: Record<string, string> } = {}) => {
       const res = await fetch(d.url + path, { method, headers: { ...credentials(path), ...init.headers }, body: init.body });
       const text = await res.text();

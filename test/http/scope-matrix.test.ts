@@ -70,7 +70,7 @@ const matches = (row: Row, route: { method: string; path: string }) =>
 // (test/http/dashboard/ covers it).
 const OPEN = /^\/(healthz$|readyz$|t\/|u\/|callbacks\/|$|dashboard(\/|$)|docs(\/|$))/;
 // The hosted vendors' APIs take a key in the vendor's auth style; test/compat/ checks their scopes.
-const VENDOR = /^\/compat\/(resend|postmark|sendgrid)\//;
+const VENDOR = /^\/compat\/(resend|postmark|sendgrid|mailgun)\//;
 // The one /v1 route without a key: the API description (test/http/openapi.test.ts).
 const OPEN_V1 = ['/v1/openapi.json'];
 

@@ -2,13 +2,14 @@
 // `{publicUrl}/compat/<vendor>`): the vendor's auth style resolved to a Postern key, the same
 // rate budgets as /v1, and errors in the vendor's shape so its SDK raises its own error type. A
 // path a vendor module does not serve answers that vendor's error shape naming what is served,
-// never a 404 page. Each vendor is a thin module (resend.ts, postmark.ts, sendgrid.ts) that reads
+// never a 404 page. Each vendor is a thin module (resend.ts, postmark.ts, sendgrid.ts, mailgun.ts) that reads
 // its body into Postern sends (email.ts) and writes its answers.
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { AppError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
 import type { KeyStore } from '../../workspaces/keys.js';
 import { errorHandler } from '../errors.js';
+import { formBody } from './form.js';
 
 export interface VendorApi {
   /** The path segment under /compat (`resend`). */
@@ -19,6 +20,8 @@ export interface VendorApi {
   supported: string[];
   /** The API key a request carries in the vendor's auth style; undefined when it carries none. */
   key(req: Request): string | undefined;
+  /** How its request bodies come: JSON (the default) or a form (Mailgun's). */
+  body?: 'json' | 'form';
   /** The vendor's answer to an error. */
   error(err: AppError): { status: number; body: unknown };
   /** Adds the vendor's routes (the key is authenticated and the JSON body parsed before them). */
@@ -31,6 +34,8 @@ export interface VendorMounts {
   /** /v1's rate limiter, so a key has one budget whichever API it calls. */
   limit: RequestHandler;
   json: RequestHandler;
+  /** http.bodyLimit, for form bodies. */
+  bodyLimit: string;
 }
 
 export function vendorApis(apis: VendorApi[], deps: VendorMounts): Router {
@@ -47,8 +52,8 @@ export function vendorApis(apis: VendorApi[], deps: VendorMounts): Router {
       next();
     });
     r.use(deps.limit);
-    r.use(deps.json);
-    r.use(jsonOnly);
+    if (api.body === 'form') r.use(formBody(deps.bodyLimit));
+    else r.use(deps.json, jsonOnly);
     api.routes(r);
     r.use((req) => {
       throw new AppError(
