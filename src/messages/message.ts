@@ -134,9 +134,14 @@ export function rowToOutbound(row: MessageRow): OutboundMessage {
   };
 }
 
+/** Metadata with every value in its string form (what vendors' payloads carry). */
+export function metadataStrings(metadata: Record<string, MetadataValue>): Record<string, string> {
+  return Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, String(v)]));
+}
+
 /** Metadata with every value in its string form: what `metadata[key]` compares against. */
 export function metadataText(metadata: Record<string, MetadataValue>): string {
-  return JSON.stringify(Object.fromEntries(Object.entries(metadata).map(([k, v]) => [k, String(v)])));
+  return JSON.stringify(metadataStrings(metadata));
 }
 
 /** The text `q` searches: public id, recipient, template slug, metadata keys and values. */

@@ -5,6 +5,7 @@
 // Authorization header); Postern's own Standard Webhooks headers ride along for receivers that
 // check them.
 import type { EventType } from '../../db/schema.js';
+import { metadataStrings } from '../../messages/message.js';
 import { signatureHeaders } from '../signing.js';
 import { messageOf, type EventMessage, type PayloadFormat } from './format.js';
 
@@ -12,7 +13,7 @@ const common = (m: EventMessage) => ({
   MessageID: m.publicId,
   MessageStream: 'outbound',
   Tag: typeof m.metadata?.tag === 'string' ? m.metadata.tag : '',
-  Metadata: Object.fromEntries(Object.entries(m.metadata ?? {}).map(([k, v]) => [k, String(v)])),
+  Metadata: metadataStrings(m.metadata ?? {}),
 });
 
 const RECORDS: Partial<Record<EventType, (m: EventMessage, at: string) => Record<string, unknown>>> = {

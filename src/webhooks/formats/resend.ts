@@ -3,6 +3,7 @@
 // `svix-id`, `svix-timestamp` and `svix-signature`, keyed with the endpoint's `whsec_` secret, so
 // the `svix` package (or Resend's `webhooks.verify`) checks them.
 import type { EventType } from '../../db/schema.js';
+import { metadataStrings } from '../../messages/message.js';
 import { signatures } from '../signing.js';
 import { messageOf, type EventMessage, type PayloadFormat } from './format.js';
 
@@ -20,7 +21,7 @@ function dataOf(type: EventType, m: EventMessage, at: string): Record<string, un
     created_at: m.createdAt,
     to: [m.recipient],
     ...(m.fromOverride ? { from: m.fromOverride } : {}),
-    tags: Object.fromEntries(Object.entries(m.metadata ?? {}).map(([k, v]) => [k, String(v)])),
+    tags: metadataStrings(m.metadata ?? {}),
   };
   if (type === 'message.failed') data.bounce = { message: m.error ?? '', type: 'Permanent', subType: 'General' };
   if (type === 'message.clicked') data.click = { link: m.link ?? '', timestamp: m.clickedAt ?? at };
