@@ -96,6 +96,7 @@ import { createWebhooks, type Webhooks } from './webhooks/webhooks.js';
 import { createAuditLog, type AuditLog } from './workspaces/audit.js';
 import { createKeyStore, type KeyStore } from './workspaces/keys.js';
 import { createOperatorStore, type OperatorStore } from './workspaces/operators.js';
+import { createSecondFactors, type SecondFactors } from './workspaces/second-factor.js';
 import { createSessionStore, type SessionStore } from './workspaces/sessions.js';
 import { createWorkspaceStore, type WorkspaceStore } from './workspaces/workspaces.js';
 
@@ -117,6 +118,8 @@ export interface App extends Deps {
   /** The dashboard's people, their sessions and the audit log of what they did. */
   operators: OperatorStore;
   sessions: SessionStore;
+  /** Operators' authenticator apps and recovery codes, and the box's rule requiring them. */
+  factors: SecondFactors;
   audit: AuditLog;
   /** The only writer of a message's status, timeline and lifecycle events. */
   ledger: Ledger;
@@ -342,7 +345,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   ];
   // The dashboard: operators, their sessions and the audit log, and the adapter over the same modules.
   const operators = createOperatorStore(deps);
-  const sessions = createSessionStore({ ...deps, operators });
+  const factors = createSecondFactors(deps);
+  const sessions = createSessionStore({ ...deps, operators, factors });
   const audit = createAuditLog(deps);
   const dashboard = dashboardRoutes({
     config,
@@ -351,6 +355,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     db: handle.db,
     operators,
     sessions,
+    factors,
     audit,
     workspaces,
     keys,
@@ -512,6 +517,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     smtpCredentials,
     operators,
     sessions,
+    factors,
     audit,
     ledger,
     outbound,

@@ -123,6 +123,11 @@ const MODULES: RuleModule[] = [
     tests: ['test/http/dashboard/session-rules.test.ts', 'test/http/dashboard/session.test.ts'],
   },
   { name: 'send-input', mutate: ['src/outbound/send-input.ts'], tests: ['test/outbound/send-input.test.ts'] },
+  {
+    name: 'second-factor',
+    mutate: ['src/lib/totp.ts', 'src/workspaces/second-factor.ts'],
+    tests: ['test/lib/totp.test.ts', 'test/http/dashboard/second-factor.test.ts'],
+  },
 ];
 
 /** The score every rule module must reach (docs/testing.md). */

@@ -108,6 +108,27 @@ export const operatorCommands: Command[] = [
     },
   },
   {
+    name: 'operator reset-second-factor',
+    usage: '--email E',
+    summary:
+      "remove an operator's authenticator app and recovery codes (a lost phone); it signs in with the password and sets up a new one",
+    options: { email: { type: 'string' } },
+    run: async (app, { values }) => {
+      const op = await app.operators.byEmail(required(values, 'email'));
+      await app.factors.remove(op.id);
+      await app.audit.record({
+        operator: { id: null, email: 'cli' },
+        action: 'operator.second-factor-reset',
+        target: op.email,
+        workspaceId: null,
+        env: null,
+        ip: 'local',
+        outcome: 'ok',
+      });
+      return { email: op.email, secondFactor: false };
+    },
+  },
+  {
     name: 'operator remove',
     usage: '--email E',
     summary: 'remove an operator and end its sessions (not the last owner)',

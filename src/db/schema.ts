@@ -490,6 +490,9 @@ export interface ForwardingKeysTable {
 
 export type OperatorRole = 'owner' | 'member';
 
+/** How a dashboard session was signed in to: the password alone, or with a second factor. */
+export type SignInMethod = 'password' | 'password+totp' | 'password+recovery-code';
+
 export interface OperatorsTable {
   id: string;
   /** Lowercased; the login name. */
@@ -520,6 +523,8 @@ export interface OperatorSessionsTable {
   expires_at: string;
   ip: string;
   user_agent: string;
+  /** How the operator proved itself when the session opened (migration 0031). */
+  method: SignInMethod;
 }
 
 export interface SetupTokensTable {
@@ -527,6 +532,31 @@ export interface SetupTokensTable {
   created_at: string;
   expires_at: string;
   used_at: string | null;
+}
+
+/** An operator's authenticator app (migration 0031); `confirmed_at` null while being set up. */
+export interface OperatorTotpTable {
+  operator_id: string;
+  /** The shared secret, sealed under `secrets.key`. */
+  secret: string;
+  created_at: string;
+  confirmed_at: string | null;
+  /** The last 30-second step a code was accepted for: a code is good once. */
+  last_step: number | null;
+}
+
+/** An operator's recovery codes: SHA-256 of each, spent when used. */
+export interface OperatorRecoveryCodesTable {
+  operator_id: string;
+  code_hash: string;
+  used_at: string | null;
+}
+
+/** Settings of the box, not of a workspace: `require_second_factor` (`true`/`false`). */
+export interface BoxSettingsTable {
+  name: string;
+  value: string;
+  updated_at: string;
 }
 
 export interface LoginFailuresTable {
@@ -709,6 +739,9 @@ export interface Database {
   operator_sessions: OperatorSessionsTable;
   setup_tokens: SetupTokensTable;
   login_failures: LoginFailuresTable;
+  operator_totp: OperatorTotpTable;
+  operator_recovery_codes: OperatorRecoveryCodesTable;
+  box_settings: BoxSettingsTable;
   audit_log: AuditLogTable;
   dmarc_reports: ReportsTable;
   dmarc_report_rows: DmarcReportRowsTable;

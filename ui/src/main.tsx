@@ -4,6 +4,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, get, post, put, SESSION_ENDED, setCsrfToken } from './api';
 import { ErrorLine, Loading, Page } from './components';
+import { routes as accountRoutes } from './pages/account';
 import { routes as adminRoutes } from './pages/admin';
 import { routes as connectionRoutes } from './pages/connections';
 import { routes as destinationRoutes } from './pages/destinations';
@@ -33,6 +34,7 @@ const ROUTES: Route[] = [
   ...destinationRoutes,
   ...connectionRoutes,
   ...adminRoutes,
+  ...accountRoutes,
 ];
 
 const NAV: { href: string; label: string; ownerOnly?: boolean }[] = [
@@ -49,6 +51,7 @@ const NAV: { href: string; label: string; ownerOnly?: boolean }[] = [
   { href: '/workspaces', label: 'Workspaces & operators', ownerOnly: true },
   { href: '/audit', label: 'Audit log', ownerOnly: true },
   { href: '/nodes', label: 'Cluster nodes', ownerOnly: true },
+  { href: '/account', label: 'Account' },
 ];
 
 function isCurrent(href: string, path: string): boolean {
@@ -107,9 +110,11 @@ function Shell(props: { session: SessionApi }) {
         No such page. <Link href="/">Go to the overview</Link>.
       </Page>
     );
-  if (!me.selection && !path.startsWith('/workspaces') && !path.startsWith('/audit')) {
+  if (!me.selection && !path.startsWith('/workspaces') && !path.startsWith('/audit') && !path.startsWith('/account')) {
     content = <Page title="No workspace">You are not a member of any workspace yet: ask an owner to add you.</Page>;
   }
+  // The box requires a second factor and this operator has none: nothing else opens until it does.
+  if (me.mustSetUpSecondFactor) content = accountRoutes[0].render({});
   return (
     <div class={`shell env-${me.selection?.env ?? 'none'}`}>
       <a class="skip" href="#main">

@@ -9,6 +9,10 @@ export interface Me {
   workspaces: { id: string; slug: string; name: string; plan: string }[];
   selection: { workspaceId: string; env: 'live' | 'test' } | null;
   expiresAt: string;
+  /** How this session was signed in to. */
+  signedInWith: 'password' | 'password+totp' | 'password+recovery-code';
+  /** The box requires a second factor and the operator has none: only the account page opens. */
+  mustSetUpSecondFactor: boolean;
 }
 
 export interface SessionApi {

@@ -1,5 +1,6 @@
-// The operator's own routes: the first-run setup link, login (throttled), logout, who am I, and the
-// choice of workspace and environment every page acts on.
+// The operator's own routes: the first-run setup link, login (throttled, with the second factor when
+// the operator has one), logout, who am I, the operator's own second factor, and the choice of
+// workspace and environment every page acts on.
 import { Router } from 'express';
 import { z } from 'zod';
 import { parseBody } from '../../lib/validation.js';
@@ -10,7 +11,24 @@ import type { Session } from '../../workspaces/sessions.js';
 
 const credentials = z.object({ email: z.string().max(254), password: z.string().max(1024) });
 const setup = credentials.extend({ token: z.string().max(100) });
+/** A code of the authenticator app, or one of the recovery codes. */
+const proof = z.object({ code: z.string().max(20).optional(), recoveryCode: z.string().max(40).optional() });
+const login = credentials.extend(proof.shape);
+const confirmation = z.object({ code: z.string().max(20) });
 const selection = z.object({ workspaceId: z.string().max(64), env: z.enum(['live', 'test']) });
+
+/**
+ * Checks the operator's own factor before a change to it. A wrong code here is a refusal (403), not
+ * an ended session (401, which sends the page back to the login form).
+ */
+async function prove(deps: DashboardDeps, operatorId: string, body: unknown): Promise<void> {
+  try {
+    await deps.factors.check(operatorId, parseBody(proof, body));
+  } catch (err) {
+    if (err instanceof AppError && err.code === 'unauthorized') throw new AppError('forbidden', err.message, err.extra);
+    throw err;
+  }
+}
 
 /** What the page needs to know of its session: who, what it may act on, and the CSRF token. */
 async function me(deps: DashboardDeps, session: Session) {
@@ -22,6 +40,8 @@ async function me(deps: DashboardDeps, session: Session) {
     workspaces: workspaces.map((w) => ({ id: w.id, slug: w.slug, name: w.name, plan: w.plan })),
     selection: session.workspaceId ? { workspaceId: session.workspaceId, env: session.env } : null,
     expiresAt: session.expiresAt,
+    signedInWith: session.method,
+    mustSetUpSecondFactor: session.mustSetUpSecondFactor,
   };
 }
 
@@ -64,15 +84,15 @@ export function publicAccountRoutes(deps: DashboardDeps): Router {
 
   r.post('/login', async (req, res) => {
     checkSameOrigin(req);
-    const body = parseBody(credentials, req.body);
+    const body = parseBody(login, req.body);
     const client = clientOf(req);
     try {
-      const opened = await deps.sessions.login(body.email, body.password, client);
+      const opened = await deps.sessions.login(body.email, body.password, client, { code: body.code, recoveryCode: body.recoveryCode });
       const session = await startSession(deps, opened.session);
       await deps.audit.record({
         operator: { id: session.operator.id, email: session.operator.email },
         action: 'session.login',
-        target: '',
+        target: session.method,
         workspaceId: null,
         env: null,
         ip: client.ip,
@@ -81,7 +101,8 @@ export function publicAccountRoutes(deps: DashboardDeps): Router {
       setSessionCookie(res, opened.token, cookieOpts(req));
       res.json(await me(deps, session));
     } catch (err) {
-      if (err instanceof AppError) {
+      // A login told to bring its second factor has not failed yet: the page asks for the code.
+      if (err instanceof AppError && !(err.extra.secondFactor && !body.code && !body.recoveryCode)) {
         await deps.audit.record({
           operator: { id: null, email: body.email.trim().toLowerCase().slice(0, 254) },
           action: 'session.login',
@@ -109,6 +130,34 @@ export function accountRoutes(deps: DashboardDeps): Router {
     await deps.sessions.end(sessionOf(res));
     clearSessionCookie(res, { secure: isSecure(deps, req) });
     res.json({ loggedOut: true });
+  });
+
+  r.get('/account/second-factor', async (_req, res) => {
+    res.json(await deps.factors.status(sessionOf(res).operator.id));
+  });
+  // Setting up an app: a new secret (with its QR code), asked at login once a code confirms it.
+  r.post('/account/second-factor/totp', async (_req, res) => {
+    auditAs(res, 'second-factor.begin');
+    res.status(201).json(await deps.factors.begin(sessionOf(res).operator));
+  });
+  r.post('/account/second-factor/totp/confirm', async (req, res) => {
+    const { code } = parseBody(confirmation, req.body);
+    auditAs(res, 'second-factor.set-up', 'totp');
+    res.json(await deps.factors.confirm(sessionOf(res).operator.id, code));
+  });
+  // Changing the factor needs the factor: a session left open on a shared machine cannot.
+  r.post('/account/second-factor/recovery-codes', async (req, res) => {
+    const operatorId = sessionOf(res).operator.id;
+    auditAs(res, 'second-factor.recovery-codes');
+    await prove(deps, operatorId, req.body);
+    res.json({ recoveryCodes: await deps.factors.renewRecoveryCodes(operatorId) });
+  });
+  r.post('/account/second-factor/remove', async (req, res) => {
+    const operatorId = sessionOf(res).operator.id;
+    auditAs(res, 'second-factor.remove', 'totp');
+    await prove(deps, operatorId, req.body);
+    await deps.factors.remove(operatorId);
+    res.json(await deps.factors.status(operatorId));
   });
 
   r.put('/selection', async (req, res) => {

@@ -1,11 +1,11 @@
 // What only the dashboard does, over the same domain modules the CLI calls: API keys of the chosen
 // workspace, workspaces and their plans, operators, the cluster's nodes and the audit log (the last
-// four for owners).
+// four for owners), and the box's sign-in rule.
 import { Router } from 'express';
 import { z } from 'zod';
 import { parseBody } from '../../lib/validation.js';
 import { PLANS } from '../../db/schema.js';
-import { invalidRequest } from '../../lib/errors.js';
+import { AppError, invalidRequest } from '../../lib/errors.js';
 import { actingOn, auditAs, requireOwner, sessionOf, type DashboardDeps } from './context.js';
 
 const keyInput = z.object({
@@ -22,6 +22,7 @@ const operatorInput = z.object({
   role: z.enum(['owner', 'member']).optional(),
   workspaces: z.array(z.string().max(64)).max(1000).optional(),
 });
+const securityInput = z.object({ requireSecondFactor: z.boolean() });
 const accessInput = z.object({
   role: z.enum(['owner', 'member']).optional(),
   workspaces: z.array(z.string().max(64)).max(1000).optional(),
@@ -79,7 +80,33 @@ export function adminRoutes(deps: DashboardDeps): Router {
 
   r.get('/operators', async (_req, res) => {
     requireOwner(res);
-    res.json({ data: await deps.operators.list() });
+    const [operators, enrolled] = await Promise.all([deps.operators.list(), deps.factors.enrolledOperators()]);
+    res.json({ data: operators.map((o) => ({ ...o, secondFactor: enrolled.has(o.id) })) });
+  });
+  // An operator who lost both the phone and the recovery codes: an owner removes the app, and the
+  // operator signs in with the password and sets up a new one.
+  r.post('/operators/:id/second-factor/reset', async (req, res) => {
+    requireOwner(res);
+    const op = await deps.operators.byId(req.params.id);
+    auditAs(res, 'operator.second-factor-reset', op.email);
+    await deps.factors.remove(op.id);
+    res.json({ ...op, secondFactor: false });
+  });
+
+  // The box's sign-in rule: whether every operator must have a second factor.
+  r.get('/security', async (_req, res) => {
+    requireOwner(res);
+    res.json({ requireSecondFactor: await deps.factors.required() });
+  });
+  r.put('/security', async (req, res) => {
+    const session = requireOwner(res);
+    const body = parseBody(securityInput, req.body);
+    auditAs(res, 'security.require-second-factor', String(body.requireSecondFactor));
+    if (body.requireSecondFactor && !(await deps.factors.enrolled(session.operator.id))) {
+      throw new AppError('conflict', 'set up your own authenticator app before requiring one of every operator');
+    }
+    await deps.factors.setRequired(body.requireSecondFactor);
+    res.json({ requireSecondFactor: body.requireSecondFactor });
   });
   r.post('/operators', async (req, res) => {
     requireOwner(res);

@@ -16,6 +16,7 @@ import type { AuditLog } from '../../workspaces/audit.js';
 import type { KeyStore } from '../../workspaces/keys.js';
 import type { SmtpCredentialStore } from '../../submission/smtp-credentials.js';
 import type { OperatorStore } from '../../workspaces/operators.js';
+import type { SecondFactors } from '../../workspaces/second-factor.js';
 import type { SuppressionStore } from '../../suppressions/store.js';
 import type { EndpointStore } from '../../webhooks/endpoints.js';
 import type { Session, SessionStore } from '../../workspaces/sessions.js';
@@ -28,6 +29,7 @@ export interface DashboardDeps {
   db: Db;
   operators: OperatorStore;
   sessions: SessionStore;
+  factors: SecondFactors;
   audit: AuditLog;
   workspaces: WorkspaceStore;
   keys: KeyStore;

@@ -19,7 +19,7 @@ import { templateViewRoutes } from './template-view.js';
 import { templateApiRoutes } from './templates.js';
 import { suppressionExportRoutes } from './suppressions.js';
 import { webhookViewRoutes } from './webhooks.js';
-import { auditOnFinish, checkCsrf, cookieToken } from './session.js';
+import { auditOnFinish, checkCsrf, checkSecondFactorRule, cookieToken } from './session.js';
 
 /** Security headers of every dashboard response: a strict CSP, no framing, no sniffing, no referrer. */
 export const securityHeaders: RequestHandler = (_req, res, next) => {
@@ -46,13 +46,18 @@ export const securityHeaders: RequestHandler = (_req, res, next) => {
   next();
 };
 
-/** Resolves the session cookie; 401 without one. State-changing calls must carry the CSRF token. */
-function requireSession(deps: DashboardDeps): RequestHandler {
+/**
+ * Resolves the session cookie; 401 without one. State-changing calls must carry the CSRF token. A
+ * session the box's rule leaves only setting up a second factor reaches only those routes (the
+ * JSON routes of /dashboard/api; `api` says whether this is that mount).
+ */
+function requireSession(deps: DashboardDeps, api: boolean): RequestHandler {
   return async (req, res, next) => {
     const token = cookieToken(req);
     const session = token ? await deps.sessions.resolve(token) : null;
     if (!session) throw new AppError('unauthorized', 'log in to the dashboard');
     checkCsrf(req, session);
+    checkSecondFactorRule(session, api ? req.path : null);
     res.locals.session = session;
     auditOnFinish(deps.audit, req, res, session, () => res.locals.audit as { action: string; target: string });
     next();
@@ -74,7 +79,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   });
   api.use(jsonBody('1mb'));
   api.use(publicAccountRoutes(deps));
-  api.use(requireSession(deps));
+  api.use(requireSession(deps, true));
   api.use(accountRoutes(deps));
   api.use(adminRoutes(deps));
   api.use(overviewRoutes(deps));
@@ -93,7 +98,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   r.use(
     '/dashboard/view',
     securityHeaders,
-    requireSession(deps),
+    requireSession(deps, false),
     inboundViewRoutes(deps),
     templateViewRoutes(deps),
     messageViewRoutes(deps),

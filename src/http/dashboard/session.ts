@@ -65,6 +65,20 @@ export function checkCsrf(req: Request, session: Session): void {
   }
 }
 
+/** What a session may do while the box's rule leaves it only setting up its second factor. */
+const SETTING_UP = /^\/(me|logout|account\/second-factor(\/.*)?)$/;
+
+/**
+ * Refuses a request of a session that must set up a second factor first, unless it is one of the
+ * routes that set it up (`path` relative to /dashboard/api; null for /v1 and the views).
+ */
+export function checkSecondFactorRule(session: Session, path: string | null): void {
+  if (!session.mustSetUpSecondFactor || (path !== null && SETTING_UP.test(path))) return;
+  throw new AppError('forbidden', 'every operator of this box signs in with a second factor: set up an authenticator app first', {
+    secondFactor: 'set-up',
+  });
+}
+
 export interface SessionAuthDeps {
   sessions: SessionStore;
   workspaces: WorkspaceStore;
@@ -111,6 +125,7 @@ export function sessionPrincipal(deps: SessionAuthDeps) {
     const session = await deps.sessions.resolve(token);
     if (!session) throw new AppError('unauthorized', 'the dashboard session has ended; log in again');
     checkCsrf(req, session);
+    checkSecondFactorRule(session, null);
     if (!session.workspaceId) throw new AppError('forbidden', 'choose a workspace in the dashboard first');
     const ws = await deps.workspaces.byId(session.workspaceId);
     res.locals.session = session;

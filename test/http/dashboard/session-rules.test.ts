@@ -10,6 +10,7 @@ import {
   auditOnFinish,
   checkCsrf,
   checkSameOrigin,
+  checkSecondFactorRule,
   clearSessionCookie,
   clientOf,
   cookieToken,
@@ -75,6 +76,8 @@ const SESSION: Session = {
   env: 'live',
   createdAt: '2026-11-28T00:00:00.000Z',
   expiresAt: '2026-11-29T00:00:00.000Z',
+  method: 'password',
+  mustSetUpSecondFactor: false,
 };
 
 /** What an AppError thrown by `fn` says, or null when nothing is thrown. */
@@ -151,6 +154,41 @@ t.test('CSRF: a state-changing call brings the session token; a safe one is not 
   t.same(check('POST', {}), wrong, 'no token');
   t.same(check('DELETE', { 'x-csrf-token': 'another' }), wrong, 'a wrong token');
   t.match(check('POST', { 'x-csrf-token': 'the-csrf-token', 'sec-fetch-site': 'cross-site' }), { message: 'cross-site request refused' });
+});
+
+t.test('a session the box requires a second factor of reaches only the routes that set one up', async (t) => {
+  const free = { ...SESSION, mustSetUpSecondFactor: false };
+  const bound = { ...SESSION, mustSetUpSecondFactor: true };
+  for (const path of ['/overview', '/keys', '/account/second-factor', null])
+    t.equal(
+      refusal(() => checkSecondFactorRule(free, path)),
+      null,
+      `free: ${path}`,
+    );
+  for (const path of ['/me', '/logout', '/account/second-factor', '/account/second-factor/totp', '/account/second-factor/totp/confirm']) {
+    t.equal(
+      refusal(() => checkSecondFactorRule(bound, path)),
+      null,
+      `setting up: ${path}`,
+    );
+  }
+  for (const path of [
+    '/overview',
+    '/keys',
+    '/selection',
+    '/account',
+    '/me/x',
+    '/account/second-factorx',
+    '/operators/x/second-factor/reset',
+    '',
+    null,
+  ]) {
+    t.match(
+      refusal(() => checkSecondFactorRule(bound, path)),
+      { code: 'forbidden', message: /set up an authenticator app first/ },
+      `refused: ${path}`,
+    );
+  }
 });
 
 t.test('a state-changing call of a session is audited when its response is sent; a safe one is not', async (t) => {

@@ -20,6 +20,8 @@ interface Operator {
   role: 'owner' | 'member';
   workspaces: string[];
   createdAt: string;
+  /** An authenticator app is set up. */
+  secondFactor: boolean;
 }
 interface ClusterNode {
   id: string;
@@ -233,6 +235,32 @@ function EditAccess(props: { op: Operator; workspaces: Workspace[]; onSaved(): v
   );
 }
 
+/** The box's sign-in rule: whether every operator must have a second factor. */
+function SignInRule() {
+  const rule = useAsync(() => get<{ requireSecondFactor: boolean }>('/dashboard/api/security'), []);
+  const change = useAction(async (on: boolean) => {
+    await put('/dashboard/api/security', { requireSecondFactor: on });
+    rule.reload();
+  });
+  return (
+    <section aria-labelledby="sign-in-rule">
+      <h2 id="sign-in-rule">Signing in</h2>
+      <ErrorLine error={rule.error ?? change.error} />
+      {rule.data && (
+        <label>
+          <input
+            type="checkbox"
+            checked={rule.data.requireSecondFactor}
+            disabled={change.busy}
+            onChange={(e) => void change.run(e.currentTarget.checked)}
+          />
+          Require a second factor of every operator (those without one can only set one up until they do)
+        </label>
+      )}
+    </section>
+  );
+}
+
 function WorkspacesPage() {
   const session = useSession();
   const workspaces = useAsync(() => get<{ data: Workspace[] }>('/dashboard/api/workspaces'), []);
@@ -282,9 +310,25 @@ function WorkspacesPage() {
             { label: 'Workspaces', cell: (o) => (o.role === 'owner' ? 'all' : names(o.workspaces) || <span class="muted">none</span>) },
             { label: 'Since', cell: (o) => <Time iso={o.createdAt} /> },
             {
+              label: 'Second factor',
+              cell: (o) => (o.secondFactor ? <Badge tone="ok">app</Badge> : <Badge tone="muted">none</Badge>),
+            },
+            {
               label: 'Actions',
               cell: (o) => (
                 <span class="inline-actions">
+                  {o.secondFactor && o.id !== session.me.operator.id && (
+                    <ConfirmButton
+                      small
+                      label={`Reset the second factor of ${o.email}`}
+                      question={`Remove the authenticator app and recovery codes of ${o.email}? They sign in with the password alone and set up a new app.`}
+                      confirmLabel="Reset"
+                      onConfirm={async () => {
+                        await post(`/dashboard/api/operators/${encodeURIComponent(o.id)}/second-factor/reset`);
+                        operators.reload();
+                      }}
+                    />
+                  )}
                   <button type="button" class="secondary small" aria-label={`Change access of ${o.email}`} onClick={() => setEditing(o.id)}>
                     Change access
                   </button>
@@ -318,6 +362,7 @@ function WorkspacesPage() {
         />
       )}
       <InviteOperator workspaces={wsList} onCreated={operators.reload} />
+      <SignInRule />
     </Page>
   );
 }

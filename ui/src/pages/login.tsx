@@ -1,13 +1,27 @@
 // The login page and the first-run setup page (the one-time link `serve` prints).
 import { useState } from 'preact/hooks';
-import { post } from '../api';
+import { ApiError, post } from '../api';
 import { ErrorLine, Field, useAction } from '../components';
 import type { Me } from '../session';
 
 export function Login(props: { onLogin(me: Me): void }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const action = useAction(async () => props.onLogin(await post<Me>('/dashboard/api/login', { email, password })));
+  // The second step, once the server says this operator has an authenticator app.
+  const [second, setSecond] = useState<'code' | 'recovery' | null>(null);
+  const [code, setCode] = useState('');
+  const action = useAction(async () => {
+    const proof = second === 'code' ? { code: code.trim() } : second === 'recovery' ? { recoveryCode: code.trim() } : {};
+    try {
+      props.onLogin(await post<Me>('/dashboard/api/login', { email, password, ...proof }));
+    } catch (e) {
+      if (e instanceof ApiError && e.extra.secondFactor === 'totp' && !second) {
+        setSecond('code');
+        return;
+      }
+      throw e;
+    }
+  });
   return (
     <main class="auth" id="main">
       <form
@@ -36,6 +50,40 @@ export function Login(props: { onLogin(me: Me): void }) {
             />
           )}
         </Field>
+        {second && (
+          <>
+            <Field
+              label={second === 'code' ? 'Authentication code' : 'Recovery code'}
+              hint={
+                second === 'code' ? 'The 6 digits your authenticator app shows now.' : 'One of the ten codes saved when the app was set up.'
+              }
+            >
+              {(id) => (
+                <input
+                  id={id}
+                  autoFocus
+                  required
+                  autocomplete="one-time-code"
+                  inputMode={second === 'code' ? 'numeric' : 'text'}
+                  maxLength={second === 'code' ? 6 : 40}
+                  value={code}
+                  onInput={(e) => setCode(e.currentTarget.value)}
+                />
+              )}
+            </Field>
+            <button
+              type="button"
+              class="link"
+              onClick={() => {
+                setSecond(second === 'code' ? 'recovery' : 'code');
+                setCode('');
+                action.clear();
+              }}
+            >
+              {second === 'code' ? 'Use a recovery code instead' : 'Use the authenticator app instead'}
+            </button>
+          </>
+        )}
         <ErrorLine error={action.error} />
         <button type="submit" disabled={action.busy}>
           Log in
