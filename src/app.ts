@@ -96,6 +96,7 @@ import { createWebhooks, type Webhooks } from './webhooks/webhooks.js';
 import { createAuditLog, type AuditLog } from './workspaces/audit.js';
 import { createKeyStore, type KeyStore } from './workspaces/keys.js';
 import { createOperatorStore, type OperatorStore } from './workspaces/operators.js';
+import { createPasskeys } from './workspaces/passkeys.js';
 import { createSecondFactors, type SecondFactors } from './workspaces/second-factor.js';
 import { createSessionStore, type SessionStore } from './workspaces/sessions.js';
 import { createWorkspaceStore, type WorkspaceStore } from './workspaces/workspaces.js';
@@ -346,6 +347,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   // The dashboard: operators, their sessions and the audit log, and the adapter over the same modules.
   const operators = createOperatorStore(deps);
   const factors = createSecondFactors(deps);
+  const passkeys = createPasskeys(deps);
   const sessions = createSessionStore({ ...deps, operators, factors });
   const audit = createAuditLog(deps);
   const dashboard = dashboardRoutes({
@@ -356,6 +358,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     operators,
     sessions,
     factors,
+    passkeys,
     audit,
     workspaces,
     keys,

@@ -111,11 +111,11 @@ export const operatorCommands: Command[] = [
     name: 'operator reset-second-factor',
     usage: '--email E',
     summary:
-      "remove an operator's authenticator app and recovery codes (a lost phone); it signs in with the password and sets up a new one",
+      "remove an operator's second factors (authenticator app, recovery codes, passkeys: a lost phone); it signs in with the password and sets up a new one",
     options: { email: { type: 'string' } },
     run: async (app, { values }) => {
       const op = await app.operators.byEmail(required(values, 'email'));
-      await app.factors.remove(op.id);
+      await app.factors.reset(op.id);
       await app.audit.record({
         operator: { id: null, email: 'cli' },
         action: 'operator.second-factor-reset',

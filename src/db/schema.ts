@@ -491,7 +491,7 @@ export interface ForwardingKeysTable {
 export type OperatorRole = 'owner' | 'member';
 
 /** How a dashboard session was signed in to: the password alone, or with a second factor. */
-export type SignInMethod = 'password' | 'password+totp' | 'password+recovery-code';
+export type SignInMethod = 'password' | 'password+totp' | 'password+recovery-code' | 'passkey';
 
 export interface OperatorsTable {
   id: string;
@@ -550,6 +550,30 @@ export interface OperatorRecoveryCodesTable {
   operator_id: string;
   code_hash: string;
   used_at: string | null;
+}
+
+/** An operator's passkey (migration 0033): a WebAuthn credential as its authenticator made it. */
+export interface OperatorPasskeysTable {
+  /** The credential id, base64url. */
+  id: string;
+  operator_id: string;
+  /** The COSE public key, base64url. */
+  public_key: string;
+  /** The authenticator's signature counter (0 for those that keep none, as most passkeys). */
+  counter: number | string;
+  /** JSON array of the transports the browser reported (`internal`, `hybrid`, `usb`, …). */
+  transports: string;
+  name: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+/** A WebAuthn challenge waiting for its signed answer: `register` (for an operator) or `sign-in`. */
+export interface WebauthnChallengesTable {
+  challenge: string;
+  purpose: 'register' | 'sign-in';
+  operator_id: string | null;
+  expires_at: string;
 }
 
 /** Settings of the box, not of a workspace: `require_second_factor` (`true`/`false`). */
@@ -742,6 +766,8 @@ export interface Database {
   operator_totp: OperatorTotpTable;
   operator_recovery_codes: OperatorRecoveryCodesTable;
   box_settings: BoxSettingsTable;
+  operator_passkeys: OperatorPasskeysTable;
+  webauthn_challenges: WebauthnChallengesTable;
   audit_log: AuditLogTable;
   dmarc_reports: ReportsTable;
   dmarc_report_rows: DmarcReportRowsTable;

@@ -241,6 +241,7 @@ export function createOperatorStore({ db, clock, ids, config }: Pick<Deps, 'db' 
         await trx.deleteFrom('operator_workspaces').where('operator_id', '=', op.id).execute();
         await trx.deleteFrom('operator_recovery_codes').where('operator_id', '=', op.id).execute();
         await trx.deleteFrom('operator_totp').where('operator_id', '=', op.id).execute();
+        await trx.deleteFrom('operator_passkeys').where('operator_id', '=', op.id).execute();
         await trx.deleteFrom('operators').where('id', '=', op.id).execute();
       });
       return op;

@@ -1,5 +1,6 @@
-// Operators' second factor: an authenticator app (TOTP, lib/totp.ts) with ten recovery codes, and
-// the box's rule that every operator must have one. The app's secret is sealed under secrets.key
+// Operators' second factor: an authenticator app (TOTP, lib/totp.ts) with ten recovery codes, or a
+// passkey (passkeys.ts, which signs in on its own), and the box's rule that every operator must have
+// one. The app's secret is sealed under secrets.key
 // like every other credential; a code is accepted once (the last step used is kept, and taken with
 // a compare-and-swap so two nodes cannot both accept it); a recovery code is spent when used.
 import { randomBytes } from 'node:crypto';
@@ -24,13 +25,15 @@ export interface SecondFactorStatus {
   /** An authenticator app is set up and asked at login. */
   totp: boolean;
   recoveryCodesLeft: number;
+  /** Passkeys registered (each signs in on its own). */
+  passkeys: number;
   /** The box requires a second factor of every operator. */
   required: boolean;
 }
 
 export interface SecondFactors {
   status(operatorId: string): Promise<SecondFactorStatus>;
-  /** Has the operator an authenticator app set up? */
+  /** Has the operator a second factor: an authenticator app set up, or a passkey? */
   enrolled(operatorId: string): Promise<boolean>;
   /** The operators that have one (for the owners' list). */
   enrolledOperators(): Promise<Set<string>>;
@@ -42,8 +45,10 @@ export interface SecondFactors {
   check(operatorId: string, proof: SecondFactorProof): Promise<SignInMethod>;
   /** Ten new recovery codes in place of the old ones. */
   renewRecoveryCodes(operatorId: string): Promise<string[]>;
-  /** Removes the app and the recovery codes (the operator's own choice, or an owner's reset). */
+  /** Removes the app and the recovery codes (the operator's own choice). */
   remove(operatorId: string): Promise<void>;
+  /** Removes every second factor of an operator, passkeys too (an owner's reset of a lost phone). */
+  reset(operatorId: string): Promise<void>;
   required(): Promise<boolean>;
   setRequired(on: boolean): Promise<void>;
 }
@@ -102,21 +107,40 @@ export function createSecondFactors({ db, clock, box }: Pick<Deps, 'db' | 'clock
     return Number((await update.executeTakeFirst()).numUpdatedRows) === 1;
   }
 
+  const passkeyCount = async (operatorId: string) =>
+    Number(
+      (
+        await db
+          .selectFrom('operator_passkeys')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('operator_id', '=', operatorId)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
+
   const app = (operatorId: string) => db.selectFrom('operator_totp').selectAll().where('operator_id', '=', operatorId).executeTakeFirst();
 
   const factors: SecondFactors = {
     async status(operatorId) {
-      const [row, left, required] = await Promise.all([app(operatorId), recoveryCodesLeft(operatorId), factors.required()]);
-      return { totp: !!row?.confirmed_at, recoveryCodesLeft: left, required };
+      const [row, left, passkeys, required] = await Promise.all([
+        app(operatorId),
+        recoveryCodesLeft(operatorId),
+        passkeyCount(operatorId),
+        factors.required(),
+      ]);
+      return { totp: !!row?.confirmed_at, recoveryCodesLeft: left, passkeys, required };
     },
 
     async enrolled(operatorId) {
-      return !!(await app(operatorId))?.confirmed_at;
+      return !!(await app(operatorId))?.confirmed_at || (await passkeyCount(operatorId)) > 0;
     },
 
     async enrolledOperators() {
-      const rows = await db.selectFrom('operator_totp').select('operator_id').where('confirmed_at', 'is not', null).execute();
-      return new Set(rows.map((r) => r.operator_id));
+      const [apps, keys] = await Promise.all([
+        db.selectFrom('operator_totp').select('operator_id').where('confirmed_at', 'is not', null).execute(),
+        db.selectFrom('operator_passkeys').select('operator_id').distinct().execute(),
+      ]);
+      return new Set([...apps, ...keys].map((r) => r.operator_id));
     },
 
     async begin(operator) {
@@ -159,7 +183,16 @@ export function createSecondFactors({ db, clock, box }: Pick<Deps, 'db' | 'clock
 
     async check(operatorId, proof) {
       const row = await app(operatorId);
-      if (!row?.confirmed_at) return 'password';
+      if (!row?.confirmed_at) {
+        // Under the box's rule an operator whose second factor is a passkey signs in with it: the
+        // password alone would be one factor.
+        if ((await passkeyCount(operatorId)) > 0 && (await factors.required())) {
+          throw new AppError('unauthorized', 'this box requires a second factor, and yours is a passkey: sign in with the passkey', {
+            secondFactor: 'passkey',
+          });
+        }
+        return 'password';
+      }
       if (typeof proof.code === 'string' && proof.code.trim()) {
         const secret = Buffer.from(box.open(row.secret), 'base64');
         if (await takeCode(operatorId, secret, proof.code, row.last_step)) return 'password+totp';
@@ -190,6 +223,11 @@ export function createSecondFactors({ db, clock, box }: Pick<Deps, 'db' | 'clock
         await trx.deleteFrom('operator_recovery_codes').where('operator_id', '=', operatorId).execute();
         await trx.deleteFrom('operator_totp').where('operator_id', '=', operatorId).execute();
       });
+    },
+
+    async reset(operatorId) {
+      await factors.remove(operatorId);
+      await db.deleteFrom('operator_passkeys').where('operator_id', '=', operatorId).execute();
     },
 
     async required() {

@@ -40,8 +40,8 @@ export interface SessionStore {
    * opens a session; the token goes in the cookie.
    */
   login(email: string, password: string, client: Client, proof?: SecondFactorProof): Promise<{ token: string; session: Session }>;
-  /** Opens a session for an operator who proved itself another way (the setup link). */
-  open(operator: Operator, client: Client): Promise<{ token: string; session: Session }>;
+  /** Opens a session for an operator who proved itself another way (the setup link, a passkey). */
+  open(operator: Operator, client: Client, method?: SignInMethod): Promise<{ token: string; session: Session }>;
   /** The live session of a cookie token, or null (unknown, idle too long, past its absolute expiry). */
   resolve(token: string): Promise<Session | null>;
   /** Chooses the workspace and environment the dashboard acts on. */
@@ -159,7 +159,7 @@ export function createSessionStore(
       }
       return open(operator, client, method);
     },
-    open: (operator, client) => open(operator, client),
+    open,
     async resolve(token) {
       if (typeof token !== 'string' || !/^[0-9A-Za-z]{20,64}$/.test(token)) return null;
       const row = await db.selectFrom('operator_sessions').selectAll().where('token_hash', '=', sha256(token)).executeTakeFirst();

@@ -1,11 +1,11 @@
 // The operator's own routes: the first-run setup link, login (throttled, with the second factor when
-// the operator has one), logout, who am I, the operator's own second factor, and the choice of
-// workspace and environment every page acts on.
+// the operator has one, or with a passkey alone), logout, who am I, the operator's own second factor
+// and passkeys, and the choice of workspace and environment every page acts on.
 import { Router } from 'express';
 import { z } from 'zod';
 import { parseBody } from '../../lib/validation.js';
 import { AppError } from '../../lib/errors.js';
-import { auditAs, isSecure, sessionOf, type DashboardDeps } from './context.js';
+import { auditAs, isSecure, sessionOf, siteOf, type DashboardDeps } from './context.js';
 import { checkSameOrigin, clearSessionCookie, clientOf, setSessionCookie } from './session.js';
 import type { Session } from '../../workspaces/sessions.js';
 
@@ -15,6 +15,9 @@ const setup = credentials.extend({ token: z.string().max(100) });
 const proof = z.object({ code: z.string().max(20).optional(), recoveryCode: z.string().max(40).optional() });
 const login = credentials.extend(proof.shape);
 const confirmation = z.object({ code: z.string().max(20) });
+/** A browser's answer to a WebAuthn ceremony, checked by the passkeys module. */
+const ceremony = z.object({ response: z.record(z.string(), z.unknown()) });
+const newPasskey = ceremony.extend({ name: z.string().max(100) });
 const selection = z.object({ workspaceId: z.string().max(64), env: z.enum(['live', 'test']) });
 
 /**
@@ -116,6 +119,48 @@ export function publicAccountRoutes(deps: DashboardDeps): Router {
       throw err;
     }
   });
+
+  // Signing in with a passkey: options with a challenge, then the authenticator's signed answer.
+  r.post('/login/passkey/options', async (req, res) => {
+    checkSameOrigin(req);
+    res.json(await deps.passkeys.signInOptions(siteOf(deps, req)));
+  });
+  r.post('/login/passkey', async (req, res) => {
+    checkSameOrigin(req);
+    const body = parseBody(ceremony, req.body);
+    const client = clientOf(req);
+    let operatorId: string;
+    try {
+      operatorId = await deps.passkeys.signIn(body.response, siteOf(deps, req));
+    } catch (err) {
+      if (err instanceof AppError) {
+        await deps.audit.record({
+          operator: { id: null, email: '' },
+          action: 'session.login',
+          target: 'passkey',
+          workspaceId: null,
+          env: null,
+          ip: client.ip,
+          outcome: err.code,
+        });
+      }
+      throw err;
+    }
+    const operator = await deps.operators.byId(operatorId);
+    const opened = await deps.sessions.open(operator, client, 'passkey');
+    const session = await startSession(deps, opened.session);
+    await deps.audit.record({
+      operator: { id: operator.id, email: operator.email },
+      action: 'session.login',
+      target: 'passkey',
+      workspaceId: null,
+      env: null,
+      ip: client.ip,
+      outcome: 'ok',
+    });
+    setSessionCookie(res, opened.token, cookieOpts(req));
+    res.json(await me(deps, session));
+  });
   return r;
 }
 
@@ -158,6 +203,24 @@ export function accountRoutes(deps: DashboardDeps): Router {
     await prove(deps, operatorId, req.body);
     await deps.factors.remove(operatorId);
     res.json(await deps.factors.status(operatorId));
+  });
+
+  r.get('/account/passkeys', async (_req, res) => {
+    res.json({ data: await deps.passkeys.list(sessionOf(res).operator.id) });
+  });
+  r.post('/account/passkeys/options', async (req, res) => {
+    res.json(await deps.passkeys.registrationOptions(sessionOf(res).operator, siteOf(deps, req)));
+  });
+  r.post('/account/passkeys', async (req, res) => {
+    const body = parseBody(newPasskey, req.body);
+    const passkey = await deps.passkeys.register(sessionOf(res).operator, body.response, body.name, siteOf(deps, req));
+    auditAs(res, 'passkey.add', passkey.name);
+    res.status(201).json(passkey);
+  });
+  r.delete('/account/passkeys/:id', async (req, res) => {
+    auditAs(res, 'passkey.remove', req.params.id);
+    await deps.passkeys.remove(sessionOf(res).operator.id, req.params.id);
+    res.json({ removed: true });
   });
 
   r.put('/selection', async (req, res) => {

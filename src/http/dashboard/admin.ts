@@ -89,7 +89,7 @@ export function adminRoutes(deps: DashboardDeps): Router {
     requireOwner(res);
     const op = await deps.operators.byId(req.params.id);
     auditAs(res, 'operator.second-factor-reset', op.email);
-    await deps.factors.remove(op.id);
+    await deps.factors.reset(op.id);
     res.json({ ...op, secondFactor: false });
   });
 

@@ -16,6 +16,7 @@ import type { AuditLog } from '../../workspaces/audit.js';
 import type { KeyStore } from '../../workspaces/keys.js';
 import type { SmtpCredentialStore } from '../../submission/smtp-credentials.js';
 import type { OperatorStore } from '../../workspaces/operators.js';
+import type { Passkeys, Site } from '../../workspaces/passkeys.js';
 import type { SecondFactors } from '../../workspaces/second-factor.js';
 import type { SuppressionStore } from '../../suppressions/store.js';
 import type { EndpointStore } from '../../webhooks/endpoints.js';
@@ -30,6 +31,7 @@ export interface DashboardDeps {
   operators: OperatorStore;
   sessions: SessionStore;
   factors: SecondFactors;
+  passkeys: Passkeys;
   audit: AuditLog;
   workspaces: WorkspaceStore;
   keys: KeyStore;
@@ -74,6 +76,15 @@ export function requireOwner(res: Response): Session {
 /** Names the audit entry of a state-changing dashboard route (else method and path). */
 export function auditAs(res: Response, action: string, target = ''): void {
   res.locals.audit = { action, target };
+}
+
+/**
+ * Where a passkey ceremony happens: `publicUrl`'s origin when it is set (passkeys are bound to it),
+ * else the origin the browser called (the same-origin check has held it to the Host header).
+ */
+export function siteOf(deps: Pick<DashboardDeps, 'config'>, req: Request): Site {
+  const url = new URL(deps.config.publicUrl || `${req.protocol}://${req.get('host') ?? 'localhost'}`);
+  return { origin: url.origin, rpId: url.hostname.replace(/^\[|\]$/g, '') };
 }
 
 export function isSecure(deps: Pick<DashboardDeps, 'publicUrl'>, req: Request): boolean {

@@ -66,7 +66,7 @@ export function checkCsrf(req: Request, session: Session): void {
 }
 
 /** What a session may do while the box's rule leaves it only setting up its second factor. */
-const SETTING_UP = /^\/(me|logout|account\/second-factor(\/.*)?)$/;
+const SETTING_UP = /^\/(me|logout|account\/(second-factor|passkeys)(\/.*)?)$/;
 
 /**
  * Refuses a request of a session that must set up a second factor first, unless it is one of the

@@ -1,16 +1,24 @@
 // The operator's own account: the second factor (an authenticator app with recovery codes) set up,
-// renewed or removed. When the box requires a second factor and the operator has none, the shell
+// renewed or removed, and passkeys added (the browser's WebAuthn ceremony) or removed. When the box requires a second factor and the operator has none, the shell
 // shows this page in place of every other until one is set up.
+import { startRegistration, type PublicKeyCredentialCreationOptionsJSON } from '@simplewebauthn/browser';
 import { useState } from 'preact/hooks';
-import { get, post } from '../api';
-import { CopyButton, ErrorLine, Facts, Field, Loading, Notice, Page, useAction, useAsync } from '../components';
+import { del, get, post } from '../api';
+import { ConfirmButton, CopyButton, ErrorLine, Facts, Field, Loading, Notice, Page, Table, Time, useAction, useAsync } from '../components';
 import type { Route } from '../routes';
 import { useSession } from '../session';
 
 interface Status {
   totp: boolean;
   recoveryCodesLeft: number;
+  passkeys: number;
   required: boolean;
+}
+interface Passkey {
+  id: string;
+  name: string;
+  createdAt: string;
+  lastUsedAt: string | null;
 }
 interface Enrollment {
   secret: string;
@@ -191,7 +199,13 @@ export function SecondFactorCard() {
         </>
       ) : (
         <>
-          <p>Off: the password alone signs you in. An authenticator app adds a code that changes every 30 seconds.</p>
+          <p>
+            {status.data.passkeys > 0
+              ? status.data.required
+                ? 'No authenticator app: your passkeys are your second factor, so you sign in with one (the password alone is refused).'
+                : 'No authenticator app: the password alone signs you in, and so does each passkey.'
+              : 'Off: the password alone signs you in. An authenticator app adds a code that changes every 30 seconds.'}
+          </p>
           <SetUpApp onDone={setCodes} />
         </>
       )}
@@ -199,8 +213,80 @@ export function SecondFactorCard() {
   );
 }
 
+/** Passkeys: each signs in on its own, with the device's lock (fingerprint, face, PIN). */
+export function PasskeysCard(props: { onChange(): void }) {
+  const list = useAsync(() => get<{ data: Passkey[] }>('/dashboard/api/account/passkeys'), []);
+  const [name, setName] = useState('');
+  const add = useAction(async () => {
+    const optionsJSON = await post<PublicKeyCredentialCreationOptionsJSON>('/dashboard/api/account/passkeys/options');
+    const response = await startRegistration({ optionsJSON });
+    await post('/dashboard/api/account/passkeys', { response, name: name.trim() });
+    setName('');
+    list.reload();
+    props.onChange();
+  });
+  return (
+    <section class="card" aria-labelledby="passkeys">
+      <h2 id="passkeys">Passkeys</h2>
+      <p>A passkey signs you in without the password: the device it lives on (a phone, a laptop, a security key) asks for its lock.</p>
+      <ErrorLine error={list.error} />
+      {!list.data ? (
+        <Loading what="passkeys" />
+      ) : (
+        <Table
+          caption="Passkeys"
+          rows={list.data.data}
+          rowKey={(p) => p.id}
+          empty="No passkey yet."
+          columns={[
+            { label: 'Name', cell: (p) => p.name },
+            { label: 'Added', cell: (p) => <Time iso={p.createdAt} /> },
+            { label: 'Last used', cell: (p) => <Time iso={p.lastUsedAt} /> },
+            {
+              label: 'Actions',
+              cell: (p) => (
+                <ConfirmButton
+                  small
+                  danger
+                  label={`Remove the passkey ${p.name}`}
+                  question={`Remove the passkey ${p.name}? It no longer signs you in.`}
+                  confirmLabel="Remove"
+                  onConfirm={async () => {
+                    await del(`/dashboard/api/account/passkeys/${encodeURIComponent(p.id)}`);
+                    list.reload();
+                    props.onChange();
+                  }}
+                />
+              ),
+            },
+          ]}
+        />
+      )}
+      <form
+        class="inline-form"
+        aria-label="Add a passkey"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void add.run();
+        }}
+      >
+        <Field label="Passkey name" hint="Which device it is on, to tell them apart.">
+          {(id) => <input id={id} required maxLength={100} value={name} onInput={(e) => setName(e.currentTarget.value)} />}
+        </Field>
+        <ErrorLine error={add.error} />
+        <button type="submit" disabled={add.busy}>
+          Add a passkey
+        </button>
+      </form>
+    </section>
+  );
+}
+
 function AccountPage() {
-  const { me } = useSession();
+  const session = useSession();
+  const { me } = session;
+  // A passkey added or removed changes what the second factor's card says.
+  const [passkeysChanged, setPasskeysChanged] = useState(0);
   return (
     <Page title="Account">
       {me.mustSetUpSecondFactor && (
@@ -212,10 +298,16 @@ function AccountPage() {
         items={[
           ['Email', me.operator.email],
           ['Role', me.operator.role],
-          ['Signed in with', me.signedInWith.replace('+', ' and ').replace('totp', 'authenticator app')],
+          ['Signed in with', me.signedInWith.replace('+', ' and ').replace('totp', 'authenticator app').replace('passkey', 'a passkey')],
         ]}
       />
-      <SecondFactorCard />
+      <SecondFactorCard key={passkeysChanged} />
+      <PasskeysCard
+        onChange={() => {
+          setPasskeysChanged((n) => n + 1);
+          void session.refresh();
+        }}
+      />
     </Page>
   );
 }

@@ -1,5 +1,6 @@
 // The login page and the first-run setup page (the one-time link `serve` prints).
 import { useState } from 'preact/hooks';
+import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/browser';
 import { ApiError, post } from '../api';
 import { ErrorLine, Field, useAction } from '../components';
 import type { Me } from '../session';
@@ -21,6 +22,12 @@ export function Login(props: { onLogin(me: Me): void }) {
       }
       throw e;
     }
+  });
+  // A passkey signs in on its own: the authenticator proves the key and who unlocked it.
+  const passkey = useAction(async () => {
+    const optionsJSON = await post<PublicKeyCredentialRequestOptionsJSON>('/dashboard/api/login/passkey/options');
+    const response = await startAuthentication({ optionsJSON });
+    props.onLogin(await post<Me>('/dashboard/api/login/passkey', { response }));
   });
   return (
     <main class="auth" id="main">
@@ -87,6 +94,11 @@ export function Login(props: { onLogin(me: Me): void }) {
         <ErrorLine error={action.error} />
         <button type="submit" disabled={action.busy}>
           Log in
+        </button>
+        <div class="or">or</div>
+        <ErrorLine error={passkey.error} />
+        <button type="button" class="secondary" disabled={passkey.busy} onClick={() => void passkey.run()}>
+          Sign in with a passkey
         </button>
         <p class="muted small-print">Forgot it? On the server: postern operator reset-password --email you@example.com</p>
       </form>
