@@ -99,6 +99,7 @@ import { createOperatorStore, type OperatorStore } from './workspaces/operators.
 import { createPasskeys } from './workspaces/passkeys.js';
 import { createSecondFactors, type SecondFactors } from './workspaces/second-factor.js';
 import { createSessionStore, type SessionStore } from './workspaces/sessions.js';
+import { createSingleSignOn } from './workspaces/sso.js';
 import { createWorkspaceStore, type WorkspaceStore } from './workspaces/workspaces.js';
 
 export interface AppOptions {
@@ -348,6 +349,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const operators = createOperatorStore(deps);
   const factors = createSecondFactors(deps);
   const passkeys = createPasskeys(deps);
+  const sso = createSingleSignOn({ ...deps, operators });
   const sessions = createSessionStore({ ...deps, operators, factors });
   const audit = createAuditLog(deps);
   const dashboard = dashboardRoutes({
@@ -359,6 +361,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     sessions,
     factors,
     passkeys,
+    sso,
     audit,
     workspaces,
     keys,

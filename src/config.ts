@@ -155,6 +155,17 @@ const schema = z.strictObject({
     loginFailureWindow: duration({ min: '1s', max: '1d' }),
     loginFailuresPerAccount: z.number().int().min(1).max(1000),
     loginFailuresPerAddress: z.number().int().min(1).max(100000),
+    // Single sign-on through an OpenID provider; off while issuer is empty.
+    sso: z.strictObject({
+      issuer: z.union([z.literal(''), z.url({ protocol: /^https?$/ })]),
+      clientId: z.string().max(500),
+      clientSecret: z.string().max(2000),
+      name: z.string().min(1).max(40),
+      scopes: z.string().regex(/(^|\s)openid(\s|$)/, 'must include openid'),
+      roleClaim: z.string().min(1).max(100),
+      ownerGroups: z.array(z.string().max(200)),
+      memberGroups: z.array(z.string().max(200)),
+    }),
   }),
   rateLimit: z.strictObject({
     send: z.number().min(0),

@@ -491,7 +491,7 @@ export interface ForwardingKeysTable {
 export type OperatorRole = 'owner' | 'member';
 
 /** How a dashboard session was signed in to: the password alone, or with a second factor. */
-export type SignInMethod = 'password' | 'password+totp' | 'password+recovery-code' | 'passkey';
+export type SignInMethod = 'password' | 'password+totp' | 'password+recovery-code' | 'passkey' | 'sso';
 
 export interface OperatorsTable {
   id: string;
@@ -573,6 +573,15 @@ export interface WebauthnChallengesTable {
   challenge: string;
   purpose: 'register' | 'sign-in';
   operator_id: string | null;
+  expires_at: string;
+}
+
+/** A sign-in at the OpenID provider under way (migration 0034), by its state. */
+export interface SsoLoginsTable {
+  state: string;
+  nonce: string;
+  /** The PKCE code verifier. */
+  verifier: string;
   expires_at: string;
 }
 
@@ -768,6 +777,7 @@ export interface Database {
   box_settings: BoxSettingsTable;
   operator_passkeys: OperatorPasskeysTable;
   webauthn_challenges: WebauthnChallengesTable;
+  sso_logins: SsoLoginsTable;
   audit_log: AuditLogTable;
   dmarc_reports: ReportsTable;
   dmarc_report_rows: DmarcReportRowsTable;

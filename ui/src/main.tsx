@@ -204,7 +204,9 @@ function App() {
     select: async (workspaceId, env) => adopt(await put<Me>('/dashboard/api/selection', { workspaceId, env })),
     refresh: async () => adopt(await get<Me>('/dashboard/api/me')),
     logout: async () => {
-      await post('/dashboard/api/logout');
+      const { redirect } = await post<{ redirect: string | null }>('/dashboard/api/logout');
+      // Signed in through the provider: log out there too; it sends the browser back here.
+      if (redirect) return location.assign(redirect);
       setMe(null);
       setState('login');
     },

@@ -10,7 +10,7 @@ export interface Me {
   selection: { workspaceId: string; env: 'live' | 'test' } | null;
   expiresAt: string;
   /** How this session was signed in to. */
-  signedInWith: 'password' | 'password+totp' | 'password+recovery-code' | 'passkey';
+  signedInWith: 'password' | 'password+totp' | 'password+recovery-code' | 'passkey' | 'sso';
   /** The box requires a second factor and the operator has none: only the account page opens. */
   mustSetUpSecondFactor: boolean;
 }

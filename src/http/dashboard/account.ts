@@ -1,7 +1,7 @@
 // The operator's own routes: the first-run setup link, login (throttled, with the second factor when
 // the operator has one, or with a passkey alone), logout, who am I, the operator's own second factor
 // and passkeys, and the choice of workspace and environment every page acts on.
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import { z } from 'zod';
 import { parseBody } from '../../lib/validation.js';
 import { AppError } from '../../lib/errors.js';
@@ -63,7 +63,54 @@ export function publicAccountRoutes(deps: DashboardDeps): Router {
   });
 
   r.get('/state', async (_req, res) => {
-    res.json({ needsSetup: (await deps.operators.count()) === 0 });
+    res.json({ needsSetup: (await deps.operators.count()) === 0, sso: deps.sso.name() });
+  });
+
+  // Single sign-on: browser navigations, so failures come back to the login page to be shown there.
+  const callback = () => `${deps.publicUrl()}/dashboard/api/sso/callback`;
+  const backToLogin = (res: Response, err: unknown) => {
+    if (!(err instanceof AppError)) throw err;
+    res.redirect(302, `/dashboard/?${new URLSearchParams({ sso_error: err.message }).toString()}`);
+  };
+  r.get('/sso/start', async (_req, res) => {
+    try {
+      res.redirect(302, await deps.sso.start(callback()));
+    } catch (err) {
+      backToLogin(res, err);
+    }
+  });
+  r.get('/sso/callback', async (req, res) => {
+    const client = clientOf(req);
+    let operator;
+    try {
+      operator = await deps.sso.finish(`${deps.publicUrl()}${req.originalUrl}`, callback());
+    } catch (err) {
+      if (err instanceof AppError) {
+        await deps.audit.record({
+          operator: { id: null, email: '' },
+          action: 'session.login',
+          target: 'sso',
+          workspaceId: null,
+          env: null,
+          ip: client.ip,
+          outcome: err.code,
+        });
+      }
+      return backToLogin(res, err);
+    }
+    const opened = await deps.sessions.open(operator, client, 'sso');
+    await startSession(deps, opened.session);
+    await deps.audit.record({
+      operator: { id: operator.id, email: operator.email },
+      action: 'session.login',
+      target: 'sso',
+      workspaceId: null,
+      env: null,
+      ip: client.ip,
+      outcome: 'ok',
+    });
+    setSessionCookie(res, opened.token, cookieOpts(req));
+    res.redirect(302, '/dashboard/');
   });
 
   r.post('/setup', async (req, res) => {
@@ -172,9 +219,12 @@ export function accountRoutes(deps: DashboardDeps): Router {
 
   r.post('/logout', async (req, res) => {
     auditAs(res, 'session.logout');
-    await deps.sessions.end(sessionOf(res));
+    const session = sessionOf(res);
+    await deps.sessions.end(session);
     clearSessionCookie(res, { secure: isSecure(deps, req) });
-    res.json({ loggedOut: true });
+    // Signed in at the provider: the page goes on to the provider's logout, which comes back here.
+    const redirect = session.method === 'sso' ? await deps.sso.logoutUrl(`${deps.publicUrl()}/dashboard/`).catch(() => null) : null;
+    res.json({ loggedOut: true, redirect });
   });
 
   r.get('/account/second-factor', async (_req, res) => {

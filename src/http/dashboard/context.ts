@@ -18,6 +18,7 @@ import type { SmtpCredentialStore } from '../../submission/smtp-credentials.js';
 import type { OperatorStore } from '../../workspaces/operators.js';
 import type { Passkeys, Site } from '../../workspaces/passkeys.js';
 import type { SecondFactors } from '../../workspaces/second-factor.js';
+import type { SingleSignOn } from '../../workspaces/sso.js';
 import type { SuppressionStore } from '../../suppressions/store.js';
 import type { EndpointStore } from '../../webhooks/endpoints.js';
 import type { Session, SessionStore } from '../../workspaces/sessions.js';
@@ -32,6 +33,7 @@ export interface DashboardDeps {
   sessions: SessionStore;
   factors: SecondFactors;
   passkeys: Passkeys;
+  sso: SingleSignOn;
   audit: AuditLog;
   workspaces: WorkspaceStore;
   keys: KeyStore;

@@ -298,7 +298,14 @@ function AccountPage() {
         items={[
           ['Email', me.operator.email],
           ['Role', me.operator.role],
-          ['Signed in with', me.signedInWith.replace('+', ' and ').replace('totp', 'authenticator app').replace('passkey', 'a passkey')],
+          [
+            'Signed in with',
+            me.signedInWith
+              .replace('+', ' and ')
+              .replace('totp', 'authenticator app')
+              .replace('passkey', 'a passkey')
+              .replace('sso', 'single sign-on'),
+          ],
         ]}
       />
       <SecondFactorCard key={passkeysChanged} />

@@ -1,8 +1,8 @@
 // The login page and the first-run setup page (the one-time link `serve` prints).
 import { useState } from 'preact/hooks';
 import { startAuthentication, type PublicKeyCredentialRequestOptionsJSON } from '@simplewebauthn/browser';
-import { ApiError, post } from '../api';
-import { ErrorLine, Field, useAction } from '../components';
+import { ApiError, get, post } from '../api';
+import { ErrorLine, Field, useAction, useAsync } from '../components';
 import type { Me } from '../session';
 
 export function Login(props: { onLogin(me: Me): void }) {
@@ -23,6 +23,10 @@ export function Login(props: { onLogin(me: Me): void }) {
       throw e;
     }
   });
+  // Single sign-on, when the box has a provider: a link (the sign-in is a navigation to the
+  // provider and back); a failed one comes back with its reason in the query.
+  const state = useAsync(() => get<{ needsSetup: boolean; sso: string | null }>('/dashboard/api/state'), []);
+  const ssoError = new URLSearchParams(location.search).get('sso_error');
   // A passkey signs in on its own: the authenticator proves the key and who unlocked it.
   const passkey = useAction(async () => {
     const optionsJSON = await post<PublicKeyCredentialRequestOptionsJSON>('/dashboard/api/login/passkey/options');
@@ -96,6 +100,12 @@ export function Login(props: { onLogin(me: Me): void }) {
           Log in
         </button>
         <div class="or">or</div>
+        {ssoError && <ErrorLine error={new Error(ssoError)} />}
+        {state.data?.sso && (
+          <a class="button secondary" href="/dashboard/api/sso/start">
+            Sign in with {state.data.sso}
+          </a>
+        )}
         <ErrorLine error={passkey.error} />
         <button type="button" class="secondary" disabled={passkey.busy} onClick={() => void passkey.run()}>
           Sign in with a passkey
