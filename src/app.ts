@@ -10,7 +10,7 @@ import { parse, validateDetailed } from 'node-cron';
 import { createConnectionTransports, type ConnectionTransports } from './channels/connection-transport.js';
 import { createConnectionStore, type ConnectionStore } from './channels/connections.js';
 import { createBounceHandler, type BounceHandler } from './channels/email/bounces.js';
-import { createEmailSource, createEmailTransport, createTokenSource } from './channels/email/index.js';
+import { createEmailSource, createEmailTransport, createTokenSource, policyFetch } from './channels/email/index.js';
 import { createCustomDomainPlanCheck, createSenderCapsCheck } from './channels/email/sender-caps.js';
 import { recordEngagement } from './channels/email/tracking/engagement.js';
 import { channelSsrfPolicy } from './channels/provider-http.js';
@@ -24,6 +24,7 @@ import { createBatchCommitter, createWriteBatcher } from './db/group-commit.js';
 import { migrateToLatest, pendingMigrations } from './db/migrate.js';
 import type { Deps } from './deps.js';
 import { createDoctor, type Doctor } from './domains/doctor.js';
+import { createMtaStsPolicies, type MtaStsPolicies } from './domains/mta-sts-policy.js';
 import { createDomainStore, type DomainStore } from './domains/domains.js';
 import { bounceDomainOf } from './domains/names.js';
 import { sealPlaintextDkimKeys } from './domains/dkim-keys.js';
@@ -41,6 +42,7 @@ import { inboundDomainRoutes } from './http/routes/inbound-domains.js';
 import { inboundMessageRoutes } from './http/routes/inbound-messages.js';
 import { messageRoutes } from './http/routes/messages.js';
 import { nodeRoutes } from './http/routes/nodes.js';
+import { mtaStsRoutes } from './http/routes/mta-sts.js';
 import { openApiRoutes } from './http/routes/openapi.js';
 import { sendRoutes } from './http/routes/send.js';
 import { suppressionImportRoutes, suppressionRoutes } from './http/routes/suppressions.js';
@@ -136,6 +138,8 @@ export interface App extends Deps {
   /** Live transports for sms, push and web-push, routed through each workspace's connection. */
   channelTransports: ConnectionTransports;
   domains: DomainStore;
+  /** The MTA-STS policies served for custom domains, and their modes. */
+  mtaSts: MtaStsPolicies;
   /** `postern doctor` and the domain checks of the API. */
   doctor: Doctor;
   inbound: { addresses: AddressStore; messages: ReceivedReader; receiver: Receiver };
@@ -212,7 +216,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   const doctor = createDoctor({
     ...deps,
     certificate: () => currentCertificate({ dataDir: config.dataDir, certFile: config.smtp.tlsCert, keyFile: config.smtp.tlsKey }),
+    // The policies Postern serves, fetched as delivery fetches any domain's (delivery.mtaSts.*).
+    fetchPolicy: policyFetch(deps),
   });
+  const mtaSts = createMtaStsPolicies(deps);
   const addresses = createAddressStore({ ...deps, domains });
   const receivedMessages = createReceivedReader({ ...deps, publicUrl });
   // message.received events name the stored message; their payload is its detail (inbound).
@@ -342,6 +349,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   ];
   const open = [
     openApiRoutes(),
+    mtaStsRoutes({ policies: mtaSts }),
     trackingRoutes({ tokens: emailTokens, suppressions, log, engage: (id, kind, link) => recordEngagement(ledger, id, kind, link) }),
     callbackRoutes({ connections, clock, publicUrl, sink: providerStatus }),
   ];
@@ -534,6 +542,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     connections,
     channelTransports,
     domains,
+    mtaSts,
     doctor,
     inbound: { addresses, messages: receivedMessages, receiver },
     webhooks,

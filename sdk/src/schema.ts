@@ -1125,6 +1125,21 @@ export interface components {
       id: string;
       /** @enum {string} */
       kind: 'shared' | 'custom';
+      mtaSts: {
+        maxAge: number;
+        /** @enum {string} */
+        mode: 'testing' | 'enforce' | 'none';
+        policyId: string;
+        records: {
+          name: string;
+          purpose: string;
+          /** @enum {string} */
+          type: 'TXT';
+          value: string;
+        }[];
+        served: boolean;
+        url: string;
+      } | null;
       receiving: {
         verified: boolean;
         verifiedAt: string | null;

@@ -1,5 +1,7 @@
 import type { Command } from './command.js';
 import { required, UsageError } from './command.js';
+import type { MtaStsMode } from '../db/schema.js';
+import { MTA_STS_MODES } from '../domains/mta-sts-policy.js';
 
 export const domainCommands: Command[] = [
   {
@@ -34,6 +36,17 @@ export const domainCommands: Command[] = [
       if (!positionals[0]) throw new UsageError('domain id is required');
       const ws = await app.workspaces.bySlug(required(values, 'workspace'));
       return app.domains.get(ws.id, positionals[0]);
+    },
+  },
+  {
+    name: 'domain mta-sts',
+    usage: '--domain D --mode testing|enforce|none',
+    summary: 'set the mode of the MTA-STS policy Postern serves for a custom domain; prints the policy and its new TXT id',
+    options: { domain: { type: 'string' }, mode: { type: 'string' } },
+    run: async (app, { values }) => {
+      const mode = required(values, 'mode');
+      if (!MTA_STS_MODES.includes(mode as MtaStsMode)) throw new UsageError(`--mode must be one of ${MTA_STS_MODES.join(', ')}`);
+      return app.mtaSts.setMode(required(values, 'domain'), mode);
     },
   },
   {

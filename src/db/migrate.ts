@@ -32,6 +32,7 @@ import * as m0028 from './migrations/0028-batch-idempotency.js';
 import * as m0029 from './migrations/0029-suppression-expiry.js';
 import * as m0030 from './migrations/0030-webhook-formats.js';
 import * as m0031 from './migrations/0031-second-factor.js';
+import * as m0032 from './migrations/0032-mta-sts-mode.js';
 import * as m0033 from './migrations/0033-passkeys.js';
 import * as m0034 from './migrations/0034-single-sign-on.js';
 
@@ -66,6 +67,7 @@ const migrations: Record<string, Migration> = {
   '0029-suppression-expiry': m0029,
   '0030-webhook-formats': m0030,
   '0031-second-factor': m0031,
+  '0032-mta-sts-mode': m0032,
   '0033-passkeys': m0033,
   '0034-single-sign-on': m0034,
 };

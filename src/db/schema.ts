@@ -42,6 +42,8 @@ export type TemplateStatus = (typeof TEMPLATE_STATUSES)[number];
 
 export type DomainKind = 'shared' | 'custom';
 export type DomainStatus = 'pending' | 'verified' | 'failed';
+/** What a custom domain's MTA-STS policy asks of senders (RFC 8461 §5); `none` withdraws it. */
+export type MtaStsMode = 'testing' | 'enforce' | 'none';
 
 export type RecipientKind = 'to' | 'cc' | 'bcc';
 export type RecipientStatus = 'pending' | 'accepted' | 'deferred' | 'failed' | 'suppressed';
@@ -161,6 +163,8 @@ export interface DomainsTable {
   records_drift: string | null;
   /** When records_drift last changed. */
   records_drift_since: string | null;
+  /** The mode of the MTA-STS policy served at mta-sts.<domain> (custom domains; `testing` by default). */
+  mta_sts_mode: Generated<MtaStsMode>;
   created_at: string;
   deleted_at: string | null;
 }

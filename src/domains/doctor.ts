@@ -3,11 +3,14 @@
 // that fixes it (docs/doctor.md). Two kinds of checks:
 //   - the host's, shared by every domain: the public addresses' forward-confirmed reverse DNS, the
 //     SMTP certificate, and the bounce domain's MX and SPF (the envelope sender is the bounce domain);
-//   - each claimed custom domain's: MX, SPF, DKIM, DMARC, MTA-STS and TLS-RPT.
+//   - each claimed custom domain's: MX, SPF, DKIM, DMARC, MTA-STS and TLS-RPT. For a domain Postern
+//     receives for, the MTA-STS policy is Postern's own (mta-sts-policy.ts): the doctor fetches it
+//     as a sending MTA does and holds it, the TXT id and the MX certificate to what is served.
 // Fixes reuse the values the claim lists (publishedRecordsOf), so the doctor and the API name the
 // same record. Nothing here writes: a lookup that fails decides nothing and is a warn.
 import { z } from 'zod';
 import { X509Certificate } from 'node:crypto';
+import type { Selectable } from 'kysely';
 import type { DomainsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { isNoData, reverseName } from '../lib/dns.js';
@@ -16,7 +19,7 @@ export { reverseName };
 import { notFound } from '../lib/errors.js';
 import { dkimRecordMatches } from './dkim-keys.js';
 import { publishedRecordsOf } from './domains.js';
-import { REPORT_LOCAL_PART } from '../reports/inbox.js';
+import { policyHostOf, policyUrlOf, reportAddressOf, servedPolicyOf } from './mta-sts-policy.js';
 import { bounceDomainOf, boxSpfRecord, normalizeDomain, returnPathOf } from './names.js';
 import { countSpfLookups, SPF_LOOKUP_LIMIT, spfRecordsAt, spfVerdict, withAddresses } from './spf-check.js';
 
@@ -58,8 +61,15 @@ export interface Doctor {
   domain(workspaceId: string, id: string): Promise<DomainChecks & { host: Check[] }>;
 }
 
+/** A policy fetched as a sending MTA fetches it (channels/email/mta-sts.ts), or why it could not be. */
+export type PolicyFetch = (
+  domain: string,
+  id: string,
+) => Promise<{ policy: { mode: string; mx: string[]; maxAge: number } } | { problem: string }>;
+
 export interface DoctorDeps extends Pick<Deps, 'config' | 'db' | 'dns' | 'clock'> {
   certificate: CertificateSource;
+  fetchPolicy: PolicyFetch;
 }
 
 /** A certificate expiring sooner than this warns. */
@@ -92,7 +102,7 @@ function tagsOf(record: string): Map<string, string> {
 }
 
 type Row = Pick<
-  DomainsTable,
+  Selectable<DomainsTable>,
   | 'id'
   | 'domain'
   | 'kind'
@@ -103,13 +113,14 @@ type Row = Pick<
   | 'dkim_verified_at'
   | 'return_path_verified_at'
   | 'records_drift'
+  | 'mta_sts_mode'
 >;
 
-export function createDoctor({ config, db, dns, clock, certificate }: DoctorDeps): Doctor {
+export function createDoctor({ config, db, dns, clock, certificate, fetchPolicy }: DoctorDeps): Doctor {
   const hostname = normalizeDomain(config.hostname);
   const publicIps = config.doctor.publicIps;
   const bounceDomain = bounceDomainOf(config);
-  const reportAddress = `${REPORT_LOCAL_PART}@${bounceDomain}`;
+  const reportAddress = reportAddressOf(config);
   const defaultSpf = () => boxSpfRecord(hostname, publicIps);
 
   // MX: `receives` says whether Postern is meant to receive for the name (a confirmed MX, the
@@ -239,8 +250,8 @@ export function createDoctor({ config, db, dns, clock, certificate }: DoctorDeps
     return { name, status: 'fail', detail: `no DMARC record at _dmarc.${domain}; large receivers require one from bulk senders`, fix };
   }
 
-  // MTA-STS and TLS-RPT are optional: not published passes; published must parse. (The HTTPS policy
-  // file of MTA-STS is not fetched.)
+  // MTA-STS and TLS-RPT are optional: not published passes; published must parse. (For a domain
+  // Postern receives for, servedStsCheck below judges MTA-STS instead.)
   async function optionalTxt(
     name: string,
     at: string,
@@ -267,6 +278,70 @@ export function createDoctor({ config, db, dns, clock, certificate }: DoctorDeps
       `v=STSv1; id=${clock.now().toISOString().replace(/\D/g, '').slice(0, 14)}`,
     );
 
+  // MTA-STS of a domain Postern receives for: the policy is the one Postern serves, so the TXT id must
+  // be its id, the policy fetched over HTTPS as a sender fetches it must be it, its mx: must cover
+  // every MX host the domain publishes, and the MX certificate must satisfy it: name `hostname` and
+  // chain to a public CA (the host's `certificate` check). Enforce makes each gap a failure; testing,
+  // a warning (senders only report).
+  async function servedStsCheck(row: Row, cert: Check): Promise<Check> {
+    const name = 'mta-sts';
+    const served = servedPolicyOf(row.domain, row.mta_sts_mode, hostname);
+    const at = `_mta-sts.${row.domain}`;
+    const url = policyUrlOf(row.domain);
+    const fix = { type: 'TXT', name: at, value: `v=STSv1; id=${served.id}` };
+    const [txt, mx] = await Promise.all([ask(() => dns.resolveTxt(at)), ask(() => dns.resolveMx(row.domain))]);
+    if (txt === null) return { name, status: 'warn', detail: `the TXT lookup of ${at} failed; try again` };
+    const records = txt.map((c) => c.join('')).filter((v) => /^v=STSv1\s*(;|$)/.test(v.trim()));
+    if (records.length === 0)
+      return {
+        name,
+        status: 'pass',
+        detail: `not published at ${at} (optional): Postern serves a ${served.mode} policy at ${url}; once ${policyHostOf(row.domain)} reaches it over HTTPS, publish "${fix.value}"`,
+      };
+    if (records.length > 1) return { name, status: 'fail', detail: `${records.length} records are published at ${at}: keep one`, fix };
+    const id = tagsOf(records[0]).get('id') ?? '';
+    if (id !== served.id)
+      return {
+        name,
+        status: 'fail',
+        detail: `"${records[0]}" at ${at}, but the policy Postern serves has id ${served.id}: a sender that holds an older policy does not fetch this one`,
+        fix,
+      };
+    const fetched = await fetchPolicy(row.domain, served.id);
+    if ('problem' in fetched)
+      return {
+        name,
+        status: 'fail',
+        detail: `${at} is published, but ${url} cannot be fetched as senders fetch it (${fetched.problem}): ${policyHostOf(row.domain)} must resolve to a TLS-terminating proxy with a certificate for it that passes requests to Postern's HTTP listener`,
+      };
+    const got = fetched.policy;
+    const describe = (p: { mode: string; mx: string[]; maxAge: number }) => `mode ${p.mode}, mx ${p.mx.join(', ')}, max_age ${p.maxAge}`;
+    if (got.mode !== served.mode || got.maxAge !== served.maxAge || got.mx.join(',') !== served.mx.join(','))
+      return {
+        name,
+        status: 'fail',
+        detail: `${url} serves ${describe(got)}, not the policy Postern serves (${describe(served)}): ${policyHostOf(row.domain)} reaches another server`,
+      };
+    const policyHolds = `"${records[0]}" at ${at}; ${url} serves Postern's policy (${describe(served)})`;
+    if (served.mode === 'none') return { name, status: 'pass', detail: `${policyHolds}: the policy is withdrawn` };
+    const strict = served.mode === 'enforce';
+    const outcome = strict ? 'senders that enforce it refuse to deliver' : 'senders report each failure (TLS-RPT) and deliver anyway';
+    const uncovered = (mx ?? []).map((m) => normalizeDomain(m.exchange)).filter((h) => h !== '' && !served.mx.includes(h));
+    if (uncovered.length)
+      return {
+        name,
+        status: strict ? 'fail' : 'warn',
+        detail: `${policyHolds}, but its mx: does not cover ${uncovered.join(', ')}, also an MX of ${row.domain}: ${outcome} there`,
+      };
+    if (cert.status !== 'pass')
+      return {
+        name,
+        status: strict ? 'fail' : 'warn',
+        detail: `${policyHolds}, but the MX certificate does not meet it (certificate check: ${cert.detail}): ${outcome}`,
+      };
+    return { name, status: 'pass', detail: `${policyHolds}; the MX certificate names ${hostname} (certificate check)` };
+  }
+
   const tlsRpt = (domain: string) =>
     optionalTxt(
       'tls-rpt',
@@ -290,7 +365,7 @@ export function createDoctor({ config, db, dns, clock, certificate }: DoctorDeps
       mxCheck('mx', row.domain, receives, sendsOnly),
       spfCheck('spf', row.domain),
       dkimCheck(row),
-      mtaSts(row.domain),
+      receives ? servedStsCheck(row, certificateCheck()) : mtaSts(row.domain),
       tlsRpt(row.domain),
       mxCheck('return-path-mx', returnPath, true, false),
       spfCheck('return-path-spf', returnPath),
@@ -398,6 +473,7 @@ export function createDoctor({ config, db, dns, clock, certificate }: DoctorDeps
         'domains.dkim_verified_at',
         'domains.return_path_verified_at',
         'domains.records_drift',
+        'domains.mta_sts_mode',
         'workspaces.slug',
       ])
       .where('domains.deleted_at', 'is', null)

@@ -8,17 +8,21 @@
 // `hostname` and an SPF record for the box): once confirmed, the envelope sender moves there from
 // the shared bounce domain and SPF aligns with the From domain for DMARC. It is confirmed apart
 // from the rest and never holds the domain's status up (docs/dns.md, "Return path").
+// A custom domain that receives here also gets an MTA-STS policy served at mta-sts.<domain> and two
+// optional TXT records to publish with it (domains/mta-sts-policy.ts, docs/dns.md, "MTA-STS").
 // A domain that only sends never needs Postern as its MX. `status` is the interface's: pending
 // until both are confirmed, then verified (with `verifiedAt`). A claim with neither confirmed 7
 // days after creation becomes failed and no longer blocks other claims.
+import type { Selectable } from 'kysely';
 import { z } from 'zod';
 import { isUniqueViolation } from '../db/database.js';
-import { flag, type DomainKind, type DomainsTable, type DomainStatus } from '../db/schema.js';
+import { flag, type DomainKind, type DomainsTable, type DomainStatus, type MtaStsMode } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { EventBus } from '../events/bus.js';
 import { isNoData } from '../lib/dns.js';
 import { AppError, notFound } from '../lib/errors.js';
 import { dkimRecordMatches, dkimRecordValue, generateDkimKey } from './dkim-keys.js';
+import { mtaStsRecordsOf, policyUrlOf, reportAddressOf, servedPolicyOf, type MtaStsRecord } from './mta-sts-policy.js';
 import {
   bounceDomainOf,
   boxSpfRecord,
@@ -67,6 +71,18 @@ export interface ReturnPath {
   records: { type: 'MX' | 'TXT'; name: string; value: string; priority?: number; purpose: string }[];
 }
 
+/** A custom domain's MTA-STS policy and its two optional TXT records (they never hold the status up). */
+export interface MtaStsInfo {
+  mode: MtaStsMode;
+  maxAge: number;
+  /** The id `_mta-sts.<domain>` must publish: it changes whenever the policy does. */
+  policyId: string;
+  /** The policy's URL; it is served once Postern receives for the domain. */
+  url: string;
+  served: boolean;
+  records: MtaStsRecord[];
+}
+
 export interface InboundDomain {
   id: string;
   domain: string;
@@ -75,6 +91,8 @@ export interface InboundDomain {
   records: DnsRecord[];
   /** Custom domains only (null for the shared one). */
   returnPath: ReturnPath | null;
+  /** Custom domains only (null for the shared one). */
+  mtaSts: MtaStsInfo | null;
   /** DKIM record confirmed: the domain signs and may be a send's `from`. */
   sending: Capability;
   /** MX confirmed (always, for the shared domain): Postern receives mail for it. */
@@ -83,7 +101,7 @@ export interface InboundDomain {
   createdAt: string;
 }
 
-type Row = DomainsTable;
+type Row = Selectable<DomainsTable>;
 
 export interface DomainStore {
   /** The workspace's shared domain row, created on first use. */
@@ -197,6 +215,19 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus, box }
     };
   };
 
+  const mtaStsView = (row: Row): MtaStsInfo | null => {
+    if (row.kind !== 'custom') return null;
+    const policy = servedPolicyOf(row.domain, row.mta_sts_mode, config.hostname);
+    return {
+      mode: policy.mode,
+      maxAge: policy.maxAge,
+      policyId: policy.id,
+      url: policyUrlOf(row.domain),
+      served: row.status !== 'failed' && row.mx_verified_at !== null,
+      records: mtaStsRecordsOf(policy, reportAddressOf(config)),
+    };
+  };
+
   const capability = (at: string | null): Capability => ({ verified: at !== null, verifiedAt: at });
   const view = (row: Row): InboundDomain => ({
     id: row.id,
@@ -205,6 +236,7 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus, box }
     status: row.status,
     records: records(row),
     returnPath: returnPathView(row),
+    mtaSts: mtaStsView(row),
     sending: capability(row.dkim_verified_at),
     receiving: capability(row.mx_verified_at),
     verifiedAt: row.verified_at,
@@ -376,6 +408,7 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus, box }
         return_path_verified_at: null,
         records_drift: null,
         records_drift_since: null,
+        mta_sts_mode: 'testing',
         created_at: now,
         deleted_at: null,
       };
@@ -468,6 +501,7 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus, box }
         return_path_verified_at: null,
         records_drift: null,
         records_drift_since: null,
+        mta_sts_mode: 'testing',
         created_at: clock.now().toISOString(),
         deleted_at: null,
       };
@@ -593,6 +627,16 @@ export const inboundDomainSchema = z
             purpose: z.string(),
           }),
         ),
+      })
+      .nullable(),
+    mtaSts: z
+      .object({
+        mode: z.enum(['testing', 'enforce', 'none']),
+        maxAge: z.number().int(),
+        policyId: z.string(),
+        url: z.string(),
+        served: z.boolean(),
+        records: z.array(z.object({ type: z.enum(['TXT']), name: z.string(), value: z.string(), purpose: z.string() })),
       })
       .nullable(),
     sending: z.object({ verified: z.boolean(), verifiedAt: z.string().nullable() }),

@@ -66,9 +66,10 @@ const matches = (row: Row, route: { method: string; path: string }) =>
   (typeof row.path === 'string' ? row.path === route.path : row.path.test(route.path));
 
 // Routes outside /v1 take no API key: tracking, unsubscribe, provider callbacks, health and
-// readiness, the API reference page (/docs); and the dashboard, which takes an operator's session
+// readiness, the API reference page (/docs), the MTA-STS policy file (public by design,
+// test/domains/mta-sts-serve.test.ts); and the dashboard, which takes an operator's session
 // (test/http/dashboard/ covers it).
-const OPEN = /^\/(healthz$|readyz$|t\/|u\/|callbacks\/|$|dashboard(\/|$)|docs(\/|$))/;
+const OPEN = /^\/(healthz$|readyz$|t\/|u\/|callbacks\/|\.well-known\/mta-sts\.txt$|$|dashboard(\/|$)|docs(\/|$))/;
 // The hosted vendors' APIs take a key in the vendor's auth style; test/compat/ checks their scopes.
 const VENDOR = /^\/compat\/(resend|postmark|sendgrid|mailgun)\//;
 // The one /v1 route without a key: the API description (test/http/openapi.test.ts).

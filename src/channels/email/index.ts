@@ -16,7 +16,7 @@ import type { BounceRules } from './bounce-rules.js';
 import type { ComposeRequest } from './compose.js';
 import type { Destinations } from './destinations.js';
 import { createDirectTransport } from './direct.js';
-import { createMtaSts } from './mta-sts.js';
+import { createMtaSts, createStsFetch, type StsFetch, type StsFetchDeps } from './mta-sts.js';
 import { composeEmail, type RawSource } from './prepare.js';
 import { trackingSettings } from './tracking/settings.js';
 import { createDomainRateLimiter } from './rates.js';
@@ -125,25 +125,32 @@ function extraCa(config: Config): string | undefined {
   }
 }
 
+/** How a policy is fetched, from `delivery.mtaSts.*` and `delivery.tlsCaFile`. */
+function stsFetchSettings(config: Config, ca: string | undefined): Omit<StsFetchDeps, 'dns'> {
+  const sts = config.delivery.mtaSts;
+  return {
+    port: sts.port,
+    timeoutMs: sts.timeout,
+    ca: ca ? [...rootCertificates, ca] : undefined,
+    ssrf: {
+      allowPrivate: sts.allowPrivate,
+      allowList: sts.allowList,
+      settings: 'delivery.mtaSts.allowPrivate or delivery.mtaSts.allowList',
+    },
+  };
+}
+
+/** An MTA-STS policy fetch as delivery makes one (the doctor fetches the policies Postern serves with it). */
+export function policyFetch(deps: Pick<EmailChannelDeps, 'config' | 'dns'>): StsFetch {
+  return createStsFetch({ dns: deps.dns, ...stsFetchSettings(deps.config, extraCa(deps.config)), keepAlive: false });
+}
+
 /** What recipient domains demand of TLS: MTA-STS and DANE as `delivery.*` and `dns.dnssec` allow. */
 function transportSecurity(deps: EmailChannelDeps, ca: string | undefined): TransportSecurity {
   const { config } = deps;
-  const sts = config.delivery.mtaSts;
   return createTransportSecurity({
     now: () => deps.clock.now().getTime(),
-    mtaSts: sts.enabled
-      ? createMtaSts({
-          ...deps,
-          port: sts.port,
-          timeoutMs: sts.timeout,
-          ca: ca ? [...rootCertificates, ca] : undefined,
-          ssrf: {
-            allowPrivate: sts.allowPrivate,
-            allowList: sts.allowList,
-            settings: 'delivery.mtaSts.allowPrivate or delivery.mtaSts.allowList',
-          },
-        })
-      : undefined,
+    mtaSts: config.delivery.mtaSts.enabled ? createMtaSts({ ...deps, ...stsFetchSettings(config, ca) }) : undefined,
     wire: config.delivery.dane && config.dns.dnssec ? createWireDns(config.dns.servers, config.dns.timeout, true) : undefined,
   });
 }

@@ -78,7 +78,7 @@ export function mxMatches(patterns: string[], host: string): boolean {
   );
 }
 
-export interface MtaStsDeps extends Pick<Deps, 'db' | 'clock' | 'dns' | 'log'> {
+export interface StsFetchDeps extends Pick<Deps, 'dns'> {
   /** `delivery.mtaSts.port`: 443 except in tests. */
   port: number;
   timeoutMs: number;
@@ -86,13 +86,21 @@ export interface MtaStsDeps extends Pick<Deps, 'db' | 'clock' | 'dns' | 'log'> {
   ca?: string[];
   /** Where a policy host may be (`delivery.mtaSts.allowPrivate`, `delivery.mtaSts.allowList`). */
   ssrf: SsrfPolicy;
+  /** false: a new connection for each fetch, closed after it (the doctor, which must see DNS as it is now). */
+  keepAlive?: boolean;
 }
 
-export function createMtaSts(deps: MtaStsDeps): MtaSts {
+export type MtaStsDeps = StsFetchDeps & Pick<Deps, 'db' | 'clock' | 'log'>;
+
+/** Fetches a domain's policy as a sending MTA does: the policy, or what went wrong, in one line. */
+export type StsFetch = (domain: string, id: string) => Promise<{ policy: StsPolicy } | { problem: string }>;
+
+/** The policy fetch on its own: the outbound client's, and `postern doctor`'s look at the policies Postern serves. */
+export function createStsFetch(deps: StsFetchDeps): StsFetch {
   // Made at the first policy fetch: undici is loaded only when a policy is fetched (lib/lazy.ts).
   let agent: Undici.Dispatcher | null = null;
-  const dispatcher = () =>
-    (agent ??= new (undici().Agent)({
+  const newAgent = () =>
+    new (undici().Agent)({
       connect: {
         // The policy host is named by whoever owns the recipient's domain, and what a fetch met is
         // noted on the sender's timeline: private addresses only with the operator's leave.
@@ -103,12 +111,19 @@ export function createMtaSts(deps: MtaStsDeps): MtaSts {
       },
       headersTimeout: deps.timeoutMs,
       bodyTimeout: deps.timeoutMs,
-    }));
-  const memory = new Map<string, { at: number; answer: Promise<StsLookup> }>();
-
+    });
   async function fetchPolicy(domain: string, id: string): Promise<StsPolicy> {
+    if (deps.keepAlive !== false) return fetchWith((agent ??= newAgent()), domain, id);
+    const once = newAgent();
+    try {
+      return await fetchWith(once, domain, id);
+    } finally {
+      await once.destroy();
+    }
+  }
+  async function fetchWith(dispatcher: Undici.Dispatcher, domain: string, id: string): Promise<StsPolicy> {
     const url = `https://mta-sts.${domain}${deps.port === 443 ? '' : `:${deps.port}`}/.well-known/mta-sts.txt`;
-    const res = await undici().request(url, { dispatcher: dispatcher(), method: 'GET', signal: AbortSignal.timeout(deps.timeoutMs) });
+    const res = await undici().request(url, { dispatcher, method: 'GET', signal: AbortSignal.timeout(deps.timeoutMs) });
     try {
       // undici's request() follows no redirect: a 3xx is refused here like any other non-200.
       if (res.statusCode !== 200) throw new StsPolicyError(`${url} answered ${res.statusCode}`);
@@ -128,6 +143,24 @@ export function createMtaSts(deps: MtaStsDeps): MtaSts {
       res.body.destroy();
     }
   }
+
+  return async (domain, id) => {
+    try {
+      return { policy: await fetchPolicy(domain, id) };
+    } catch (err) {
+      return {
+        problem:
+          err instanceof StsPolicyError
+            ? err.message
+            : (refusedReason(err) ?? `fetch failed: ${(err as { code?: string }).code ?? (err as Error).message}`),
+      };
+    }
+  };
+}
+
+export function createMtaSts(deps: MtaStsDeps): MtaSts {
+  const fetchPolicy = createStsFetch(deps);
+  const memory = new Map<string, { at: number; answer: Promise<StsLookup> }>();
 
   async function cached(domain: string): Promise<StsPolicy | null> {
     const row = await deps.db.selectFrom('mta_sts_policies').selectAll().where('domain', '=', domain).executeTakeFirst();
@@ -165,19 +198,16 @@ export function createMtaSts(deps: MtaStsDeps): MtaSts {
     if (record === null) return { policy: known };
     if ('problem' in record) return { policy: known, problem: `MTA-STS: ${record.problem}` };
     if (known && known.id === record.id) return { policy: known };
-    try {
-      const policy = await fetchPolicy(domain, record.id);
-      await store(policy);
-      deps.log.info({ domain, mode: policy.mode, id: policy.id, maxAge: policy.maxAge }, 'MTA-STS policy fetched');
-      return { policy };
-    } catch (err) {
-      const why =
-        err instanceof StsPolicyError
-          ? err.message
-          : (refusedReason(err) ?? `fetch failed: ${(err as { code?: string }).code ?? (err as Error).message}`);
-      deps.log.warn({ domain, err: why }, 'MTA-STS policy not refreshed');
-      return { policy: known, problem: `MTA-STS policy of ${domain} not fetched (${why})${known ? '; the cached policy applies' : ''}` };
+    const fetched = await fetchPolicy(domain, record.id);
+    if ('problem' in fetched) {
+      deps.log.warn({ domain, err: fetched.problem }, 'MTA-STS policy not refreshed');
+      const note = known ? '; the cached policy applies' : '';
+      return { policy: known, problem: `MTA-STS policy of ${domain} not fetched (${fetched.problem})${note}` };
     }
+    const { policy } = fetched;
+    await store(policy);
+    deps.log.info({ domain, mode: policy.mode, id: policy.id, maxAge: policy.maxAge }, 'MTA-STS policy fetched');
+    return { policy };
   }
 
   return {
