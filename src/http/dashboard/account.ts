@@ -1,7 +1,7 @@
 // The operator's own routes: the first-run setup link, login (throttled, with the second factor when
 // the operator has one, or with a passkey alone), logout, who am I, the operator's own second factor
 // and passkeys, and the choice of workspace and environment every page acts on.
-import { Router, type Response } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { parseBody } from '../../lib/validation.js';
 import { AppError } from '../../lib/errors.js';
@@ -62,6 +62,23 @@ export function publicAccountRoutes(deps: DashboardDeps): Router {
     maxAgeMs: deps.config.dashboard.sessionMaxAge,
   });
 
+  /** A sign-in in the audit log: who (unknown when it failed before naming one), how, from where, how it ended. */
+  const recordSignIn = (
+    who: { id: string | null; email: string },
+    method: string,
+    req: Request,
+    outcome: string,
+    action = 'session.login',
+  ) => deps.audit.record({ operator: who, action, target: method, workspaceId: null, env: null, ip: clientOf(req).ip, outcome });
+  /** A session opened: its first workspace chosen, the sign-in audited, the cookie set. */
+  async function signedIn(req: Request, res: Response, opened: { token: string; session: Session }, action?: string): Promise<Session> {
+    const session = await startSession(deps, opened.session);
+    const { id, email } = session.operator;
+    await recordSignIn({ id, email }, action ? email : session.method, req, 'ok', action);
+    setSessionCookie(res, opened.token, cookieOpts(req));
+    return session;
+  }
+
   r.get('/state', async (_req, res) => {
     res.json({ needsSetup: (await deps.operators.count()) === 0, sso: deps.sso.name() });
   });
@@ -85,31 +102,10 @@ export function publicAccountRoutes(deps: DashboardDeps): Router {
     try {
       operator = await deps.sso.finish(`${deps.publicUrl()}${req.originalUrl}`, callback());
     } catch (err) {
-      if (err instanceof AppError) {
-        await deps.audit.record({
-          operator: { id: null, email: '' },
-          action: 'session.login',
-          target: 'sso',
-          workspaceId: null,
-          env: null,
-          ip: client.ip,
-          outcome: err.code,
-        });
-      }
+      if (err instanceof AppError) await recordSignIn({ id: null, email: '' }, 'sso', req, err.code);
       return backToLogin(res, err);
     }
-    const opened = await deps.sessions.open(operator, client, 'sso');
-    await startSession(deps, opened.session);
-    await deps.audit.record({
-      operator: { id: operator.id, email: operator.email },
-      action: 'session.login',
-      target: 'sso',
-      workspaceId: null,
-      env: null,
-      ip: client.ip,
-      outcome: 'ok',
-    });
-    setSessionCookie(res, opened.token, cookieOpts(req));
+    await signedIn(req, res, await deps.sessions.open(operator, client, 'sso'));
     res.redirect(302, '/dashboard/');
   });
 
@@ -117,18 +113,7 @@ export function publicAccountRoutes(deps: DashboardDeps): Router {
     checkSameOrigin(req);
     const body = parseBody(setup, req.body);
     const operator = await deps.operators.completeSetup(body.token, body);
-    const opened = await deps.sessions.open(operator, clientOf(req));
-    const session = await startSession(deps, opened.session);
-    await deps.audit.record({
-      operator: { id: operator.id, email: operator.email },
-      action: 'operator.setup',
-      target: operator.email,
-      workspaceId: null,
-      env: null,
-      ip: clientOf(req).ip,
-      outcome: 'ok',
-    });
-    setSessionCookie(res, opened.token, cookieOpts(req));
+    const session = await signedIn(req, res, await deps.sessions.open(operator, clientOf(req)), 'operator.setup');
     res.status(201).json(await me(deps, session));
   });
 
@@ -138,30 +123,12 @@ export function publicAccountRoutes(deps: DashboardDeps): Router {
     const client = clientOf(req);
     try {
       const opened = await deps.sessions.login(body.email, body.password, client, { code: body.code, recoveryCode: body.recoveryCode });
-      const session = await startSession(deps, opened.session);
-      await deps.audit.record({
-        operator: { id: session.operator.id, email: session.operator.email },
-        action: 'session.login',
-        target: session.method,
-        workspaceId: null,
-        env: null,
-        ip: client.ip,
-        outcome: 'ok',
-      });
-      setSessionCookie(res, opened.token, cookieOpts(req));
+      const session = await signedIn(req, res, opened);
       res.json(await me(deps, session));
     } catch (err) {
       // A login told to bring its second factor has not failed yet: the page asks for the code.
       if (err instanceof AppError && !(err.extra.secondFactor && !body.code && !body.recoveryCode)) {
-        await deps.audit.record({
-          operator: { id: null, email: body.email.trim().toLowerCase().slice(0, 254) },
-          action: 'session.login',
-          target: '',
-          workspaceId: null,
-          env: null,
-          ip: client.ip,
-          outcome: err.code,
-        });
+        await recordSignIn({ id: null, email: body.email.trim().toLowerCase().slice(0, 254) }, '', req, err.code);
       }
       throw err;
     }
@@ -180,32 +147,10 @@ export function publicAccountRoutes(deps: DashboardDeps): Router {
     try {
       operatorId = await deps.passkeys.signIn(body.response, siteOf(deps, req));
     } catch (err) {
-      if (err instanceof AppError) {
-        await deps.audit.record({
-          operator: { id: null, email: '' },
-          action: 'session.login',
-          target: 'passkey',
-          workspaceId: null,
-          env: null,
-          ip: client.ip,
-          outcome: err.code,
-        });
-      }
+      if (err instanceof AppError) await recordSignIn({ id: null, email: '' }, 'passkey', req, err.code);
       throw err;
     }
-    const operator = await deps.operators.byId(operatorId);
-    const opened = await deps.sessions.open(operator, client, 'passkey');
-    const session = await startSession(deps, opened.session);
-    await deps.audit.record({
-      operator: { id: operator.id, email: operator.email },
-      action: 'session.login',
-      target: 'passkey',
-      workspaceId: null,
-      env: null,
-      ip: client.ip,
-      outcome: 'ok',
-    });
-    setSessionCookie(res, opened.token, cookieOpts(req));
+    const session = await signedIn(req, res, await deps.sessions.open(await deps.operators.byId(operatorId), client, 'passkey'));
     res.json(await me(deps, session));
   });
   return r;
