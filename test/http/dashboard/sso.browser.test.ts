@@ -29,62 +29,66 @@ const listen = (server: http.Server) =>
  * provider names its endpoints there); `tamper` rewrites the ID token's payload in the token
  * endpoint's answer, keeping its signature; `down` answers nothing but a closed connection.
  */
-async function startProvider(t: { teardown(fn: () => unknown): void }, daemonUrl: string) {
+async function startProvider(t: { teardown(fn: () => unknown): void }) {
   const proxy = http.createServer();
   const port = await listen(proxy);
   const issuer = `http://127.0.0.1:${port}`;
-  const provider = new Provider(issuer, {
-    clients: [
-      {
-        client_id: 'postern',
-        client_secret: 'a client secret of the test',
-        redirect_uris: [`${daemonUrl}/dashboard/api/sso/callback`],
-        post_logout_redirect_uris: [`${daemonUrl}/dashboard/`],
-        response_types: ['code'],
-        grant_types: ['authorization_code'],
-      },
-    ],
-    claims: { openid: ['sub'], email: ['email', 'email_verified'], groups: ['groups'] },
-    scopes: ['openid', 'email', 'groups'],
-    findAccount: async (_ctx, id) => ({ accountId: id, claims: async () => ({ sub: id, ...ACCOUNTS[id] }) }),
-    features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
-    cookies: { keys: ['a cookie key of the test'] },
-  });
-  const backend = http.createServer(provider.callback());
-  const backendPort = await listen(backend);
   const state = { tamper: false, down: false };
-  proxy.on('request', (req, res) => {
-    if (state.down) return req.socket.destroy();
-    const upstream = http.request(
-      { host: '127.0.0.1', port: backendPort, method: req.method, path: req.url, headers: req.headers },
-      (up) => {
-        if (!(state.tamper && req.url?.startsWith('/token'))) {
-          res.writeHead(up.statusCode!, up.headers);
-          return up.pipe(res);
-        }
-        const chunks: Buffer[] = [];
-        up.on('data', (c: Buffer) => chunks.push(c));
-        up.on('end', () => {
-          const body = JSON.parse(Buffer.concat(chunks).toString()) as { id_token: string };
-          const [head, payload, signature] = body.id_token.split('.');
-          const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
-          claims.email = 'ann@corp.example';
-          body.id_token = [head, Buffer.from(JSON.stringify(claims)).toString('base64url'), signature].join('.');
-          const text = JSON.stringify(body);
-          const headers = { ...up.headers, 'content-length': String(Buffer.byteLength(text)) };
-          delete headers['transfer-encoding'];
-          res.writeHead(up.statusCode!, headers);
-          res.end(text);
-        });
-      },
-    );
-    req.pipe(upstream);
-  });
+  // The provider is made once the daemon's URL is known (its client's redirect URIs name it); the
+  // daemon asks the provider nothing before the first sign-in.
+  const serve = async (daemonUrl: string) => {
+    const provider = new Provider(issuer, {
+      clients: [
+        {
+          client_id: 'postern',
+          client_secret: 'a client secret of the test',
+          redirect_uris: [`${daemonUrl}/dashboard/api/sso/callback`],
+          post_logout_redirect_uris: [`${daemonUrl}/dashboard/`],
+          response_types: ['code'],
+          grant_types: ['authorization_code'],
+        },
+      ],
+      claims: { openid: ['sub'], email: ['email', 'email_verified'], groups: ['groups'] },
+      scopes: ['openid', 'email', 'groups'],
+      findAccount: async (_ctx, id) => ({ accountId: id, claims: async () => ({ sub: id, ...ACCOUNTS[id] }) }),
+      features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
+      cookies: { keys: ['a cookie key of the test'] },
+    });
+    const backend = http.createServer(provider.callback());
+    const backendPort = await listen(backend);
+    t.teardown(() => new Promise((r) => backend.close(r)));
+    t.teardown(() => backend.closeAllConnections());
+    proxy.on('request', (req, res) => {
+      if (state.down) return req.socket.destroy();
+      const upstream = http.request(
+        { host: '127.0.0.1', port: backendPort, method: req.method, path: req.url, headers: req.headers },
+        (up) => {
+          if (!(state.tamper && req.url?.startsWith('/token'))) {
+            res.writeHead(up.statusCode!, up.headers);
+            return up.pipe(res);
+          }
+          const chunks: Buffer[] = [];
+          up.on('data', (c: Buffer) => chunks.push(c));
+          up.on('end', () => {
+            const body = JSON.parse(Buffer.concat(chunks).toString()) as { id_token: string };
+            const [head, payload, signature] = body.id_token.split('.');
+            const claims = JSON.parse(Buffer.from(payload, 'base64url').toString());
+            claims.email = 'ann@corp.example';
+            body.id_token = [head, Buffer.from(JSON.stringify(claims)).toString('base64url'), signature].join('.');
+            const text = JSON.stringify(body);
+            const headers = { ...up.headers, 'content-length': String(Buffer.byteLength(text)) };
+            delete headers['transfer-encoding'];
+            res.writeHead(up.statusCode!, headers);
+            res.end(text);
+          });
+        },
+      );
+      req.pipe(upstream);
+    });
+  };
   t.teardown(() => new Promise((r) => proxy.close(r)));
-  t.teardown(() => new Promise((r) => backend.close(r)));
   t.teardown(() => proxy.closeAllConnections());
-  t.teardown(() => backend.closeAllConnections());
-  return { issuer, state };
+  return { issuer, state, serve };
 }
 
 /** Signs in at the provider's development pages as `login`, then consents. */
@@ -97,17 +101,10 @@ async function atProvider(page: Page, login: string) {
 
 for (const db of testDatabases()) {
   t.test(`operators sign in through an OpenID provider (${db})`, async (t) => {
-    // The daemon's URL is needed for the client's redirect URI before the provider exists, and the
-    // provider's for the daemon's settings: the daemon boots on a fixed free port found first.
-    const probe = http.createServer();
-    const httpPort = await listen(probe);
-    await new Promise((r) => probe.close(r));
-    const daemonUrl = `http://127.0.0.1:${httpPort}`;
-    const { issuer, state } = await startProvider(t, daemonUrl);
+    const { issuer, state, serve } = await startProvider(t);
     const daemon = await bootDaemon(t, {
       db,
       env: {
-        POSTERN_HTTP_PORT: String(httpPort),
         POSTERN_DASHBOARD_SSO_ISSUER: issuer,
         POSTERN_DASHBOARD_SSO_CLIENT_ID: 'postern',
         POSTERN_DASHBOARD_SSO_CLIENT_SECRET: 'a client secret of the test',
@@ -117,7 +114,7 @@ for (const db of testDatabases()) {
         POSTERN_DASHBOARD_SSO_MEMBER_GROUPS: 'postern-users',
       },
     });
-    t.equal(daemon.url, daemonUrl);
+    await serve(daemon.url);
     await daemon.workspace('acme');
     const browser = await launchBrowser(t);
     const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
