@@ -58,7 +58,7 @@ const RECOVERY_CODES = 10;
 const REQUIRE = 'require_second_factor';
 
 /** The error a login without its second factor gets; the page asks for the code on `secondFactor`. */
-export const secondFactorMissing = () =>
+const secondFactorMissing = () =>
   new AppError(
     'unauthorized',
     'this operator signs in with a second factor: send the code from the authenticator app, or a recovery code',

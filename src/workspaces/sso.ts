@@ -56,7 +56,7 @@ export function createSingleSignOn({
   /** The provider's metadata and keys, discovered once; a failed discovery is tried again next time. */
   function provider(): Promise<OidcConfiguration> {
     if (!sso.issuer) throw new AppError('not_found', 'single sign-on is not configured (dashboard.sso.issuer)');
-    discovered ??= (async () => {
+    const attempt = (discovered ??= (async () => {
       const client = await oidc();
       const issuer = new URL(sso.issuer);
       return client.discovery(issuer, sso.clientId, undefined, client.ClientSecretBasic(sso.clientSecret), {
@@ -65,9 +65,10 @@ export function createSingleSignOn({
         execute: [client.enableNonRepudiationChecks, ...(loopback(issuer) ? [client.allowInsecureRequests] : [])],
         timeout: 10,
       });
-    })();
-    discovered.catch(() => (discovered = null));
-    return discovered.catch((err: Error) => {
+    })());
+    return attempt.catch((err: Error) => {
+      // Forgotten, so the next sign-in discovers again once the provider is back.
+      if (discovered === attempt) discovered = null;
       log.warn({ err: err.message, issuer: sso.issuer }, 'single sign-on provider unreachable');
       throw new AppError(
         'unavailable',
