@@ -1,7 +1,7 @@
 // The architecture as rules (docs/architecture.md explains each): `npm run lint` fails when an
 // import breaks one. Type-only imports count: a type that runs back up a layer is a dependency too.
 const DOMAIN =
-  '^src/(workspaces|templates|messages|outbound|channels|inbound|domains|events|webhooks|forwarding|suppressions|reports|submission|db|lib)/';
+  '^src/(workspaces|templates|messages|outbound|channels|inbound|domains|events|webhooks|forwarding|suppressions|reports|submission|certificates|db|lib)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

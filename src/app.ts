@@ -3,6 +3,7 @@
 // listens or runs until start(); the CLI builds the same graph and never starts it.
 import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import http from 'node:http';
+import type net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { sql } from 'kysely';
@@ -42,7 +43,12 @@ import { inboundDomainRoutes } from './http/routes/inbound-domains.js';
 import { inboundMessageRoutes } from './http/routes/inbound-messages.js';
 import { messageRoutes } from './http/routes/messages.js';
 import { nodeRoutes } from './http/routes/nodes.js';
-import { mtaStsRoutes } from './http/routes/mta-sts.js';
+import { MTA_STS_PATH, mtaStsRoutes } from './http/routes/mta-sts.js';
+import { ACME_CHALLENGE_PATH, acmeChallengeRoutes } from './http/routes/acme-challenge.js';
+import { createHttpsListener } from './http/https.js';
+import { createCertificateStore } from './certificates/store.js';
+import { createServedCertificates } from './certificates/serving.js';
+import { createCertificates, type Certificates } from './certificates/certificates.js';
 import { openApiRoutes } from './http/routes/openapi.js';
 import { sendRoutes } from './http/routes/send.js';
 import { suppressionImportRoutes, suppressionRoutes } from './http/routes/suppressions.js';
@@ -91,7 +97,7 @@ import { createCredentials } from './submission/credentials.js';
 import { createSmtpCredentialStore, type SmtpCredentialStore } from './submission/smtp-credentials.js';
 import { createSubmission } from './submission/submission.js';
 import { createAuthThrottle } from './submission/throttle.js';
-import { currentCertificate } from './smtp/self-signed.js';
+import { currentCertificate, loadTls } from './smtp/self-signed.js';
 import { createSuppressHook, createSuppressionCheck, createSuppressionStore, type SuppressionStore } from './suppressions/store.js';
 import { createTemplateStore, type TemplateStore } from './templates/store.js';
 import { createWebhooks, type Webhooks } from './webhooks/webhooks.js';
@@ -164,7 +170,15 @@ export interface App extends Deps {
    * The ports listened on; `metrics` is null when `metrics.enabled` is false, `submission` when
    * `submission.enabled` is false (its `tlsPort` when `submission.tlsPort` is 0).
    */
-  start(): Promise<{ http: number; smtp: number; metrics: number | null; submission: { port: number; tlsPort: number | null } | null }>;
+  /** Certificates from ACME: what is kept, what is due, renewing and revoking (certificates/). */
+  certificates: Certificates;
+  start(): Promise<{
+    http: number;
+    https: number | null;
+    smtp: number;
+    metrics: number | null;
+    submission: { port: number; tlsPort: number | null } | null;
+  }>;
   stop(): Promise<void>;
 }
 
@@ -187,7 +201,13 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Metrics (metrics/): built only when enabled; the modules below get plain observe callbacks.
   // The node gauges read the node registry's list (late-bound: the registry is made below).
   const metrics = config.metrics.enabled
-    ? createMetrics({ db: handle.db, config, now: () => clock.now(), nodes: () => nodes.list() })
+    ? createMetrics({
+        db: handle.db,
+        config,
+        now: () => clock.now(),
+        nodes: () => nodes.list(),
+        ...(config.acme.enabled ? { certificates: () => certificates.list() } : {}),
+      })
     : null;
   const writes = createWriteBatcher(handle.db, handle.dialect, {
     windowMs: config.dispatcher.commitWindow,
@@ -237,6 +257,29 @@ export async function createApp(options: AppOptions): Promise<App> {
     countClaims: () => claimsByNode(handle.db, handle.dialect),
     // Late-bound: the dispatcher is made with `outbound` below; no beat runs before start().
     inFlight: () => outbound.inFlight(),
+  });
+  // Certificates from ACME (certificates/): kept in the database, served by every listener with TLS.
+  const certificateStore = createCertificateStore(deps);
+  const served = createServedCertificates({
+    store: certificateStore,
+    hostname: config.hostname,
+    fallback: () =>
+      loadTls({
+        dataDir: config.dataDir,
+        hostname: config.hostname,
+        certFile: config.smtp.tlsCert,
+        keyFile: config.smtp.tlsKey,
+        now: clock.now(),
+      }),
+    reloadMs: config.acme.reloadInterval,
+    log,
+  });
+  const certificates = createCertificates({
+    ...deps,
+    store: certificateStore,
+    served,
+    nodeId: nodes.id,
+    policyHosts: () => mtaSts.servedHosts(),
   });
   const outbound = createOutbound({ ...deps, ledger, threads, templates, nodeId: nodes.id });
   const forwarding = createForwarding(deps, outbound);
@@ -350,6 +393,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const open = [
     openApiRoutes(),
     mtaStsRoutes({ policies: mtaSts }),
+    acmeChallengeRoutes({ challenge: (token) => certificates.challenge(token) }),
     trackingRoutes({ tokens: emailTokens, suppressions, log, engage: (id, kind, link) => recordEngagement(ledger, id, kind, link) }),
     callbackRoutes({ connections, clock, publicUrl, sink: providerStatus }),
   ];
@@ -404,10 +448,25 @@ export async function createApp(options: AppOptions): Promise<App> {
       mailgunApi({ outbound }),
     ],
     readiness: () => readiness(),
+    httpsRedirect:
+      config.https.enabled && config.https.redirectHttp
+        ? { port: () => httpsPort, except: [ACME_CHALLENGE_PATH, MTA_STS_PATH] }
+        : undefined,
     observe: metrics ? (method, route, status, s) => metrics.http(method, route, status, s) : undefined,
   });
   const httpServer = http.createServer(httpApp);
   httpServer.keepAliveTimeout = 65_000;
+  // HTTPS (https.*): the same app with the ACME certificate, or the fallback until there is one.
+  const httpsListener = config.https.enabled
+    ? createHttpsListener({
+        app: httpApp,
+        served,
+        log,
+        challenge: config.acme.enabled && config.acme.challenge === 'tls-alpn-01' ? (token) => certificates.challenge(token) : undefined,
+      })
+    : null;
+  // The listeners with TLS present the ACME certificates once ACME is on.
+  const tlsCertificates = config.acme.enabled ? served : undefined;
   const passedClients = config.smtp.greetingPassTtl > 0 ? createPassedClients({ ...deps, ttlMs: config.smtp.greetingPassTtl }) : null;
   const smtp: SmtpListener = createSmtpListener({
     config,
@@ -415,6 +474,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     clock,
     dns,
     passedClients,
+    certificates: tlsCertificates,
     router: createInboundRouter(deps),
     receiver,
     bounces,
@@ -429,6 +489,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         config,
         log,
         clock,
+        certificates: tlsCertificates,
         observe: metrics
           ? {
               session: (port) => metrics.submissionSession(port),
@@ -481,6 +542,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   let purgeTask: { stop(): unknown } | null = null;
 
   let httpPort = config.http.port;
+  // The HTTPS port as listened on, null while HTTPS is off or not yet listening.
+  let httpsPort: number | null = null;
   // The submission ports as listened on (config until then; a test's port 0 becomes the real one).
   let submissionPorts: { port: number; tlsPort: number | null } | null = config.submission.enabled
     ? { port: config.submission.port, tlsPort: config.submission.tlsPort || null }
@@ -516,11 +579,21 @@ export async function createApp(options: AppOptions): Promise<App> {
     if (!listening.smtp) reasons.push('the SMTP listener is not up');
     if (submissionListener && !submissionListener.listening()) reasons.push('the submission listener is not up');
     if (metricsServer && !metricsServer.listening) reasons.push('the metrics listener is not up');
+    if (httpsListener && !httpsListener.server.listening) reasons.push('the HTTPS listener is not up');
     if (stopping) reasons.push('stopping');
+    // Certificates failing to renew are detail, not unreadiness: the one served meanwhile still works.
+    const certificateProblems = config.acme.enabled && database === 'ok' ? await certificates.problems().catch(() => []) : [];
     return {
       ready: reasons.length === 0,
       reasons,
-      checks: { database, migrationsPending: pending, ...listening, stopping: stopping !== null },
+      checks: {
+        database,
+        migrationsPending: pending,
+        ...listening,
+        ...(httpsListener ? { https: httpsListener.server.listening } : {}),
+        ...(config.acme.enabled ? { certificates: certificateProblems } : {}),
+        stopping: stopping !== null,
+      },
     };
   };
 
@@ -554,7 +627,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     budgets,
     workers,
     routes: () => listRoutes(httpApp),
-    publicUrl: () => derivePublicUrl(config, httpPort),
+    certificates,
+    publicUrl: () => derivePublicUrl(config, httpPort, httpsPort),
     async start() {
       // Budgets shared in Redis from the first request (cluster/budgets.ts).
       await budgets.ready();
@@ -572,6 +646,7 @@ export async function createApp(options: AppOptions): Promise<App> {
           }),
       );
       httpPort = (httpServer.address() as AddressInfo).port;
+      httpsPort = httpsListener ? await listening('https', config.https, () => listen(httpsListener.server, config.https)) : null;
       const smtpPort = await listening('smtp', config.smtp, () => smtp.listen());
       submissionPorts = submissionListener
         ? await listening('submission', config.submission, () => submissionListener.listen(), ['submission.port', 'submission.tlsPort'])
@@ -616,8 +691,9 @@ export async function createApp(options: AppOptions): Promise<App> {
         });
       }
       for (const w of workers) w.start();
+      certificates.start();
       purgeTask = scheduleCron(purgeFields, () => void runDailyJobs(new Date()));
-      return { http: httpPort, smtp: smtpPort, metrics: metricsPort, submission: submissionPorts };
+      return { http: httpPort, https: httpsPort, smtp: smtpPort, metrics: metricsPort, submission: submissionPorts };
     },
     stop() {
       // Stop accepting → let long-lived responses end → drain workers → close the database.
@@ -631,17 +707,26 @@ export async function createApp(options: AppOptions): Promise<App> {
         purgeTask?.stop();
         const httpClosed = new Promise<void>((resolve) => httpServer.close(() => resolve()));
         httpServer.closeIdleConnections();
-        const grace = setTimeout(() => httpServer.closeAllConnections(), 5_000);
+        const grace = setTimeout(() => {
+          httpServer.closeAllConnections();
+          httpsListener?.https.closeAllConnections();
+        }, 5_000);
+        const httpsClosed = httpsListener?.server.listening
+          ? new Promise<void>((resolve) => httpsListener.server.close(() => resolve()))
+          : null;
+        httpsListener?.https.closeIdleConnections();
         const metricsClosed = metricsServer?.listening ? new Promise<void>((resolve) => metricsServer.close(() => resolve())) : null;
         metricsServer?.closeAllConnections();
         await Promise.all([
           httpServer.listening ? httpClosed : Promise.resolve(),
+          httpsClosed,
           smtp.close(),
           submissionListener?.close(),
           metricsClosed,
         ]);
         await analyzer.close();
         clearTimeout(grace);
+        await certificates.stop();
         for (const w of workers) await w.stop();
         await outbound.stop(Math.max(0, drainUntil - Date.now()));
         await threads.close();
@@ -729,7 +814,7 @@ const LISTEN_REASONS: Record<string, string> = {
 
 /** Runs a listener's listen(); its failure becomes a ConfigError naming the address and settings. */
 async function listening<T>(
-  listener: 'http' | 'smtp' | 'metrics' | 'submission',
+  listener: 'http' | 'https' | 'smtp' | 'metrics' | 'submission',
   at: { host: string; port: number },
   listen: () => Promise<T>,
   ports: string[] = [`${listener}.port`],
@@ -748,7 +833,7 @@ async function listening<T>(
 }
 
 /** Listens on host:port; resolves with the port bound (0 picks one). */
-function listen(server: http.Server, at: { host: string; port: number }): Promise<number> {
+function listen(server: net.Server, at: { host: string; port: number }): Promise<number> {
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(at.port, at.host, () => {

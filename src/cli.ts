@@ -23,6 +23,7 @@ import { doctorCommands } from './cli/doctor.js';
 import { domainCommands } from './cli/domains.js';
 import { forwardingCommands } from './cli/forwarding.js';
 import { nodeCommands } from './cli/nodes.js';
+import { certificateCommands } from './cli/certificates.js';
 import { queueCommands } from './cli/queue.js';
 import { operatorCommands } from './cli/operators.js';
 import { suppressionCommands } from './cli/suppressions.js';
@@ -78,6 +79,7 @@ const setupCommands: SetupCommand[] = [
 const appCommands: Command[] = [
   ...workspaceCommands,
   ...nodeCommands,
+  ...certificateCommands,
   ...queueCommands,
   ...suppressionCommands,
   ...templateCommands,

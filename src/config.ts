@@ -139,6 +139,26 @@ const schema = z.strictObject({
     authFailuresPerUser: z.number().int().min(1).max(1000),
     authFailuresPerAddress: z.number().int().min(1).max(100000),
   }),
+  // HTTPS for the API and the dashboard with the ACME certificate (docs/install.md#https). While it
+  // is on, the HTTP listener answers health probes, ACME HTTP-01 and MTA-STS and redirects the rest.
+  https: z.strictObject({
+    enabled: z.boolean(),
+    host: z.string().min(1),
+    port,
+    redirectHttp: z.boolean(),
+  }),
+  // Certificates from an ACME CA for `hostname` and each served mta-sts.<domain> (certificates/).
+  acme: z.strictObject({
+    enabled: z.boolean(),
+    directoryUrl: z.url({ protocol: /^https?$/ }),
+    email: z.union([z.literal(''), z.email()]),
+    challenge: z.enum(['http-01', 'tls-alpn-01']),
+    // A CA to trust for the ACME server itself (a private or test CA such as Pebble); empty: the system's.
+    caFile: z.string(),
+    renewBefore: duration({ min: '1m', max: '3650d' }),
+    checkInterval: duration({ min: '1s', max: '1d' }),
+    reloadInterval: duration({ min: '1s', max: '1h' }),
+  }),
   dns: z.strictObject({
     servers: z.array(z.string().regex(hostPort, 'must be ip or ip:port')),
     timeout: duration({ min: '100ms', max: '60s' }),

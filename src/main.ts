@@ -160,6 +160,8 @@ export async function serve(config: Config): Promise<number> {
       name: 'postern',
       msg: 'ready',
       http: ports.http,
+      // The HTTPS listener's port, or null when https.enabled is false.
+      https: ports.https,
       smtp: ports.smtp,
       // The metrics listener's port, or null when metrics.enabled is false.
       metrics: ports.metrics,

@@ -9,12 +9,16 @@ export const WILDCARDS: ReadonlySet<string> = new Set(['0.0.0.0', '::', '::0', '
 /**
  * `publicUrl`, or when it is empty the HTTP listener's own URL. A wildcard listener (0.0.0.0 in the
  * Docker image, ::) takes `hostname` instead, the name the machine answers to (`localhost` unless set).
+ * With HTTPS listening (`httpsPort`), `https://hostname`, with the port unless it is 443.
  */
 export function derivePublicUrl(
   config: Pick<Config, 'publicUrl' | 'hostname'> & { http: Pick<Config['http'], 'host'> },
   port: number,
+  httpsPort: number | null = null,
 ): string {
   if (config.publicUrl) return config.publicUrl.replace(/\/$/, '');
+  // With HTTPS on, plain HTTP redirects: links name the HTTPS listener, by `hostname` (its certificate's name).
+  if (httpsPort !== null) return `https://${config.hostname}${httpsPort === 443 ? '' : `:${httpsPort}`}`;
   const host = WILDCARDS.has(config.http.host) ? config.hostname : config.http.host;
   return `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 }

@@ -589,6 +589,38 @@ export interface SsoLoginsTable {
   expires_at: string;
 }
 
+/** A certificate obtained by ACME for one name (migration 0035); `cert` is null until the first issue. */
+export interface CertificatesTable {
+  name: string;
+  /** The PEM chain, leaf first. */
+  cert: string | null;
+  /** The private key (PEM), sealed under `secrets.key`. */
+  key: string | null;
+  not_after: string | null;
+  issued_at: string | null;
+  /** The node renewing the name, and until when its lease holds. */
+  renewing_node: string | null;
+  renewing_until: string | null;
+  /** Failed attempts in a row, the last one's reason, and when the next may start. */
+  failures: number;
+  last_error: string | null;
+  next_attempt_at: string | null;
+}
+
+/** The ACME account key for one directory, sealed under `secrets.key`. */
+export interface AcmeAccountsTable {
+  directory_url: string;
+  key: string;
+  created_at: string;
+}
+
+/** An HTTP-01 key authorization the CA may ask any node for. */
+export interface AcmeChallengesTable {
+  token: string;
+  key_authorization: string;
+  expires_at: string;
+}
+
 /** Settings of the box, not of a workspace: `require_second_factor` (`true`/`false`). */
 export interface BoxSettingsTable {
   name: string;
@@ -782,6 +814,9 @@ export interface Database {
   operator_passkeys: OperatorPasskeysTable;
   webauthn_challenges: WebauthnChallengesTable;
   sso_logins: SsoLoginsTable;
+  certificates: CertificatesTable;
+  acme_accounts: AcmeAccountsTable;
+  acme_challenges: AcmeChallengesTable;
   audit_log: AuditLogTable;
   dmarc_reports: ReportsTable;
   dmarc_report_rows: DmarcReportRowsTable;

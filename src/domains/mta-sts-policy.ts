@@ -96,6 +96,8 @@ export interface MtaStsView {
 export interface MtaStsPolicies {
   /** The policy to answer for a request's Host (`mta-sts.<domain>`), or null when Postern serves none there. */
   forHost(host: string): Promise<ServedPolicy | null>;
+  /** Every `mta-sts.<domain>` host a policy is served for now (the names its HTTPS certificates cover). */
+  servedHosts(): Promise<string[]>;
   /** Sets a custom domain's mode (any live claim; it is served once Postern receives for the domain). */
   setMode(domain: string, mode: string): Promise<MtaStsView>;
 }
@@ -120,6 +122,18 @@ export function createMtaStsPolicies({ config, db }: Pick<Deps, 'config' | 'db'>
       // Served once the MX is confirmed: Postern receives for the domain (inbound/routing.ts).
       if (!row || row.mx_verified_at === null) return null;
       return servedPolicyOf(row.domain, row.mta_sts_mode, config.hostname);
+    },
+
+    async servedHosts() {
+      const rows = await db
+        .selectFrom('domains')
+        .select('domain')
+        .where('kind', '=', 'custom')
+        .where('deleted_at', 'is', null)
+        .where('status', '!=', 'failed')
+        .where('mx_verified_at', 'is not', null)
+        .execute();
+      return rows.map((r) => policyHostOf(r.domain));
     },
 
     async setMode(domain, mode) {

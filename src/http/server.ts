@@ -35,6 +35,12 @@ export interface HttpDeps {
   sessionAuth?: OtherAuth;
   /** What GET /readyz reports: whether this node can serve (database, listeners, migrations). */
   readiness?: () => Promise<Readiness>;
+  /**
+   * While HTTPS is on (and `https.redirectHttp`): the port plain-HTTP requests are redirected to
+   * (null until it listens), and the paths answered over HTTP all the same (ACME HTTP-01, the
+   * MTA-STS policy: prefixes). Health probes are always answered.
+   */
+  httpsRedirect?: { port: () => number | null; except: string[] };
   /** Told of every response: the route pattern that answered (`unmatched` when none did), never the raw path. */
   observe?: (method: string, route: string, status: number, seconds: number) => void;
 }
@@ -135,6 +141,18 @@ export function createHttpApp(deps: HttpDeps): express.Express {
     res.setHeader('Cache-Control', 'no-store');
     res.status(r.ready ? 200 : 503).json(r);
   });
+  if (deps.httpsRedirect) {
+    const { port: httpsPort, except } = deps.httpsRedirect;
+    app.use((req, res, next) => {
+      const port = httpsPort();
+      // req.protocol: `https` also behind a trusted proxy that terminated TLS (X-Forwarded-Proto).
+      if (port === null || req.protocol === 'https' || except.some((p) => req.path.startsWith(p))) return next();
+      const host = (req.hostname || deps.config.hostname).replace(/^\[|\]$/g, '');
+      const authority = `${host.includes(':') ? `[${host}]` : host}${port === 443 ? '' : `:${port}`}`;
+      // 308 keeps the method and body: a POST that came over HTTP is not silently turned into a GET.
+      res.redirect(308, `https://${authority}${req.originalUrl}`);
+    });
+  }
   for (const r of deps.open) app.use(r);
   if (deps.dashboard) app.use(deps.dashboard);
 

@@ -117,6 +117,8 @@ export function createMetrics(deps: {
   config: Pick<Config, 'metrics'>;
   now?: () => Date;
   nodes?: () => Promise<NodeView[]>;
+  /** The ACME certificates kept (cluster wide), read at scrape time; absent while ACME is off. */
+  certificates?: () => Promise<{ name: string; notAfter: string | null; failures: number }[]>;
   /** Wall-clock now in ms, for heartbeat ages (node liveness is wall-clock time, not the application clock). */
   wallNow?: () => number;
 }): Metrics {
@@ -331,6 +333,39 @@ export function createMetrics(deps: {
     await nodesRead;
   };
   for (const g of [nodeAge, nodeClaimed, nodeInFlight, nodeCount]) Object.assign(g, { collect: collectNodes });
+
+  // Certificates (ACME): when each expires and how many attempts in a row failed; cluster wide.
+  const certificateGauge = (name: string, help: string) =>
+    new client.Gauge({ name, help, labelNames: ['name', 'scope'], registers: deps.certificates ? [registry] : [] });
+  const certificateExpiry = certificateGauge(
+    'postern_certificate_expiry_timestamp_seconds',
+    'When the certificate Postern keeps for each name expires (Unix time; absent before the first issue); cluster wide',
+  );
+  const certificateFailures = certificateGauge(
+    'postern_certificate_renewal_failures',
+    'Failed attempts in a row to obtain or renew the certificate for each name (0 once one succeeds); cluster wide',
+  );
+  let certificatesRead: Promise<void> | null = null;
+  const readCertificates = async () => {
+    let list;
+    try {
+      list = await deps.certificates!();
+    } catch {
+      return; // the database is away: the gauges keep their last values
+    }
+    certificateExpiry.reset();
+    certificateFailures.reset();
+    for (const c of list) {
+      const labels = { name: c.name, scope: 'cluster' };
+      if (c.notAfter) certificateExpiry.set(labels, Date.parse(c.notAfter) / 1000);
+      certificateFailures.set(labels, c.failures);
+    }
+  };
+  const collectCertificates = async () => {
+    certificatesRead ??= readCertificates().finally(() => (certificatesRead = null));
+    await certificatesRead;
+  };
+  for (const g of [certificateExpiry, certificateFailures]) Object.assign(g, { collect: collectCertificates });
 
   // Destination domains: the first N this node sends to keep their name, the rest read `other`.
   const topDomains = deps.config.metrics.topDomains;

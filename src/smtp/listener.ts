@@ -31,6 +31,7 @@ import { setGreetingDelay } from './greeting-delay.js';
 import { createPostmasterMailbox } from './postmaster.js';
 import { refusal, replyFor, type Verdict } from './replies.js';
 import { loadTls } from './self-signed.js';
+import type { ServedCertificates } from '../certificates/serving.js';
 import { guardSessions } from './session-guard.js';
 import { protocolOf, receivedHeader } from './trace.js';
 
@@ -54,6 +55,8 @@ export interface SmtpListenerDeps {
   observe?: SmtpObserver;
   /** Clients greeted without the pause (inbound/passed-clients.ts); absent: every client waits it. */
   passedClients?: PassedClients | null;
+  /** The ACME certificates (certificates/serving.ts); absent: the configured files or the self-signed pair. */
+  certificates?: ServedCertificates;
 }
 
 export interface SmtpObserver {
@@ -255,13 +258,16 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
 
   return {
     listen() {
-      const tls = loadTls({
-        dataDir: config.dataDir,
-        hostname: config.hostname,
-        certFile: opts.tlsCert,
-        keyFile: opts.tlsKey,
-        now: now(),
-      });
+      const certificates = deps.certificates;
+      const tls =
+        certificates?.defaultPair() ??
+        loadTls({
+          dataDir: config.dataDir,
+          hostname: config.hostname,
+          certFile: opts.tlsCert,
+          keyFile: opts.tlsKey,
+          now: now(),
+        });
       server = new SMTPServer({
         name: config.hostname,
         // smtp-server writes "<name> ESMTP <banner>": "220 mx.example.com ESMTP Postern".
@@ -272,6 +278,8 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
         logger: false,
         key: tls.key,
         cert: tls.cert,
+        // The ACME certificate of the name a client asks for; a client naming none gets `hostname`'s.
+        ...(certificates ? { SNICallback: certificates.sniCallback } : {}),
         size: opts.maxSizeBytes,
         rejectOversized: true,
         maxClients: opts.maxClients,
@@ -298,6 +306,8 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
           callback();
         },
       });
+      const smtpServer = server;
+      certificates?.onChange(() => smtpServer.updateSecureContext(certificates.defaultPair()));
       // Admission and the per-session guards first: a refused connection gets no greeting.
       guardSessions(server, {
         hostname: config.hostname,

@@ -19,6 +19,7 @@ import { createClientLimits } from './client-limits.js';
 import { closeServer } from './listener.js';
 import { queuedReply, refusal, submissionVerdict } from './replies.js';
 import { loadTls } from './self-signed.js';
+import type { KeyPair, ServedCertificates } from '../certificates/serving.js';
 import { guardSessions } from './session-guard.js';
 
 export interface SubmissionListener {
@@ -42,6 +43,8 @@ export interface SubmissionListenerDeps {
   clock?: Clock;
   submission: Submission;
   observe?: SubmissionObserver;
+  /** The ACME certificates (certificates/serving.ts); absent: the configured files or the self-signed pair. */
+  certificates?: ServedCertificates;
 }
 
 type Callback = (err?: Error | null) => void;
@@ -105,13 +108,15 @@ export function createSubmissionListener(deps: SubmissionListenerDeps): Submissi
     });
   };
 
-  const make = (secure: boolean, tls: { key: Buffer; cert: Buffer }) => {
+  const make = (secure: boolean, tls: KeyPair) => {
+    const certificates = deps.certificates;
     const server = new SMTPServer({
       name: config.hostname,
       banner: 'Postern',
       secure,
       key: tls.key,
       cert: tls.cert,
+      ...(certificates ? { SNICallback: certificates.sniCallback } : {}),
       hideENHANCEDSTATUSCODES: false,
       hideDSN: true,
       authMethods: ['PLAIN', 'LOGIN'],
@@ -163,6 +168,7 @@ export function createSubmissionListener(deps: SubmissionListenerDeps): Submissi
       log,
       refused: (reason) => observe?.rejected(reason),
     });
+    certificates?.onChange(() => server.updateSecureContext(certificates.defaultPair()));
     server.on('error', (err) => log.warn({ err }, 'submission smtp error'));
     // The same hard cap on a connection's lifetime as the MX listener's.
     server.server.on('connection', (socket: Socket) => {
@@ -190,7 +196,9 @@ export function createSubmissionListener(deps: SubmissionListenerDeps): Submissi
 
   return {
     async listen() {
-      const tls = loadTls({ dataDir: config.dataDir, hostname: config.hostname, certFile: smtp.tlsCert, keyFile: smtp.tlsKey, now: now() });
+      const tls =
+        deps.certificates?.defaultPair() ??
+        loadTls({ dataDir: config.dataDir, hostname: config.hostname, certFile: smtp.tlsCert, keyFile: smtp.tlsKey, now: now() });
       const port = await listenOn(make(false, tls), config.submission.port);
       const tlsPort = config.submission.tlsPort === 0 ? null : await listenOn(make(true, tls), config.submission.tlsPort);
       return { port, tlsPort };

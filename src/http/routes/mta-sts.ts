@@ -8,9 +8,12 @@ import { Router } from 'express';
 import type { MtaStsPolicies } from '../../domains/mta-sts-policy.js';
 import { AppError } from '../../lib/errors.js';
 
+/** The path senders fetch the policy from; never redirected to HTTPS, so a proxy in front may serve it. */
+export const MTA_STS_PATH = '/.well-known/mta-sts.txt';
+
 export function mtaStsRoutes({ policies }: { policies: MtaStsPolicies }): Router {
   const r = Router();
-  r.get('/.well-known/mta-sts.txt', async (req, res) => {
+  r.get(MTA_STS_PATH, async (req, res) => {
     // req.hostname: the Host header without its port (X-Forwarded-Host behind a trusted proxy).
     const policy = await policies.forHost(req.hostname ?? '');
     if (!policy) throw new AppError('not_found', 'no MTA-STS policy is served for this host');
