@@ -20,7 +20,7 @@ import { CONNECTION_CHANNELS } from './channels/registry.js';
 import { derivePublicUrl } from './public-url.js';
 import { ConfigError, databaseTarget, envName, invalidSetting, type Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
-import { privateDirectory } from './lib/private-dir.js';
+import { ownershipAdvice, privateDirectory } from './lib/private-dir.js';
 import { createBatchCommitter, createWriteBatcher } from './db/group-commit.js';
 import { migrateToLatest, pendingMigrations } from './db/migrate.js';
 import type { Deps } from './deps.js';
@@ -763,8 +763,9 @@ function usableDirectory(dir: string, setting: string[]): void {
     accessSync(dir, constants.W_OK | constants.X_OK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? '';
+    const advice = code === 'EACCES' || code === 'EPERM' ? ownershipAdvice(dir) : '';
     throw new ConfigError(
-      `cannot keep data in ${dir} (${setting.join('.')}, ${envName(setting)}): ${FS_REASONS[code] ?? (err as Error).message}`,
+      `cannot keep data in ${dir} (${setting.join('.')}, ${envName(setting)}): ${FS_REASONS[code] ?? (err as Error).message}${advice}`,
     );
   }
 }
@@ -798,8 +799,9 @@ export function checkDataDir(config: Config): void {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? '';
     const setting = dbDir === dataDir && config.databaseUrl === '' ? ['dataDir'] : ['databaseUrl'];
+    const advice = code === 'EACCES' || code === 'EPERM' ? ownershipAdvice(target.file) : '';
     throw new ConfigError(
-      `cannot write the database ${target.file} (${setting.join('.')}, ${envName(setting)}): ${FS_REASONS[code] ?? (err as Error).message}`,
+      `cannot write the database ${target.file} (${setting.join('.')}, ${envName(setting)}): ${FS_REASONS[code] ?? (err as Error).message}${advice}`,
     );
   }
 }

@@ -18,7 +18,8 @@ import { sqliteOnly } from '../helpers/databases.js';
 
 sqliteOnly('`postern ready` polls /readyz over HTTP; what the database adds to readiness runs on both in test/http/readiness.test.ts');
 
-const UNIT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'systemd', 'postern.service');
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const UNIT = path.join(ROOT, 'systemd', 'postern.service');
 
 t.test('a running daemon is ready at once', async (t) => {
   const d = await bootDaemon(t);
@@ -102,4 +103,57 @@ t.test('the systemd unit waits for readiness and passes systemd-analyze verify',
   );
   t.equal(verify.code, 0, verify.out);
   t.equal(verify.out.trim(), '', 'no warnings');
+});
+
+t.test("the image's health check asks the port a config file sets, as the daemon listens on it", async (t) => {
+  // Before, the health check read POSTERN_HTTP_PORT alone (else 8025): a port set in the config
+  // file (POSTERN_CONFIG, the way a container names one for every process in it) left the
+  // container unhealthy while the daemon served.
+  const dockerfile = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+  const check = /^HEALTHCHECK (?:--\S+ )*CMD (.+)$/m.exec(dockerfile)?.[1];
+  t.ok(check, 'the Dockerfile has a HEALTHCHECK in shell form');
+  // What the image's ENV sets, as the health check's process sees it (it runs beside `serve`).
+  const imageEnv = Object.fromEntries(
+    [.../^ENV ((?:.*\\\n)*.*)$/m.exec(dockerfile)![1].matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1], m[2]] as [string, string]),
+  );
+  t.equal(imageEnv.POSTERN_HTTP_HOST, '0.0.0.0', "the image's ENV is read");
+  t.notOk('POSTERN_HTTP_PORT' in imageEnv, 'the image leaves the HTTP port to the configuration');
+
+  const port = await freePort();
+  const dir = t.testdir({ 'postern.json': JSON.stringify({ http: { port } }) });
+  const config = path.join(dir, 'postern.json');
+  const healthCheck = () =>
+    new Promise<{ code: number; out: string }>((resolve) => {
+      const env = { ...process.env, ...imageEnv, POSTERN_CONFIG: config, POSTERN_DATA_DIR: path.join(dir, 'data') };
+      execFile('sh', ['-c', check!], { cwd: ROOT, env, timeout: 30_000 }, (err, stdout, stderr) =>
+        resolve({ code: err ? (typeof err.code === 'number' ? err.code : -1) : 0, out: stdout + stderr }),
+      );
+    });
+
+  t.equal((await healthCheck()).code, 1, 'nothing listens yet: unhealthy (1)');
+  const daemon = await spawnDaemon({
+    POSTERN_CONFIG: config,
+    POSTERN_DATA_DIR: path.join(dir, 'data'),
+    POSTERN_SMTP_PORT: '0',
+    POSTERN_SMTP_HOST: '127.0.0.1',
+    POSTERN_HOSTNAME: 'mx.postern.test',
+  });
+  t.teardown(async () => {
+    daemon.child.kill('SIGTERM');
+    await daemon.exited;
+  });
+  t.equal(daemon.http, port, 'the daemon took its port from the file');
+  const healthy = await healthCheck();
+  t.equal(healthy.code, 0, healthy.out);
+  t.match(JSON.parse(healthy.out), { ready: true });
+
+  const unreadable = await new Promise<number>((resolve) =>
+    execFile(
+      'sh',
+      ['-c', check!],
+      { cwd: ROOT, env: { ...process.env, ...imageEnv, POSTERN_CONFIG: path.join(dir, 'missing.json') } },
+      (err) => resolve(err ? (typeof err.code === 'number' ? err.code : -1) : 0),
+    ),
+  );
+  t.equal(unreadable, 1, 'a configuration it cannot read is unhealthy (1), never the reserved 2');
 });

@@ -1,6 +1,6 @@
 // `postern serve`: where the first start's API keys go (decided on an injected "stderr is a TTY"),
 // and what the binary says when the machine cannot give it a port or a data directory.
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -133,6 +133,50 @@ t.test('a data directory that cannot be written: one line naming it, exit 2, not
   t.match(oneLine(t, denied), `postern: cannot keep data in ${ro} (dataDir, POSTERN_DATA_DIR): permission denied`);
   t.same(readdirSync(ro), [], 'nothing was created');
 });
+
+// As the image's user meets a host directory mounted on /data: before, the same line without the
+// owner and the fix. It needs two users: root makes the directories, the daemon runs as nobody.
+const notRoot = process.getuid?.() !== 0 && 'needs root, to run the daemon as another user than the directory owner';
+t.test(
+  'a data directory of another user (a bind-mounted /data): whose it is, who Postern is, and the fix',
+  { skip: notRoot },
+  async (t) => {
+    const nobody = { uid: 65534, gid: 65534 };
+    const dir = t.testdir({});
+    chmodSync(dir, 0o755);
+    const rootOwned = path.join(dir, 'root-owned');
+    mkdirSync(rootOwned, { mode: 0o755 });
+    const r = await runBin(['serve'], { env: { ...base, POSTERN_DATA_DIR: rootOwned }, ...nobody });
+    t.equal(r.code, 2, 'a setting to fix: exit 2');
+    t.equal(
+      oneLine(t, r),
+      `postern: cannot keep data in ${rootOwned} (dataDir, POSTERN_DATA_DIR): permission denied to the user running Postern ` +
+        `(uid 65534; ${rootOwned} is owned by uid 0): give it to Postern, chown 65534:65534 ${rootOwned}`,
+    );
+
+    // Owned by a user of the host (uid 1000): running as that user is the other way out.
+    const hostOwned = path.join(dir, 'host-owned');
+    mkdirSync(hostOwned, { mode: 0o755 });
+    chownSync(hostOwned, 1000, 1000);
+    const other = await runBin(['serve'], { env: { ...base, POSTERN_DATA_DIR: hostOwned }, ...nobody });
+    t.equal(other.code, 2);
+    t.match(
+      oneLine(t, other),
+      `(uid 65534; ${hostOwned} is owned by uid 1000): give it to Postern, chown 65534:65534 ${hostOwned}, or run Postern as its owner (docker run --user 1000:1000)`,
+    );
+
+    // Not there yet, in a parent Postern may not write: make it, rather than give the parent away.
+    const missing = path.join(rootOwned, 'data');
+    const made = await runBin(['serve'], { env: { ...base, POSTERN_DATA_DIR: missing }, ...nobody });
+    t.equal(made.code, 2);
+    t.match(
+      oneLine(t, made),
+      `(uid 65534; ${rootOwned} is owned by uid 0): make it for Postern, mkdir -p ${missing} && chown 65534:65534 ${missing}`,
+    );
+    t.same(readdirSync(rootOwned), [], 'nothing was created');
+    t.same(readdirSync(hostOwned), [], 'nothing was created');
+  },
+);
 
 t.test('a purge schedule that is not a cron expression is a setting to fix, before anything opens', async (t) => {
   // Before, the daemon started, created its database, opened its listeners and then crashed with
