@@ -56,15 +56,19 @@ export async function ensureOwner(daemon: TestDaemon, who = OWNER): Promise<void
   if (!existing.some((o) => o.email === who.email)) await daemon.app.operators.create({ ...who, role: 'owner' });
 }
 
+/** A laptop's screen, the size every page is checked at unless a test says otherwise. */
+export const DESKTOP = { width: 1280, height: 860 };
+
 /** A fresh browser context logged in through the login page; errors in the page fail the test. */
 export async function loggedIn(
   t: Teardown & { fail(msg: string): void },
   browser: Browser,
   daemon: TestDaemon,
   who = OWNER,
+  viewport: { width: number; height: number } = DESKTOP,
 ): Promise<{ context: BrowserContext; page: Page }> {
   await ensureOwner(daemon, who);
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  const context = await browser.newContext({ viewport });
   t.teardown(() => context.close());
   const page = await context.newPage();
   page.on('pageerror', (err) => t.fail(`error in the page: ${err.message}`));

@@ -108,10 +108,41 @@ export interface Column<T> {
   class?: string;
 }
 
+/**
+ * The box a table scrolls sideways in when it is wider than the screen (a phone), so the page
+ * never does. While it scrolls it is a labelled region and a tab stop, so it can be scrolled from
+ * the keyboard (a table of plain text has nothing else to focus); when it fits, it is neither.
+ */
+export function ScrollBox(props: { label: string; children: ComponentChildren }) {
+  const ref = useRef<HTMLDivElement>(null);
+  const [scrolls, setScrolls] = useState(false);
+  useEffect(() => {
+    const box = ref.current;
+    if (!box) return;
+    const check = () => setScrolls(box.scrollWidth > box.clientWidth);
+    check();
+    const observer = new ResizeObserver(check);
+    observer.observe(box);
+    if (box.firstElementChild) observer.observe(box.firstElementChild);
+    return () => observer.disconnect();
+  }, []);
+  return (
+    <div
+      ref={ref}
+      class="table-wrap"
+      role={scrolls ? 'region' : undefined}
+      aria-label={scrolls ? props.label : undefined}
+      tabIndex={scrolls ? 0 : undefined}
+    >
+      {props.children}
+    </div>
+  );
+}
+
 export function Table<T>(props: { caption: string; columns: Column<T>[]; rows: T[]; rowKey(row: T): string; empty?: ComponentChildren }) {
   if (props.rows.length === 0) return <Empty>{props.empty ?? 'Nothing here yet.'}</Empty>;
   return (
-    <div class="table-wrap">
+    <ScrollBox label={props.caption}>
       <table>
         <caption class="sr-only">{props.caption}</caption>
         <thead>
@@ -133,7 +164,7 @@ export function Table<T>(props: { caption: string; columns: Column<T>[]; rows: T
           ))}
         </tbody>
       </table>
-    </div>
+    </ScrollBox>
   );
 }
 

@@ -1,7 +1,7 @@
 // The dashboard shell: session (setup link, login), the workspace and environment switcher, the
 // navigation, and the page the path names. Each page module lists its own routes.
 import { render } from 'preact';
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, get, post, put, SESSION_ENDED, setCsrfToken } from './api';
 import { ErrorLine, Loading, Page } from './components';
 import { routes as accountRoutes } from './pages/account';
@@ -92,6 +92,56 @@ function Switcher(props: { session: SessionApi }) {
   );
 }
 
+/**
+ * The navigation: a sidebar on a wide screen; on a phone a menu button that shows and hides the
+ * list (a disclosure: aria-expanded, aria-controls, Escape closes it), closed again once a link is
+ * followed. The stylesheet decides which, so the button is there but hidden on a wide screen.
+ */
+function SideNav(props: { owner: boolean; path: string }) {
+  const [open, setOpen] = useState(false);
+  const button = useRef<HTMLButtonElement>(null);
+  // Back and forward change the page without a click on the list: close it then too.
+  useEffect(() => setOpen(false), [props.path]);
+  return (
+    <nav
+      class={open ? 'sidenav open' : 'sidenav'}
+      aria-label="Dashboard"
+      onKeyDown={(e) => {
+        if (e.key !== 'Escape' || !open) return;
+        setOpen(false);
+        button.current?.focus();
+      }}
+    >
+      <button
+        type="button"
+        ref={button}
+        class="nav-toggle secondary"
+        aria-expanded={open}
+        aria-controls="nav-links"
+        onClick={() => setOpen(!open)}
+      >
+        <span class="nav-toggle-icon" aria-hidden="true" />
+        Menu
+      </button>
+      {/* Following a link closes the menu, even one to the page already open (no path change). */}
+      <ul
+        id="nav-links"
+        onClick={(e) => {
+          if ((e.target as Element).closest('a')) setOpen(false);
+        }}
+      >
+        {NAV.filter((n) => !n.ownerOnly || props.owner).map((n) => (
+          <li>
+            <Link href={n.href} aria-current={isCurrent(n.href, props.path) ? 'page' : undefined}>
+              {n.label}
+            </Link>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}
+
 function Shell(props: { session: SessionApi }) {
   const { path } = useRoute();
   const { me } = props.session;
@@ -130,17 +180,7 @@ function Shell(props: { session: SessionApi }) {
           </button>
         </div>
       </header>
-      <nav class="sidenav" aria-label="Dashboard">
-        <ul>
-          {NAV.filter((n) => !n.ownerOnly || owner).map((n) => (
-            <li>
-              <Link href={n.href} aria-current={isCurrent(n.href, path) ? 'page' : undefined}>
-                {n.label}
-              </Link>
-            </li>
-          ))}
-        </ul>
-      </nav>
+      <SideNav owner={owner} path={path} />
       <main id="main" key={selKey}>
         {content}
       </main>

@@ -2,7 +2,7 @@
 // (its shape is documented in src/http/dashboard/overview.ts). The chart and meters are inline SVG
 // (presentation attributes only: the CSP allows no inline style).
 import { get } from '../api';
-import { Badge, ErrorLine, Facts, Loading, Notice, Page, Table, Time, useAsync } from '../components';
+import { Badge, ErrorLine, Facts, Loading, Notice, Page, ScrollBox, Table, Time, useAsync } from '../components';
 import { Link } from '../router';
 import type { Route } from '../routes';
 import { useSelectionKey } from '../session';
@@ -163,7 +163,7 @@ function OverviewPage() {
       )}
       <section aria-labelledby="outbound">
         <h2 id="outbound">Outbound messages</h2>
-        <div class="table-wrap">
+        <ScrollBox label="Messages by outcome over the last 24 hours and 7 days">
           <table class="overview-figures">
             <caption class="sr-only">Messages by outcome over the last 24 hours and 7 days</caption>
             <thead>
@@ -188,7 +188,7 @@ function OverviewPage() {
               </tr>
             </tbody>
           </table>
-        </div>
+        </ScrollBox>
         <Chart days={o.daily} />
       </section>
       <div class="split">
