@@ -331,7 +331,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     rules: bounceRules,
   });
   // DMARC and TLS reports mailed to the report address; "own" sources are the box's public addresses.
-  const reports = createReports({ ...deps, ownAddresses: () => config.doctor.publicIps, maxRows: config.reports.maxRows });
+  const reports = createReports({
+    ...deps,
+    ownAddresses: () => config.doctor.publicIps,
+    maxRows: config.reports.maxRows,
+    hostname: config.hostname,
+    inboundTlsFlushMs: config.reports.inboundTlsFlush,
+  });
   // Provider status callbacks (Twilio, HTTP gateway) move messages through this sink.
   const providerStatus = createProviderStatusSink(ledger);
 
@@ -479,6 +485,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     receiver,
     bounces,
     reports: reports.inbox,
+    tlsSessions: (outcome) => reports.inboundTls.count(outcome),
     observe: metrics
       ? { session: () => metrics.smtpSession(), accepted: () => metrics.inboundAccepted(), rejected: (r) => metrics.inboundRejected(r) }
       : undefined,
@@ -733,6 +740,8 @@ export async function createApp(options: AppOptions): Promise<App> {
         await channelTransports.close();
         await webhooks.close();
         await destinations.close();
+        // After the SMTP listener closed: its last sessions are counted.
+        await reports.inboundTls.close();
         await nodes.stop().catch((err: unknown) => log.warn({ err }, 'could not remove this node from the node list'));
         await feed?.close();
         await budgets.close();

@@ -221,8 +221,11 @@ const schema = z.strictObject({
   }),
   // DMARC aggregate reports mailed to the report address (reports/inbox.ts): a report with more
   // records than maxRows is refused (552 5.3.4); the largest real reports hold a few thousand.
+  // The inbound STARTTLS counts (reports/inbound-tls.ts) are added to the database every
+  // inboundTlsFlush, at shutdown, and before the TLS summary is read.
   reports: z.strictObject({
     maxRows: z.number().int().min(1).max(10_000_000),
+    inboundTlsFlush: duration({ min: '1s', max: '1h' }),
   }),
   log: z.strictObject({
     level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),

@@ -524,7 +524,7 @@ export interface paths {
       cookie?: never;
     };
     /**
-     * SMTP TLS reports about the workspace's domains, per domain per UTC day
+     * SMTP TLS reports about the workspace's domains, per domain per UTC day, and the inbound STARTTLS sessions of this box's MX
      * @description Scope: `read` (read messages, templates (and render them), suppressions, connections).
      */
     get: operations['tlsReports'];
@@ -1177,6 +1177,16 @@ export interface components {
       /** @enum {string} */
       status: 'pending' | 'verified' | 'failed';
       verifiedAt: string | null;
+    };
+    InboundTlsDay: {
+      day: string;
+      failed: number;
+      /** @description failed sessions by result type: protocol-version, no-shared-cipher, certificate-not-trusted, certificate-expired, handshake-timeout, handshake-aborted, starttls-handshake-failure */
+      failures: {
+        [key: string]: number;
+      };
+      hostname: string;
+      successful: number;
     };
     Message: {
       /** @enum {string} */
@@ -5599,6 +5609,8 @@ export interface operations {
           'application/json': {
             data: components['schemas']['TlsDay'][];
             from: string;
+            /** @description the STARTTLS sessions senders opened to this box's MX listener, per MX host name and UTC day */
+            inbound: components['schemas']['InboundTlsDay'][];
             to: string;
           };
         };

@@ -36,6 +36,7 @@ import * as m0032 from './migrations/0032-mta-sts-mode.js';
 import * as m0033 from './migrations/0033-passkeys.js';
 import * as m0034 from './migrations/0034-single-sign-on.js';
 import * as m0035 from './migrations/0035-certificates.js';
+import * as m0036 from './migrations/0036-inbound-tls.js';
 
 const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -72,6 +73,7 @@ const migrations: Record<string, Migration> = {
   '0033-passkeys': m0033,
   '0034-single-sign-on': m0034,
   '0035-certificates': m0035,
+  '0036-inbound-tls': m0036,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

@@ -706,6 +706,16 @@ export interface SmtpPassedClientsTable {
   passed_until: string;
 }
 
+// --- STARTTLS sessions of the MX listener (reports/inbound-tls.ts) ------------------------------
+
+/** Sessions per UTC day, MX host name and result (`successful` or a failure's result type). */
+export interface InboundTlsSessionsTable {
+  day: string;
+  hostname: string;
+  result: string;
+  sessions: number;
+}
+
 // --- scheduled jobs run once per cluster (cluster/jobs.ts) -------------------------------------
 
 export interface JobRunsTable {
@@ -829,4 +839,5 @@ export interface Database {
   destination_holds: DestinationHoldsTable;
   destination_backoff: DestinationBackoffTable;
   smtp_passed_clients: SmtpPassedClientsTable;
+  inbound_tls_sessions: InboundTlsSessionsTable;
 }

@@ -14,8 +14,11 @@ export interface Connection {
   remoteAddress: string;
   session: SMTPServerSession;
   needsUpgrade: boolean;
+  /** TLS is up: STARTTLS succeeded, or the listener speaks implicit TLS. */
+  secure: boolean;
   /** The greeting was sent. */
   _ready: boolean;
+  /** Set when STARTTLS starts the handshake, cleared once it succeeded (a failed one leaves it set). */
   _upgrading: boolean;
   _closing: boolean;
   _closed: boolean;
@@ -29,6 +32,8 @@ export interface Connection {
   /** Every reply goes through this; a 421 also closes the connection. */
   send(code: number, data?: string | string[], context?: string | false): void;
   close(): void;
+  /** The errors smtp-server reports for the connection (a failed TLS handshake's among them), before its `error` event on the server. */
+  on(event: 'error', listener: (err: Error & { code?: string }) => void): unknown;
   /** Called by the parser with each command line. */
   _onCommand(command: Buffer, callback?: () => void): void;
 }

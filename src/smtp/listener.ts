@@ -8,6 +8,8 @@
 // (replies.ts), with enhanced status codes (RFC 2034, advertised). Per-address connection limits,
 // the junk-command budget and the command timeout are session-guard.ts; the early-talker pause
 // before the greeting is `smtp.greetingDelay` (greeting-delay.ts).
+// STARTTLS speaks TLS 1.2 or later (`MIN_TLS_VERSION`, shared with submission.ts); what became of
+// each STARTTLS is told to `tlsSessions` (starttls-outcomes.ts) for the inbound TLS summary.
 // Reverse DNS of clients is off by default: only the Received header uses it and it costs a lookup
 // per connection.
 import type { Socket } from 'node:net';
@@ -33,6 +35,8 @@ import { refusal, replyFor, type Verdict } from './replies.js';
 import { loadTls } from './self-signed.js';
 import type { ServedCertificates } from '../certificates/serving.js';
 import { guardSessions } from './session-guard.js';
+import { observeStartTls } from './starttls-outcomes.js';
+import type { InboundTlsOutcome } from '../reports/inbound-tls.js';
 import { protocolOf, receivedHeader } from './trace.js';
 
 export interface SmtpListener {
@@ -57,6 +61,8 @@ export interface SmtpListenerDeps {
   passedClients?: PassedClients | null;
   /** The ACME certificates (certificates/serving.ts); absent: the configured files or the self-signed pair. */
   certificates?: ServedCertificates;
+  /** Told what became of each STARTTLS, when its session ends (reports/inbound-tls.ts counts them). */
+  tlsSessions?: (outcome: InboundTlsOutcome) => void;
 }
 
 export interface SmtpObserver {
@@ -64,6 +70,13 @@ export interface SmtpObserver {
   accepted(): void;
   rejected(reason: string): void;
 }
+
+/**
+ * The oldest TLS version STARTTLS (and submission's implicit TLS) negotiates. TLS 1.0 and 1.1 are
+ * deprecated (RFC 8996); a sender that has nothing newer gets a protocol_version alert and, as
+ * opportunistic TLS does, may deliver in plaintext instead. smtp-server's own default is TLSv1.
+ */
+export const MIN_TLS_VERSION = 'TLSv1.2';
 
 /** Longest local part (RFC 5321 4.5.3.1.1), in octets. */
 const MAX_LOCAL_PART_OCTETS = 64;
@@ -280,6 +293,7 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
         cert: tls.cert,
         // The ACME certificate of the name a client asks for; a client naming none gets `hostname`'s.
         ...(certificates ? { SNICallback: certificates.sniCallback } : {}),
+        minVersion: MIN_TLS_VERSION,
         size: opts.maxSizeBytes,
         rejectOversized: true,
         maxClients: opts.maxClients,
@@ -325,6 +339,7 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
         refused: (reason) => deps.observe?.rejected(reason),
       });
       setGreetingDelay(server, opts.greetingDelay, deps.passedClients);
+      if (deps.tlsSessions) observeStartTls(server, deps.tlsSessions);
       server.on('error', (err) => log.warn({ err }, 'smtp error'));
       // A hard cap on a connection's lifetime, whatever it is doing.
       server.server.on('connection', (socket: Socket) => {

@@ -5,7 +5,8 @@
 // without AUTH. MAIL FROM, RCPT TO and the message are checked by submission/ and every refusal is
 // answered from replies.ts; 250 comes once every recipient's copy is committed. The inbound MX
 // listener (listener.ts) is a separate server and knows nothing of this one; they share the
-// certificate, the size and recipient limits and the per-connection guards (session-guard.ts).
+// certificate, the oldest TLS version (TLS 1.2), the size and recipient limits and the
+// per-connection guards (session-guard.ts).
 import type { Socket } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
 import { parseRate } from '../channels/email/rates.js';
@@ -16,7 +17,7 @@ import type { Logger } from '../lib/logger.js';
 import type { Submission } from '../submission/submission.js';
 import type { Principal } from '../workspaces/keys.js';
 import { createClientLimits } from './client-limits.js';
-import { closeServer } from './listener.js';
+import { closeServer, MIN_TLS_VERSION } from './listener.js';
 import { queuedReply, refusal, submissionVerdict } from './replies.js';
 import { loadTls } from './self-signed.js';
 import type { KeyPair, ServedCertificates } from '../certificates/serving.js';
@@ -117,6 +118,7 @@ export function createSubmissionListener(deps: SubmissionListenerDeps): Submissi
       key: tls.key,
       cert: tls.cert,
       ...(certificates ? { SNICallback: certificates.sniCallback } : {}),
+      minVersion: MIN_TLS_VERSION,
       hideENHANCEDSTATUSCODES: false,
       hideDSN: true,
       authMethods: ['PLAIN', 'LOGIN'],

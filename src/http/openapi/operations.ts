@@ -21,6 +21,7 @@ import { STATUS_FILTERS } from '../../messages/read.js';
 import { acceptResponseSchema, batchResponseSchema } from '../../outbound/accept.js';
 import { batchBody } from '../../outbound/batch-input.js';
 import { reportQuery } from '../../reports/reports.js';
+import { inboundTlsDaySchema } from '../../reports/inbound-tls.js';
 import { dmarcDaySchema, tlsDaySchema } from '../../reports/store.js';
 import { sendBody } from '../../outbound/send-input.js';
 import { addSuppressionBody, listSuppressionsQuery, SUPPRESSION_REASONS, suppressionSchema } from '../../suppressions/store.js';
@@ -612,14 +613,24 @@ export const OPERATIONS: Operation[] = [
     summary:
       kind === 'dmarc'
         ? "DMARC aggregate reports about the workspace's domains, per domain per UTC day"
-        : "SMTP TLS reports about the workspace's domains, per domain per UTC day",
+        : "SMTP TLS reports about the workspace's domains, per domain per UTC day, and the inbound STARTTLS sessions of this box's MX",
     scope: 'read',
     query: reportQuery,
     success: [
       {
         status: 200,
         description: 'the days asked (default the last 30), at most 366',
-        json: z.object({ from: z.string(), to: z.string(), data: z.array(kind === 'dmarc' ? dmarcDaySchema : tlsDaySchema) }),
+        json:
+          kind === 'dmarc'
+            ? z.object({ from: z.string(), to: z.string(), data: z.array(dmarcDaySchema) })
+            : z.object({
+                from: z.string(),
+                to: z.string(),
+                data: z.array(tlsDaySchema),
+                inbound: z
+                  .array(inboundTlsDaySchema)
+                  .describe("the STARTTLS sessions senders opened to this box's MX listener, per MX host name and UTC day"),
+              }),
       },
     ],
     errors: ['not_found'],

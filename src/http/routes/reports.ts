@@ -1,6 +1,7 @@
 // GET /v1/reports/dmarc and /v1/reports/tls (scope read): what receivers reported about the
 // workspace's domains, per domain per UTC day. `domain` one of the workspace's domains (all when
 // absent); `from`/`to` UTC days inclusive, default the last 30 days; at most 366 days at once.
+// The TLS answer also carries `inbound`: the STARTTLS sessions senders opened to this box's MX.
 import { Router } from 'express';
 import { invalidRequest } from '../../lib/errors.js';
 import { zodIssues } from '../../lib/validation.js';
@@ -33,7 +34,8 @@ export function reportRoutes(reports: Reports, now: () => Date): Router {
   });
   r.get('/reports/tls', requireScope('read'), async (req, res) => {
     const q = parseQuery(req.query, now());
-    res.json({ from: q.from, to: q.to, data: await reports.tls(principalOf(res).workspace.id, q) });
+    const { data, inbound } = await reports.tls(principalOf(res).workspace.id, q);
+    res.json({ from: q.from, to: q.to, data, inbound });
   });
   return r;
 }

@@ -1,6 +1,7 @@
 // A custom domain's page in a real browser shows what receivers will judge (the doctor's checks,
 // with the record to publish) and what they reported: a DMARC aggregate report and a TLS report
-// mailed to the report address over SMTP appear as the day's figures, own mail told apart.
+// mailed to the report address over SMTP appear as the day's figures, own mail told apart; beside
+// them, the inbound STARTTLS sessions those two mails came in by.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -10,6 +11,7 @@ import { bounceDomainOf } from '../../../src/domains/names.js';
 import { checkPage, launchBrowser, loggedIn } from '../../helpers/browser.js';
 import { setup, transport } from '../../helpers/inbound.js';
 import { testDatabases } from '../../helpers/databases.js';
+import { until } from '../../helpers/until.js';
 import { zip } from '../../helpers/zip.js';
 
 const fixture = (name: string) =>
@@ -48,6 +50,14 @@ for (const db of testDatabases()) {
       attachments: [{ filename: 'report.json.gz', content: gzipSync(tls), contentType: 'application/tlsrpt+gzip' }],
     });
 
+    // Both mails came over STARTTLS (nodemailer's default when offered): two inbound sessions today,
+    // counted when each ended.
+    const today = d.clock.now().toISOString().slice(0, 10);
+    await until('the two STARTTLS sessions counted', async () => {
+      const res = await d.request('GET', '/v1/reports/tls', { key: ws.live });
+      return res.body.inbound?.[0]?.successful === 2;
+    });
+
     const browser = await launchBrowser(t);
     const { page } = await loggedIn(t, browser, d);
     await page.goto(`${d.url}/dashboard/inbound/domains/${claimed.body.id}`);
@@ -71,6 +81,8 @@ for (const db of testDatabases()) {
     const tlsRow = page.getByRole('table', { name: 'TLS reports per day' }).getByRole('row').filter({ hasText: day });
     t.same((await tlsRow.getByRole('cell').allTextContents()).slice(0, 3), [day, '5629', '303 (5.4%)']);
     t.match(await tlsRow.textContent(), 'certificate-expired ×100');
+    const inboundRow = page.getByRole('table', { name: 'Inbound STARTTLS sessions per day' }).getByRole('row').filter({ hasText: today });
+    t.same(await inboundRow.getByRole('cell').allTextContents(), [today, 'mx.postern.test', '2', '0 (0%)', '—']);
     await checkPage(t, page, 'inbound-domain-health');
   });
 }

@@ -1,6 +1,8 @@
 // A custom domain's health, on its page: the doctor's checks (GET /v1/inbound/domains/{id}/checks,
 // each pass / warn / fail with the record to publish) and what receivers reported about it over
-// the last 30 days (GET /v1/reports/dmarc and /v1/reports/tls, per UTC day).
+// the last 30 days (GET /v1/reports/dmarc and /v1/reports/tls, per UTC day). Beside the TLS reports
+// receivers mailed about sessions to the domain's MX hosts (outbound) come the STARTTLS sessions
+// senders opened to this box's MX (inbound, per MX host: they name no domain).
 import { get, query } from '../api';
 import { Badge, ErrorLine, Loading, Table, useAsync, type Tone } from '../components';
 import { useSelectionKey } from '../session';
@@ -29,6 +31,19 @@ interface TlsDay {
   failed: number;
   failures: Record<string, number>;
 }
+
+interface InboundTlsDay {
+  hostname: string;
+  day: string;
+  successful: number;
+  failed: number;
+  failures: Record<string, number>;
+}
+
+const failureList = (failures: Record<string, number>) =>
+  Object.entries(failures)
+    .map(([type, n]) => `${type} ×${n}`)
+    .join(', ') || '—';
 
 const TONES: Record<Check['status'], Tone> = { pass: 'ok', warn: 'warn', fail: 'bad' };
 const pct = (n: number, of: number) => (of === 0 ? '—' : `${Math.round((n / of) * 1000) / 10}%`);
@@ -76,7 +91,10 @@ export function DomainChecks(props: { id: string }) {
 export function DomainReports(props: { domain: string }) {
   const sel = useSelectionKey();
   const dmarc = useAsync(() => get<{ data: DmarcDay[] }>(`/v1/reports/dmarc${query({ domain: props.domain })}`), [props.domain, sel]);
-  const tls = useAsync(() => get<{ data: TlsDay[] }>(`/v1/reports/tls${query({ domain: props.domain })}`), [props.domain, sel]);
+  const tls = useAsync(
+    () => get<{ data: TlsDay[]; inbound: InboundTlsDay[] }>(`/v1/reports/tls${query({ domain: props.domain })}`),
+    [props.domain, sel],
+  );
   return (
     <>
       <h2>DMARC reports (last 30 days)</h2>
@@ -121,15 +139,30 @@ export function DomainReports(props: { domain: string }) {
             { label: 'Day', cell: (d) => d.day },
             { label: 'Sessions', cell: (d) => String(d.successful + d.failed), class: 'num' },
             { label: 'Failed', cell: (d) => `${d.failed} (${pct(d.failed, d.successful + d.failed)})`, class: 'num' },
-            {
-              label: 'Failures',
-              cell: (d) =>
-                Object.entries(d.failures)
-                  .map(([type, n]) => `${type} ×${n}`)
-                  .join(', ') || '—',
-            },
+            { label: 'Failures', cell: (d) => failureList(d.failures) },
           ]}
         />
+      )}
+      {tls.data && (
+        <>
+          <h3>Inbound STARTTLS (to this box's MX)</h3>
+          <p class="muted">
+            Sessions senders opened to Postern's MX listener, counted here: TLS 1.2 or later, or why the handshake failed.
+          </p>
+          <Table
+            caption="Inbound STARTTLS sessions per day"
+            rows={[...tls.data.inbound].reverse()}
+            rowKey={(d) => `${d.hostname} ${d.day}`}
+            empty="No STARTTLS session yet."
+            columns={[
+              { label: 'Day', cell: (d) => d.day },
+              { label: 'MX host', cell: (d) => d.hostname },
+              { label: 'Sessions', cell: (d) => String(d.successful + d.failed), class: 'num' },
+              { label: 'Failed', cell: (d) => `${d.failed} (${pct(d.failed, d.successful + d.failed)})`, class: 'num' },
+              { label: 'Failures', cell: (d) => failureList(d.failures) },
+            ]}
+          />
+        </>
       )}
     </>
   );
