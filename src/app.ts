@@ -235,7 +235,11 @@ export async function createApp(options: AppOptions): Promise<App> {
   const domains = createDomainStore(deps);
   const doctor = createDoctor({
     ...deps,
-    certificate: () => currentCertificate({ dataDir: config.dataDir, certFile: config.smtp.tlsCert, keyFile: config.smtp.tlsKey }),
+    // The certificate STARTTLS presents: ACME's for `hostname` once there is one, else the files or the self-signed one.
+    certificate: () =>
+      config.acme.enabled && served.has(config.hostname)
+        ? { pem: String(served.defaultPair().cert), configured: true }
+        : currentCertificate({ dataDir: config.dataDir, certFile: config.smtp.tlsCert, keyFile: config.smtp.tlsKey }),
     // The policies Postern serves, fetched as delivery fetches any domain's (delivery.mtaSts.*).
     fetchPolicy: policyFetch(deps),
   });
@@ -434,6 +438,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     publicUrl,
     submissionPorts: () => submissionPorts,
     emailSource: createEmailSource({ ...deps, publicUrl, tokens: emailTokens }),
+    ...(config.acme.enabled ? { certificateProblems: () => certificates.problems() } : {}),
   });
   const sessionAuth = sessionPrincipal({ sessions, workspaces, audit });
   const httpApp = createHttpApp({

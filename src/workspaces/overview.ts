@@ -20,7 +20,7 @@ export interface Meter {
 }
 
 export interface Warning {
-  kind: 'unverified_domain' | 'failed_domain' | 'dns_mismatch' | 'bounce_rate';
+  kind: 'unverified_domain' | 'failed_domain' | 'dns_mismatch' | 'bounce_rate' | 'certificate';
   message: string;
 }
 

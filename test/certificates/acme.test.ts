@@ -5,18 +5,24 @@
 // revocation (Pebble says Revoked), a failed challenge (the name does not resolve: kept with its
 // reason, shown in /readyz and the metrics, retried after a back-off) and two nodes of a cluster
 // racing for the same name (one order; both serve its result).
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import net, { type AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import tls from 'node:tls';
 import type { X509Certificate } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { bootDaemon, type TestDaemon } from '../helpers/daemon.js';
+import { dashboardLogin } from '../helpers/dashboard.js';
 import { freshPostgres, testDatabases } from '../helpers/databases.js';
 import { startDnsServer, type DnsServer } from '../helpers/dns-server.js';
 import { startPebble, type Pebble } from '../helpers/pebble.js';
 import { until } from '../helpers/until.js';
 
 const NAME = 'mx.postern.test';
+const DOMAIN = 'acme.example';
 
 /** A TCP forwarder on an ephemeral port, pointed at its target later (Pebble needs its port first). */
 async function forwarder(t: Test) {
@@ -132,6 +138,9 @@ async function setup(
   const https = await forwarder(t);
   const pebble = await startPebble({ dnsServer: dns.address, httpPort: http.port, tlsPort: https.port });
   t.teardown(() => pebble.stop());
+  const root = await pebble.root();
+  const rootFile = path.join(mkdtempSync(path.join(tmpdir(), 'pebble-root-')), 'root.pem');
+  writeFileSync(rootFile, root);
   const daemon = await bootDaemon(t, {
     ...(opts.databaseUrl ? { databaseUrl: opts.databaseUrl } : {}),
     env: {
@@ -146,12 +155,17 @@ async function setup(
       POSTERN_HTTPS_ENABLED: 'true',
       POSTERN_HTTPS_HOST: '127.0.0.1',
       POSTERN_HTTPS_PORT: '0',
+      // The doctor fetches MTA-STS policies as senders do: over HTTPS on "443" (the forwarder to
+      // the daemon's HTTPS listener), trusting Pebble's root as senders trust a public CA.
+      POSTERN_DELIVERY_MTA_STS_PORT: String(https.port),
+      POSTERN_DELIVERY_MTA_STS_ALLOW_PRIVATE: 'true',
+      POSTERN_DELIVERY_TLS_CA_FILE: rootFile,
       ...opts.env,
     },
   });
   http.to(daemon.httpPort);
   https.to(httpsPortOf(daemon));
-  return { dns, pebble, daemon, root: await pebble.root() };
+  return { dns, pebble, daemon, root };
 }
 
 const httpsPortOf = (d: TestDaemon) => Number(new URL(d.app.publicUrl()).port || 443);
@@ -246,6 +260,20 @@ function plainGet(port: number, path: string, host: string): Promise<{ status: n
   });
 }
 
+/** GET /.well-known/mta-sts.txt over HTTPS as a sender does: SNI and Host the policy host, verified against `ca`. */
+function policyOverHttps(port: number, host: string, ca: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = https.get({ host: '127.0.0.1', port, path: '/.well-known/mta-sts.txt', servername: host, ca, headers: { host } }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => resolve({ status: res.statusCode!, text }));
+    });
+    req.on('error', reject);
+  });
+}
+
+/** A request over HTTPS to 127.0.0.1, verified for `servername` against `ca`. */
 async function fetchInsecure(url: string, ca: string, servername: string): Promise<{ status: number; body: any }> {
   const { Agent, fetch: f } = await import('undici');
   const agent = new Agent({ connect: { ca, servername } });
@@ -257,8 +285,48 @@ async function fetchInsecure(url: string, ca: string, servername: string): Promi
   }
 }
 
+t.test('mta-sts.<domain> gets its certificate: the policy is served over HTTPS as senders fetch it', async (t) => {
+  // The test's API calls go over plain HTTP (the helper's client), so it is not redirected here.
+  const { daemon, dns, root } = await setup(t, { env: { POSTERN_HTTPS_REDIRECT_HTTP: 'false' } });
+  await until('the hostname’s certificate', async () => (await kept(daemon))?.notAfter ?? false);
+  const ws = await daemon.workspace('acme', { plan: 'custom' });
+  const claim = await daemon.request('POST', '/v1/inbound/domains', { key: ws.live, body: { domain: DOMAIN } });
+  t.equal(claim.status, 201);
+  const dkim = (claim.body as { records: { type: string; value: string }[] }).records.find((r) => r.type === 'TXT')!.value;
+  dns.set(DOMAIN, [{ type: 'MX', data: { preference: 10, exchange: NAME } }]);
+  dns.set(`postern._domainkey.${DOMAIN}`, [{ type: 'TXT', data: dkim }]);
+  dns.set(`mta-sts.${DOMAIN}`, [{ type: 'A', data: '127.0.0.1' }]);
+  const domain = await daemon.request('GET', `/v1/inbound/domains/${(claim.body as { id: string }).id}`, { key: ws.live });
+  t.equal(domain.body.status, 'verified');
+  dns.set(`_mta-sts.${DOMAIN}`, [{ type: 'TXT', data: `v=STSv1; id=${domain.body.mtaSts.policyId}` }]);
+
+  t.same(await daemon.app.certificates.wanted(), [`mta-sts.${DOMAIN}`, NAME], 'the policy host is wanted once the domain receives');
+  const results = await daemon.app.certificates.check();
+  t.same(
+    results.map((r) => [r.name, r.outcome]),
+    [
+      [`mta-sts.${DOMAIN}`, 'issued'],
+      [NAME, 'not-due'],
+    ],
+  );
+  const policyHost = await presented(httpsPortOf(daemon), { servername: `mta-sts.${DOMAIN}`, ca: root });
+  t.ok(policyHost.authorized, `HTTPS presents a certificate for mta-sts.${DOMAIN}`);
+  const policy = await policyOverHttps(httpsPortOf(daemon), `mta-sts.${DOMAIN}`, root);
+  t.equal(policy.status, 200);
+  t.equal(policy.text, `version: STSv1\r\nmode: testing\r\nmx: ${NAME}\r\nmax_age: 86400\r\n`);
+  const report = await daemon.app.doctor.run({ domain: DOMAIN });
+  t.match(
+    report.domains[0].checks.find((c) => c.name === 'mta-sts'),
+    {
+      status: 'pass',
+      detail: new RegExp(`serves Postern's policy .*; the MX certificate names ${NAME.replace(/\./g, '\\.')}`),
+    },
+  );
+});
+
 t.test('a failed challenge is kept with its reason, shown in /readyz and the metrics, and retried after a back-off', async (t) => {
-  const { daemon, dns, root } = await setup(t, { resolves: false });
+  // The dashboard client below speaks plain HTTP: not redirected here.
+  const { daemon, dns, root } = await setup(t, { resolves: false, env: { POSTERN_HTTPS_REDIRECT_HTTP: 'false' } });
   const failing = await until('the first attempt to fail', async () => {
     const k = await kept(daemon);
     return k && k.failures > 0 ? k : false;
@@ -270,6 +338,15 @@ t.test('a failed challenge is kept with its reason, shown in /readyz and the met
   t.match(ready.body.checks.certificates, [{ name: NAME, kind: 'failing', failures: 1 }]);
   const metrics = await (await fetch(`http://127.0.0.1:${daemon.metricsPort}/metrics`)).text();
   t.match(metrics, new RegExp(`postern_certificate_renewal_failures\\{name="${NAME.replace(/\./g, '\\.')}",scope="cluster"\\} 1`));
+  const ws = await daemon.workspace('acme');
+  const dashboard = await dashboardLogin(daemon);
+  await dashboard.select(ws.id, 'live');
+  const overview = await dashboard.request('GET', '/dashboard/api/overview');
+  t.match(
+    overview.body.warnings,
+    [{ kind: 'certificate', message: new RegExp(`^Obtaining the certificate for ${NAME.replace(/\./g, '\\.')} failed 1 time `) }],
+    'the Overview warns of it',
+  );
   t.same(
     (await daemon.app.certificates.check()).map((r) => r.outcome),
     ['elsewhere'],

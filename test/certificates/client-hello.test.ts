@@ -80,7 +80,8 @@ t.test('the reader finds what Node’s TLS server is offered', async (t) => {
       const { read, server, offered } = await exchange(name, alpn);
       if (read.kind !== 'hello') throw new Error(`read as ${read.kind}`);
       if (read.serverName !== server.servername) throw new Error(`server name ${read.serverName} ≠ ${server.servername}`);
-      if (JSON.stringify(read.alpn) !== JSON.stringify(offered)) throw new Error(`ALPN ${JSON.stringify(read.alpn)} ≠ ${JSON.stringify(offered)}`);
+      if (JSON.stringify(read.alpn) !== JSON.stringify(offered))
+        throw new Error(`ALPN ${JSON.stringify(read.alpn)} ≠ ${JSON.stringify(offered)}`);
       if (server.echoed !== 'ping') throw new Error('the handed-on connection did not carry data');
     }),
     40,

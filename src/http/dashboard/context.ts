@@ -3,6 +3,7 @@ import type { NodeRegistry } from '../../cluster/nodes.js';
 import type { Request, Response } from 'express';
 import type { ConnectionStore } from '../../channels/connections.js';
 import type { EmailSource } from '../../channels/email/index.js';
+import type { CertificateProblem } from '../../certificates/certificates.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import type { Env } from '../../db/schema.js';
@@ -51,6 +52,8 @@ export interface DashboardDeps {
   submissionPorts(): { port: number; tlsPort: number | null } | null;
   /** An email message as delivery would compose it (the source view). */
   emailSource: EmailSource;
+  /** Certificates failing to renew or expired (ACME on), for the Overview's warnings. */
+  certificateProblems?: () => Promise<CertificateProblem[]>;
 }
 
 export function sessionOf(res: Response): Session {

@@ -15,21 +15,33 @@
 //   webhooks: { failing: [{ id: 'whk_…', url, failingSince: ISO | null, disabled, disabledReason }] },
 //   quota: { messages: { used, limit: number | null } | null, inbound: … | null,
 //            senderCaps: [{ tier: 'shared' | 'domain', period: 'day' | 'month', used, limit }] },
-//   warnings: [{ kind: 'unverified_domain' | 'failed_domain' | 'bounce_rate', message }]
+//   warnings: [{ kind: 'unverified_domain' | 'failed_domain' | 'dns_mismatch' | 'bounce_rate' | 'certificate', message }]
 // }
 // Windows count messages accepted in the window by their status now; bounced and complained are
 // suppressions added in the window to the environment's list (a test key's simulated bounces count
 // in test only).
 import { Router } from 'express';
 import { createOverview } from '../../workspaces/overview.js';
+import type { CertificateProblem } from '../../certificates/certificates.js';
 import { actingOn, type DashboardDeps } from './context.js';
+
+function certificateWarning(p: CertificateProblem): string {
+  if (p.kind === 'expired')
+    return `The certificate for ${p.name} expired on ${p.notAfter}; renewing it failed: ${p.error ?? 'no attempt yet'}`;
+  const served = p.notAfter ? `the current one is valid until ${p.notAfter}` : 'smtp.tlsCert or the self-signed one is served meanwhile';
+  return `Obtaining the certificate for ${p.name} failed ${p.failures} time${p.failures === 1 ? '' : 's'} (${served}): ${p.error ?? ''}`;
+}
 
 export function overviewRoutes(deps: DashboardDeps): Router {
   const r = Router();
   const overview = createOverview(deps);
   r.get('/overview', async (_req, res) => {
     const { workspace, env } = await actingOn(deps, res);
-    res.json(await overview.read(workspace, env, deps.clock.now()));
+    const read = await overview.read(workspace, env, deps.clock.now());
+    // The box's certificates (ACME) concern every workspace: HTTPS and STARTTLS serve them all.
+    const problems = (await deps.certificateProblems?.().catch(() => [])) ?? [];
+    for (const p of problems) read.warnings.push({ kind: 'certificate', message: certificateWarning(p) });
+    res.json(read);
   });
   return r;
 }

@@ -1,9 +1,9 @@
 // GET /.well-known/mta-sts.txt: the MTA-STS policy file (RFC 8461 §3.2) of each custom domain Postern
 // receives for, chosen by the request's host, `mta-sts.<domain>` (port ignored, any case). Public by
-// design: a sending MTA fetches it without credentials. Senders fetch it over HTTPS on port 443 only;
-// this listener speaks HTTP, so a TLS-terminating proxy with a certificate for mta-sts.<domain> fronts
-// it until Postern's own HTTPS listener comes (docs/dns.md, "MTA-STS"). Every node answers the same:
-// the policy is read from the database on each request.
+// design: a sending MTA fetches it without credentials. Senders fetch it over HTTPS on port 443 only:
+// the HTTPS listener serves it with the ACME certificate of mta-sts.<domain>; over plain HTTP it is
+// answered too, never redirected, for a TLS-terminating proxy in front (docs/dns.md, "MTA-STS").
+// Every node answers the same: the policy is read from the database on each request.
 import { Router } from 'express';
 import type { MtaStsPolicies } from '../../domains/mta-sts-policy.js';
 import { AppError } from '../../lib/errors.js';
