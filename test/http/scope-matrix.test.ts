@@ -70,7 +70,8 @@ const matches = (row: Row, route: { method: string; path: string }) =>
 // test/domains/mta-sts-serve.test.ts), the ACME HTTP-01 answers (the CA fetches them without a key,
 // test/certificates/acme.test.ts); and the dashboard, which takes an operator's session
 // (test/http/dashboard/ covers it).
-const OPEN = /^\/(healthz$|readyz$|t\/|u\/|callbacks\/|\.well-known\/mta-sts\.txt$|\.well-known\/acme-challenge\/:token$|$|dashboard(\/|$)|docs(\/|$))/;
+const OPEN =
+  /^\/(healthz$|readyz$|t\/|u\/|callbacks\/|\.well-known\/mta-sts\.txt$|\.well-known\/acme-challenge\/:token$|$|dashboard(\/|$)|docs(\/|$))/;
 // The hosted vendors' APIs take a key in the vendor's auth style; test/compat/ checks their scopes.
 const VENDOR = /^\/compat\/(resend|postmark|sendgrid|mailgun)\//;
 // The one /v1 route without a key: the API description (test/http/openapi.test.ts).
