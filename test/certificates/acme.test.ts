@@ -8,7 +8,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import net, { type AddressInfo } from 'node:net';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
@@ -18,37 +18,11 @@ import { bootDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { dashboardLogin } from '../helpers/dashboard.js';
 import { freshPostgres, testDatabases } from '../helpers/databases.js';
 import { startDnsServer, type DnsServer } from '../helpers/dns-server.js';
-import { startPebble, type Pebble } from '../helpers/pebble.js';
+import { startForwarder, startPebble, type Pebble } from '../helpers/pebble.js';
 import { until } from '../helpers/until.js';
 
 const NAME = 'mx.postern.test';
 const DOMAIN = 'acme.example';
-
-/** A TCP forwarder on an ephemeral port, pointed at its target later (Pebble needs its port first). */
-async function forwarder(t: Test) {
-  let target = 0;
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((client) => {
-    const upstream = net.connect(target, '127.0.0.1');
-    for (const s of [client, upstream]) {
-      sockets.add(s);
-      s.on('error', () => (client.destroy(), upstream.destroy()));
-      s.on('close', () => sockets.delete(s));
-    }
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  t.teardown(() => {
-    for (const s of sockets) s.destroy();
-    return new Promise<void>((r) => server.close(() => r()));
-  });
-  return {
-    port: (server.address() as AddressInfo).port,
-    to(port: number) {
-      target = port;
-    },
-  };
-}
 
 /** The certificate a TLS server presents for `servername` (none: no SNI), verified against `ca`. */
 function presented(
@@ -134,8 +108,8 @@ async function setup(
 ): Promise<Setup> {
   const dns = await startDnsServer(opts.resolves === false ? {} : { [NAME]: [{ type: 'A', data: '127.0.0.1' }] });
   t.teardown(() => dns.close());
-  const http = await forwarder(t);
-  const https = await forwarder(t);
+  const http = await startForwarder(t);
+  const https = await startForwarder(t);
   const pebble = await startPebble({ dnsServer: dns.address, httpPort: http.port, tlsPort: https.port });
   t.teardown(() => pebble.stop());
   const root = await pebble.root();

@@ -29,8 +29,9 @@ const FLAGS = [
   '--disable-sync',
 ];
 
-export async function launchBrowser(t: Teardown): Promise<Browser> {
-  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: FLAGS });
+/** Chromium with the suite's flags, and `args` of the test's own (a host resolver rule, a trusted key). */
+export async function launchBrowser(t: Teardown, args: string[] = []): Promise<Browser> {
+  const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...FLAGS, ...args] });
   t.teardown(() => browser.close());
   return browser;
 }

@@ -5,6 +5,7 @@
 // client's retry is tested elsewhere, not by chance here); PEBBLE_AUTHZREUSE=0 makes every order
 // validate again, so a renewal proves the challenge still works.
 import { spawn, type ChildProcess } from 'node:child_process';
+import net, { type AddressInfo } from 'node:net';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -88,4 +89,30 @@ export async function startPebble(opts: { dnsServer: string; httpPort: number; t
       },
     };
   }
+}
+
+/** A TCP forwarder on an ephemeral port, pointed at its target later (Pebble needs its port first). */
+export async function startForwarder(t: { teardown(fn: () => unknown): void }) {
+  let target = 0;
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(target, '127.0.0.1');
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('error', () => (client.destroy(), upstream.destroy()));
+      s.on('close', () => sockets.delete(s));
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => {
+    for (const s of sockets) s.destroy();
+    return new Promise<void>((r) => server.close(() => r()));
+  });
+  return {
+    port: (server.address() as AddressInfo).port,
+    to(port: number) {
+      target = port;
+    },
+  };
 }
