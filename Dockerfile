@@ -38,7 +38,8 @@ COPY config ./config
 USER postern
 VOLUME ["/data"]
 # 587 and 465: SMTP submission, when POSTERN_SUBMISSION_ENABLED=true (docs/submission.md).
-EXPOSE 25 587 465 8025
+# 443 (and 80 for ACME HTTP-01): the HTTPS listener, when POSTERN_HTTPS_ENABLED=true (docs/install.md).
+EXPOSE 25 587 465 8025 443
 STOPSIGNAL SIGTERM
 # `postern ready` loads the configuration as `serve` does (defaults, the file POSTERN_CONFIG names,
 # POSTERN_* variables), so it asks /readyz on the port the daemon listens on however it was set.
