@@ -143,8 +143,8 @@ export function createCertificates(
     },
     challenge: (token) => store.challenge(token),
     start() {
-      served.start();
       if (!settings.enabled) return;
+      served.start();
       timer = setTimeout(tick, 0).unref();
     },
     async stop() {
