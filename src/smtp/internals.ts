@@ -54,3 +54,18 @@ export function onConnection(server: SMTPServer, hook: (conn: Connection) => voi
     if (conn && !conn._closing && !conn._closed) hook(conn);
   };
 }
+
+/**
+ * Calls `listener` once when the raw socket closes, STARTTLS or not. smtp-server's STARTTLS strips
+ * every listener of the raw socket (its upgrade() calls removeAllListeners()), which took a plain
+ * `socket.once('close')` with it; the listener is put back each time.
+ */
+export function onSocketClose(socket: Socket, listener: () => void): void {
+  socket.once('close', listener);
+  const strip = socket.removeAllListeners.bind(socket);
+  socket.removeAllListeners = (event?: string | symbol) => {
+    strip(event);
+    if (event === undefined || event === 'close') socket.once('close', listener);
+    return socket;
+  };
+}

@@ -32,6 +32,7 @@ import { headerBounds, type HeaderExcess } from './header-bounds.js';
 import { setGreetingDelay } from './greeting-delay.js';
 import { createPostmasterMailbox } from './postmaster.js';
 import { refusal, replyFor, type Verdict } from './replies.js';
+import { onSocketClose } from './internals.js';
 import { loadTls } from './self-signed.js';
 import type { ServedCertificates } from '../certificates/serving.js';
 import { guardSessions } from './session-guard.js';
@@ -348,7 +349,7 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
         sockets.add(socket);
         const timer = setTimeout(() => socket.destroy(), opts.maxConnectionTime);
         timer.unref();
-        socket.once('close', () => {
+        onSocketClose(socket, () => {
           clearTimeout(timer);
           sockets.delete(socket);
         });

@@ -19,6 +19,7 @@ import type { Principal } from '../workspaces/keys.js';
 import { createClientLimits } from './client-limits.js';
 import { closeServer, MIN_TLS_VERSION } from './listener.js';
 import { queuedReply, refusal, submissionVerdict } from './replies.js';
+import { onSocketClose } from './internals.js';
 import { loadTls } from './self-signed.js';
 import type { KeyPair, ServedCertificates } from '../certificates/serving.js';
 import { guardSessions } from './session-guard.js';
@@ -178,7 +179,7 @@ export function createSubmissionListener(deps: SubmissionListenerDeps): Submissi
       sockets.add(socket);
       const timer = setTimeout(() => socket.destroy(), smtp.maxConnectionTime);
       timer.unref();
-      socket.once('close', () => {
+      onSocketClose(socket, () => {
         clearTimeout(timer);
         sockets.delete(socket);
       });
