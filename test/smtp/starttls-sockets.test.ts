@@ -58,14 +58,10 @@ for (const listener of ['smtp', 'submission'] as const)
     } as typeof net.Server.prototype.emit;
     t.teardown(() => void (net.Server.prototype.emit = emit));
     for (let i = 0; i < SESSIONS; i++) await starttlsSession(port);
-    const freed = await until(
-      'the sockets of the closed sessions to be collected',
-      async () => {
-        gc();
-        await new Promise((r) => setImmediate(r));
-        return collected >= SESSIONS - 2 ? collected : false;
-      },
-      10_000,
-    ).catch(() => collected);
+    const freed = await until('the sockets of the closed sessions to be collected', async () => {
+      gc();
+      await new Promise((r) => setImmediate(r));
+      return collected >= SESSIONS - 2 ? collected : false;
+    }).catch(() => collected);
     t.ok(freed >= SESSIONS - 2, `${freed} of ${SESSIONS} sockets collected after their STARTTLS sessions closed`);
   });
