@@ -8,6 +8,7 @@ import vm from 'node:vm';
 import tls from 'node:tls';
 import t from 'tap';
 import { bootDaemon } from '../helpers/daemon.js';
+import { testDatabases } from '../helpers/databases.js';
 import { until } from '../helpers/until.js';
 
 const SESSIONS = 30;
@@ -43,25 +44,26 @@ function starttlsSession(port: number): Promise<void> {
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
 
-for (const listener of ['smtp', 'submission'] as const)
-  t.test(`STARTTLS sessions on the ${listener} listener leave no socket behind`, async (t) => {
-    const daemon = await bootDaemon(t, { env: { POSTERN_SMTP_GREETING_DELAY: '0ms', POSTERN_SUBMISSION_ENABLED: 'true' } });
-    const port = listener === 'smtp' ? daemon.smtpPort : daemon.submissionPort!;
-    let collected = 0;
-    const registry = new FinalizationRegistry(() => (collected += 1));
-    type Emit = (this: net.Server, event: string | symbol, ...args: unknown[]) => boolean;
-    const emit = net.Server.prototype.emit as Emit;
-    net.Server.prototype.emit = function (this: net.Server, event: string | symbol, ...args: unknown[]) {
-      const at = (this.address() as net.AddressInfo | null)?.port;
-      if (event === 'connection' && at === port) registry.register(args[0] as object, null);
-      return emit.call(this, event, ...args);
-    } as typeof net.Server.prototype.emit;
-    t.teardown(() => void (net.Server.prototype.emit = emit));
-    for (let i = 0; i < SESSIONS; i++) await starttlsSession(port);
-    const freed = await until('the sockets of the closed sessions to be collected', async () => {
-      gc();
-      await new Promise((r) => setImmediate(r));
-      return collected >= SESSIONS - 2 ? collected : false;
-    }).catch(() => collected);
-    t.ok(freed >= SESSIONS - 2, `${freed} of ${SESSIONS} sockets collected after their STARTTLS sessions closed`);
-  });
+for (const db of testDatabases())
+  for (const listener of ['smtp', 'submission'] as const)
+    t.test(`STARTTLS sessions on the ${listener} listener leave no socket behind (${db})`, async (t) => {
+      const daemon = await bootDaemon(t, { db, env: { POSTERN_SMTP_GREETING_DELAY: '0ms', POSTERN_SUBMISSION_ENABLED: 'true' } });
+      const port = listener === 'smtp' ? daemon.smtpPort : daemon.submissionPort!;
+      let collected = 0;
+      const registry = new FinalizationRegistry(() => (collected += 1));
+      type Emit = (this: net.Server, event: string | symbol, ...args: unknown[]) => boolean;
+      const emit = net.Server.prototype.emit as Emit;
+      net.Server.prototype.emit = function (this: net.Server, event: string | symbol, ...args: unknown[]) {
+        const at = (this.address() as net.AddressInfo | null)?.port;
+        if (event === 'connection' && at === port) registry.register(args[0] as object, null);
+        return emit.call(this, event, ...args);
+      } as typeof net.Server.prototype.emit;
+      t.teardown(() => void (net.Server.prototype.emit = emit));
+      for (let i = 0; i < SESSIONS; i++) await starttlsSession(port);
+      const freed = await until('the sockets of the closed sessions to be collected', async () => {
+        gc();
+        await new Promise((r) => setImmediate(r));
+        return collected >= SESSIONS - 2 ? collected : false;
+      }).catch(() => collected);
+      t.ok(freed >= SESSIONS - 2, `${freed} of ${SESSIONS} sockets collected after their STARTTLS sessions closed`);
+    });
