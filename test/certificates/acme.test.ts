@@ -8,7 +8,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
@@ -19,6 +18,7 @@ import { dashboardLogin } from '../helpers/dashboard.js';
 import { freshPostgres, testDatabases } from '../helpers/databases.js';
 import { startDnsServer, type DnsServer } from '../helpers/dns-server.js';
 import { startForwarder, startPebble, type Pebble } from '../helpers/pebble.js';
+import { starttls } from '../helpers/starttls.js';
 import { until } from '../helpers/until.js';
 
 const NAME = 'mx.postern.test';
@@ -52,46 +52,28 @@ function presented(
 }
 
 /** STARTTLS on the SMTP listener, then the certificate presented (verified against `ca`, for NAME). */
-function smtpCertificate(
+async function smtpCertificate(
   port: number,
   ca: string,
   servername?: string,
 ): Promise<{ cert: X509Certificate; authorized: boolean; protocol: string | null }> {
+  const plain = await starttls(port);
   return new Promise((resolve, reject) => {
-    const plain = net.connect(port, '127.0.0.1');
-    let buf = '';
-    let stage = 0;
-    plain.on('error', reject);
-    plain.on('data', (d) => {
-      buf += d.toString();
-      if (!/(^|\r\n)\d{3} [^\r\n]*\r\n$/.test(buf)) return;
-      const reply = buf;
-      buf = '';
-      if (stage === 0 && reply.startsWith('220')) {
-        stage = 1;
-        plain.write('EHLO client.test\r\n');
-      } else if (stage === 1 && reply.startsWith('250')) {
-        stage = 2;
-        plain.write('STARTTLS\r\n');
-      } else if (stage === 2 && reply.startsWith('220')) {
-        plain.removeAllListeners('data');
-        // The name is checked below, as for HTTPS; Node would check `localhost` against it here.
-        const secure = tls.connect({
-          socket: plain,
-          ca,
-          rejectUnauthorized: false,
-          checkServerIdentity: () => undefined,
-          ...(servername ? { servername } : {}),
-        });
-        secure.once('secureConnect', () => {
-          const cert = secure.getPeerX509Certificate()!;
-          const out = { cert, authorized: secure.authorized && cert.checkHost(NAME) !== undefined, protocol: secure.getProtocol() };
-          secure.end('QUIT\r\n');
-          resolve(out);
-        });
-        secure.once('error', reject);
-      } else reject(new Error(`unexpected SMTP reply: ${reply}`));
+    // The name is checked below, as for HTTPS; Node would check `localhost` against it here.
+    const secure = tls.connect({
+      socket: plain,
+      ca,
+      rejectUnauthorized: false,
+      checkServerIdentity: () => undefined,
+      ...(servername ? { servername } : {}),
     });
+    secure.once('secureConnect', () => {
+      const cert = secure.getPeerX509Certificate()!;
+      const out = { cert, authorized: secure.authorized && cert.checkHost(NAME) !== undefined, protocol: secure.getProtocol() };
+      secure.end('QUIT\r\n');
+      resolve(out);
+    });
+    secure.once('error', reject);
   });
 }
 

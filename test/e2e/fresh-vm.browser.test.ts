@@ -6,7 +6,6 @@
 // with it alone; plain HTTP sends the browser to HTTPS; the MX presents the CA certificate on
 // STARTTLS. The MTA-STS leg (the policy over HTTPS) is test/certificates/acme.test.ts's.
 import { createHash, X509Certificate } from 'node:crypto';
-import net from 'node:net';
 import tls from 'node:tls';
 import t from 'tap';
 import { checkPage, launchBrowser, OWNER } from '../helpers/browser.js';
@@ -14,36 +13,21 @@ import { bootDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 import { startForwarder, startPebble } from '../helpers/pebble.js';
+import { starttls } from '../helpers/starttls.js';
 import { until } from '../helpers/until.js';
 
 const NAME = 'mx.postern.test';
 
-/** STARTTLS on the MX: the certificate presented, verified against `ca` for NAME. */
-function starttls(port: number, ca: string): Promise<boolean> {
+/** STARTTLS on the MX: whether the certificate presented verifies against `ca` for NAME. */
+async function starttlsVerified(port: number, ca: string): Promise<boolean> {
+  const plain = await starttls(port);
   return new Promise((resolve, reject) => {
-    const plain = net.connect(port, '127.0.0.1');
-    let buf = '';
-    let stage = 0;
-    plain.on('error', reject);
-    plain.on('data', (d) => {
-      buf += d.toString();
-      if (!/(^|\r\n)\d{3} [^\r\n]*\r\n$/.test(buf)) return;
-      const reply = buf;
-      buf = '';
-      if (stage === 0) plain.write('EHLO client.test\r\n');
-      else if (stage === 1) plain.write('STARTTLS\r\n');
-      else {
-        if (!reply.startsWith('220')) return reject(new Error(reply));
-        plain.removeAllListeners('data');
-        const secure = tls.connect({ socket: plain, ca, servername: NAME });
-        secure.once('secureConnect', () => {
-          secure.end('QUIT\r\n');
-          resolve(secure.authorized);
-        });
-        secure.once('error', reject);
-      }
-      stage += 1;
+    const secure = tls.connect({ socket: plain, ca, servername: NAME });
+    secure.once('secureConnect', () => {
+      secure.end('QUIT\r\n');
+      resolve(secure.authorized);
     });
+    secure.once('error', reject);
   });
 }
 
@@ -80,7 +64,7 @@ for (const db of testDatabases())
     const base = daemon.app.publicUrl();
     const httpsPort = Number(new URL(base).port);
     t.equal(base, `https://${NAME}:${httpsPort}`, 'the public URL is the HTTPS one, by the host name');
-    t.ok(await starttls(daemon.smtpPort, root), 'the MX presents the CA certificate on STARTTLS');
+    t.ok(await starttlsVerified(daemon.smtpPort, root), 'the MX presents the CA certificate on STARTTLS');
 
     // The browser resolves the box's name to loopback, and trusts the key of the certificate Pebble
     // issued as it would trust a public CA's (the certificate is then valid, not an ignored error).

@@ -18,6 +18,7 @@ import { bootDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
 import { freePort } from '../helpers/ports.js';
 import { selfSignedCert } from '../helpers/self-signed.js';
+import { reply, starttls } from '../helpers/starttls.js';
 import { until } from '../helpers/until.js';
 
 const DAY = '2026-11-21';
@@ -25,34 +26,6 @@ const DAY = '2026-11-21';
 const OLD_TLS = { minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT@SECLEVEL=0' } as const;
 
 type Handshake = { protocol: string } | { error: string };
-
-/** Reads one SMTP reply (its last line "NNN ...") from a plaintext socket. */
-function reply(socket: net.Socket): Promise<string> {
-  return new Promise((resolve, reject) => {
-    let buf = '';
-    const onData = (d: Buffer) => {
-      buf += d.toString('latin1');
-      if (/^\d{3} [^\n]*\n/m.test(buf)) {
-        socket.off('data', onData).off('close', onClose);
-        resolve(buf);
-      }
-    };
-    const onClose = () => reject(new Error(`closed before a reply: ${JSON.stringify(buf)}`));
-    socket.on('data', onData).once('close', onClose);
-  });
-}
-
-/** Connects, says EHLO and STARTTLS, and returns the socket at the server's 220 go-ahead. */
-async function starttls(port: number): Promise<net.Socket> {
-  const socket = net.connect({ port, host: '127.0.0.1' });
-  await reply(socket);
-  socket.write('EHLO client.example.org\r\n');
-  await reply(socket);
-  socket.write('STARTTLS\r\n');
-  const go = await reply(socket);
-  if (!go.startsWith('220 ')) throw new Error(`STARTTLS refused: ${go}`);
-  return socket;
-}
 
 /**
  * A TLS handshake on `socket` (or a new connection to `port`, for implicit TLS). Once up, an EHLO is

@@ -9,33 +9,20 @@ import tls from 'node:tls';
 import t from 'tap';
 import { bootDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
+import { starttls } from '../helpers/starttls.js';
 import { until } from '../helpers/until.js';
 
 const SESSIONS = 30;
 
-/** EHLO, STARTTLS, EHLO again and QUIT; resolves when the connection has closed. */
-function starttlsSession(port: number): Promise<void> {
+/** STARTTLS, the handshake and QUIT; resolves when the connection has closed. */
+async function starttlsSession(port: number): Promise<void> {
+  const plain = await starttls(port);
   return new Promise((resolve, reject) => {
-    const plain = net.connect(port, '127.0.0.1');
-    let buf = '';
-    let stage = 0;
-    plain.on('error', reject);
-    plain.on('data', (d) => {
-      buf += d.toString();
-      if (!/(^|\r\n)\d{3} [^\r\n]*\r\n$/.test(buf)) return;
-      buf = '';
-      if (stage === 0) plain.write('EHLO client.test\r\n');
-      else if (stage === 1) plain.write('STARTTLS\r\n');
-      else {
-        plain.removeAllListeners('data');
-        const secure = tls.connect({ socket: plain, rejectUnauthorized: false });
-        secure.on('error', reject);
-        secure.once('secureConnect', () => secure.end('QUIT\r\n'));
-        secure.resume();
-        secure.once('close', () => resolve());
-      }
-      stage += 1;
-    });
+    const secure = tls.connect({ socket: plain, rejectUnauthorized: false });
+    secure.on('error', reject);
+    secure.once('secureConnect', () => secure.end('QUIT\r\n'));
+    secure.resume();
+    secure.once('close', () => resolve());
   });
 }
 
