@@ -1,10 +1,10 @@
 // The inbound half of the TLS summary: the STARTTLS sessions senders opened to our MX listener,
 // counted per UTC day, MX host name and result, as RFC 8460 reporters count our outbound sessions
 // (the outbound half comes from the reports they mail us, store.ts). A session is counted when it
-// ends; it costs no database write: counts gather in memory and are added to the database every
-// `reports.inboundTlsFlush` (and at shutdown, and before a summary is read), one upsert per (day,
-// host, result) that adds to what is there, so the nodes of a cluster add up. A flush that fails
-// keeps its counts for the next one.
+// ends; it costs no database write: counts gather in memory and are added to the database
+// `reports.inboundTlsFlush` after the first count since the last flush (and at shutdown, and
+// before a summary is read), one upsert per (day, host, result) that adds to what is there, so the
+// nodes of a cluster add up. A flush that fails keeps its counts for the next one.
 //
 // The host is the name the listener greets as (`hostname`): the receiving domain is not known when
 // STARTTLS is spoken (it comes with RCPT TO, after it), and the certificate presented is the host's.
@@ -63,7 +63,19 @@ export function createInboundTls(
   const { db, clock, log, hostname } = deps;
   // `${day} ${result}` → sessions not yet in the database. A handful of keys a day, whatever the traffic.
   const pending = new Map<string, number>();
-  const add = (key: string, n: number) => pending.set(key, (pending.get(key) ?? 0) + n);
+  // The flush is armed by the first count after a flush, so nothing runs until the MX listener
+  // counts a session: a process that never serves (the CLI, a daemon before start()) has no timer.
+  let timer: NodeJS.Timeout | null = null;
+  let closed = false;
+  const add = (key: string, n: number) => {
+    pending.set(key, (pending.get(key) ?? 0) + n);
+    if (timer || closed) return;
+    timer = setTimeout(() => {
+      timer = null;
+      void flushLogged();
+    }, deps.flushEveryMs);
+    timer.unref();
+  };
 
   let flushing: Promise<void> = Promise.resolve();
   function flush(): Promise<void> {
@@ -93,8 +105,6 @@ export function createInboundTls(
     }
   }
   const flushLogged = () => flush().catch((err: unknown) => log.warn({ err }, 'inbound TLS counts not saved yet; kept for the next flush'));
-  const timer = setInterval(() => void flushLogged(), deps.flushEveryMs);
-  timer.unref();
 
   return {
     count(outcome) {
@@ -129,7 +139,9 @@ export function createInboundTls(
       return [...days.values()].sort((a, b) => a.hostname.localeCompare(b.hostname) || a.day.localeCompare(b.day));
     },
     async close() {
-      clearInterval(timer);
+      closed = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
       await flushLogged();
     },
   };

@@ -4,6 +4,7 @@
 // TLS summary (GET /v1/reports/tls, `inbound`) beside the reports receivers mailed. The counts are
 // kept in memory and written at shutdown (a second daemon on the same database reads them), and
 // two writers of the same day and host add up, as the nodes of a cluster do.
+import { createHook } from 'node:async_hooks';
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
@@ -12,7 +13,7 @@ import path from 'node:path';
 import tls from 'node:tls';
 import t from 'tap';
 import { ManualClock } from '../../src/lib/clock.js';
-import { createInboundTls } from '../../src/reports/inbound-tls.js';
+import { createInboundTls, type InboundTls } from '../../src/reports/inbound-tls.js';
 import { starttlsFailure } from '../../src/smtp/starttls-outcomes.js';
 import { bootDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
@@ -196,5 +197,41 @@ for (const db of testDatabases()) {
     t.same((await inboundDays(b, ws.live)).inbound, [
       { ...row, successful: 2, failed: 3, failures: { 'handshake-aborted': 2, 'protocol-version': 1 } },
     ]);
+  });
+
+  t.test(`inbound STARTTLS counts: no flush timer until a session is counted, then one that writes them (${db})`, async (t) => {
+    const clock = new ManualClock(`${DAY}T12:00:00Z`);
+    const d = await bootDaemon(t, { db, clock });
+    // Timers made while `fn` runs synchronously (nothing else runs in between), unref'd ones too.
+    const timersMadeBy = (fn: () => void): number => {
+      let made = 0;
+      const hook = createHook({ init: (_id, type) => void (type === 'Timeout' && made++) }).enable();
+      try {
+        fn();
+      } finally {
+        hook.disable();
+      }
+      return made;
+    };
+    const make = (hostname: string) => createInboundTls({ db: d.app.db, clock, log: d.app.log, hostname, flushEveryMs: 10 });
+    const idle: InboundTls[] = [];
+    t.equal(
+      timersMadeBy(() => idle.push(...Array.from({ length: 5 }, () => make('idle.postern.test')))),
+      0,
+      'built (as the CLI builds it) but never counting: no timer',
+    );
+    const counting = make('counting.postern.test');
+    t.teardown(() => Promise.all([...idle, counting].map((x) => x.close())));
+    t.equal(
+      timersMadeBy(() => {
+        counting.count('successful');
+        counting.count('successful');
+      }),
+      1,
+      'the first count arms one flush, the second none more',
+    );
+    const written = () =>
+      d.app.db.selectFrom('inbound_tls_sessions').select('sessions').where('hostname', '=', 'counting.postern.test').executeTakeFirst();
+    await until('the armed flush to write both sessions', async () => Number((await written())?.sessions ?? 0) === 2);
   });
 }
