@@ -10,7 +10,8 @@
 //     rate again (it was sent at the old rate);
 //   - increase: after `increaseAfter` deliveries accepted in a row (seen by one node), the rate
 //     grows by `increaseStep` of the rate the last decrease set (at least 1) and the connections
-//     by one; back at the rate it climbs to with every connection, the back-off ends.
+//     by one; back at the rate it climbs to with every connection, the back-off ends. It ends
+//     too a day after the last throttle, whatever the rate (FORGET_AFTER_MS).
 // The state is a row per domain (destination_pace), the cluster's: every node reads it every two
 // seconds (with the holds, destinations.ts) and changes it only from the version it read, so nodes that see one throttle lower the
 // rate once. The lowered rate is a budget of the cluster's (cluster/budgets.ts) with a burst of ten
@@ -20,6 +21,8 @@ import type { Budget, Rate } from '../../cluster/budgets.js';
 import type { Deps } from '../../deps.js';
 import { parseRate } from './rates.js';
 
+/** A back-off with no throttle for this long ends (see load()). */
+export const FORGET_AFTER_MS = 86_400_000;
 /** The rate a domain without a configured ceiling climbs back to, at least (messages a minute). */
 export const MIN_TARGET = 10;
 const MINUTE = 60_000;
@@ -122,10 +125,20 @@ export function createAdaptiveBackoff(deps: AdaptiveBackoffDeps): AdaptiveBackof
 
   async function load(): Promise<void> {
     const all = (await db.selectFrom('destination_pace').selectAll().execute()) as Row[];
+    const now = clock.now().getTime();
+    // A destination that has not throttled for FORGET_AFTER_MS is at full speed again, climbed back
+    // or not (no mail went there to climb on): its receiver has long forgotten the episode too.
+    const stale = all.filter((r) => now - Date.parse(r.last_answer_at) > FORGET_AFTER_MS);
+    for (const r of stale) {
+      await db.deleteFrom('destination_pace').where('domain', '=', r.domain).where('version', '=', r.version).execute();
+      log.info({ domain: r.domain }, 'destination has not throttled for a day: adaptive back-off over');
+    }
     rows = new Map(
-      all.map((r) => [r.domain, { ...r, rate: Number(r.rate), connections: Number(r.connections), version: Number(r.version) }]),
+      all
+        .filter((r) => !stale.includes(r))
+        .map((r) => [r.domain, { ...r, rate: Number(r.rate), connections: Number(r.connections), version: Number(r.version) }]),
     );
-    const minute = minuteOf(clock.now().getTime());
+    const minute = minuteOf(now);
     for (const [d, s] of sent) if (s.minute < minute - 1) sent.delete(d);
     for (const d of streak.keys()) if (!rows.has(d)) streak.delete(d);
     for (const d of budgets.keys()) if (!rows.has(d)) budgets.delete(d);

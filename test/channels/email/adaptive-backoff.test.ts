@@ -5,7 +5,7 @@
 // GET /v1/destinations, and climbs back once the MX stops throttling. The state is the cluster's:
 // a second node on the same database sees it, and one throttle seen by two nodes lowers it once.
 import t from 'tap';
-import { createAdaptiveBackoff } from '../../../src/channels/email/adaptive-backoff.js';
+import { createAdaptiveBackoff, FORGET_AFTER_MS } from '../../../src/channels/email/adaptive-backoff.js';
 import { createBudgets } from '../../../src/cluster/budgets.js';
 import { createLogger } from '../../../src/lib/logger.js';
 import { bootDaemon } from '../../helpers/daemon.js';
@@ -108,7 +108,7 @@ for (const db of testDatabases()) {
       });
       t.same(result, { delivered: 100 }, 'every message delivered, none failed');
       t.ok(throttles.length > 0, 'the MX throttled');
-      t.ok(throttles.length <= 12, `few throttling answers: ${throttles.length} for 100 messages`);
+      t.ok(throttles.length <= 15, `few throttling answers: ${throttles.length} for 100 messages`);
       t.ok(rates.length > 0 && Math.min(...rates) <= R, `the rate went below the MX's ${R} a minute: ${Math.min(...rates)}`);
       const last = throttles[throttles.length - 1];
       const after = [...windows].filter(([w]) => w * WINDOW > last).map(([, c]) => c);
@@ -193,6 +193,18 @@ for (const db of testDatabases()) {
       t.ok(
         await until('this node to see the reset', () => d.app.destinations.adaptive.state('shared.example') === null),
         'the operator’s reset ends it on every node',
+      );
+
+      // A day without a throttle ends a back-off however far it climbed.
+      await other.throttled('quiet.example', '421 4.7.0 Try again later', d.clock.now().getTime());
+      await other.load();
+      t.ok(other.state('quiet.example'), 'backed off');
+      d.clock.advance(FORGET_AFTER_MS + 1000);
+      await other.load();
+      t.equal(other.state('quiet.example'), null, 'forgotten a day after its last throttle');
+      t.equal(
+        await d.app.db.selectFrom('destination_pace').select('domain').where('domain', '=', 'quiet.example').executeTakeFirst(),
+        undefined,
       );
     });
   });
