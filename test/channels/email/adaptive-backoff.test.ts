@@ -11,6 +11,7 @@ import { createLogger } from '../../../src/lib/logger.js';
 import { bootDaemon } from '../../helpers/daemon.js';
 import { testDatabases } from '../../helpers/databases.js';
 import { startDnsServer } from '../../helpers/dns-server.js';
+import { scrape, total } from '../../helpers/metrics.js';
 import { startSink } from '../../helpers/smtp-sink.js';
 import { until } from '../../helpers/until.js';
 
@@ -137,6 +138,10 @@ for (const db of testDatabases()) {
       t.equal(connections[0], 2, 'connections per host halved (of 5)');
       const list = (await d.request('GET', '/v1/destinations', { key: ws.live })).body;
       t.match(list.data, [{ domain: DOMAIN, adaptiveBackoff: { rate: shown.adaptiveBackoff.rate } }]);
+      // The gauges (cluster wide) say the same.
+      const { samples } = await scrape(d.metricsPort!);
+      t.equal(total(samples, 'postern_destination_backoff_rate', { domain: DOMAIN, scope: 'cluster' }), shown.adaptiveBackoff.rate);
+      t.equal(total(samples, 'postern_destination_backoff_connections', { domain: DOMAIN }), shown.adaptiveBackoff.connections);
     });
 
     t.test('climbs back when the MX stops throttling', async (t) => {
