@@ -185,7 +185,9 @@ export function createAdaptiveBackoff(deps: AdaptiveBackoffDeps): AdaptiveBackof
       const next: Partial<Pick<Row, 'rate' | 'connections' | 'step' | 'decreased_at'>> = repeat
         ? {}
         : (() => {
-            const rate = Math.max(1, Math.floor(Number(row.rate) * settings.decrease));
+            // From the ceiling when the operator lowered it below the rate since.
+            const current = Math.min(Number(row.rate), ceilings.get(domain) ?? Infinity);
+            const rate = Math.max(1, Math.floor(current * settings.decrease));
             return {
               rate,
               connections: Math.max(1, Math.floor(Number(row.connections) * settings.decrease)),
@@ -260,9 +262,12 @@ export function createAdaptiveBackoff(deps: AdaptiveBackoffDeps): AdaptiveBackof
       return settings.enabled ? (rows.get(domain)?.connections ?? null) : null;
     },
 
+    // A write that fails (the database away) costs this step of the back-off, never the delivery's outcome.
     throttled(domain, answer, startedAt) {
       if (!settings.enabled) return Promise.resolve();
-      return throttled(domain, answer.slice(0, 500), startedAt);
+      return throttled(domain, answer.slice(0, 500), startedAt).catch((err: unknown) =>
+        log.warn({ err, domain }, 'adaptive back-off: the throttle could not be recorded'),
+      );
     },
 
     async accepted(domain) {
@@ -279,7 +284,7 @@ export function createAdaptiveBackoff(deps: AdaptiveBackoffDeps): AdaptiveBackof
       if (!k || k.version !== row.version) streak.set(domain, (k = { version: row.version, n: 0 }));
       if (++k.n < settings.increaseAfter) return;
       k.n = 0;
-      await stepUp(row);
+      await stepUp(row).catch((err: unknown) => log.warn({ err, domain }, 'adaptive back-off: the step up could not be recorded'));
     },
 
     state(domain) {
