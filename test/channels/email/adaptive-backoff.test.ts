@@ -200,6 +200,29 @@ for (const db of testDatabases()) {
         'the operator’s reset ends it on every node',
       );
 
+      // Climbing: a tenth of the rate the decrease set (at least 1) and a connection per 20 deliveries
+      // in a row, until the rate it climbs back to with every connection: full speed.
+      await other.throttled('climb.example', '421 4.7.0 Try again later', d.clock.now().getTime());
+      const climbed: { rate: number; connections: number }[] = [];
+      for (let i = 1; i <= 100; i++) {
+        await other.accepted('climb.example');
+        if (i % 20 === 0) {
+          const s = other.state('climb.example');
+          climbed.push(s ? { rate: s.rate, connections: s.connections } : { rate: Infinity, connections: Infinity });
+        }
+      }
+      t.same(
+        climbed,
+        [
+          { rate: 6, connections: 3 },
+          { rate: 7, connections: 4 },
+          { rate: 8, connections: 5 },
+          { rate: 9, connections: 5 },
+          { rate: Infinity, connections: Infinity },
+        ],
+        'one step per 20 deliveries, then full speed (the back-off over)',
+      );
+
       // A day without a throttle ends a back-off however far it climbed.
       await other.throttled('quiet.example', '421 4.7.0 Try again later', d.clock.now().getTime());
       await other.load();
