@@ -78,6 +78,7 @@ import { mailgunApi } from './http/compat/mailgun.js';
 import { scopedMessageRow } from './messages/read.js';
 import { loadBounceRules, type BounceRules } from './channels/email/bounce-rules.js';
 import { createDestinations, type Destinations } from './channels/email/destinations.js';
+import { createAdaptiveBackoff } from './channels/email/adaptive-backoff.js';
 import { createClusterJobs } from './cluster/jobs.js';
 import { createBudgets, type Budgets } from './cluster/budgets.js';
 import { createNodeRegistry, type NodeRegistry } from './cluster/nodes.js';
@@ -295,6 +296,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   const destinations = createDestinations({
     ...deps,
     backoff: { minMs: config.delivery.backoff.min, maxMs: config.delivery.backoff.max },
+    adaptive: createAdaptiveBackoff({
+      ...deps,
+      settings: config.delivery.adaptiveBackoff,
+      domainRates: config.delivery.domainRates,
+      maxConnectionsPerHost: config.delivery.maxConnectionsPerHost,
+    }),
   });
   outbound.registerTransport(
     'email',

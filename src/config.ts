@@ -330,6 +330,17 @@ const schema = z.strictObject({
     backoff: z
       .strictObject({ min: duration({ min: '1s', max: '1d' }), max: duration({ min: '1s', max: '7d' }) })
       .refine((b) => b.max >= b.min, { message: 'max must be at least min', path: ['max'] }),
+    // A destination that throttles is sent to slower and over fewer connections, climbing back
+    // after successes (channels/email/adaptive-backoff.ts, docs/deliverability.md).
+    adaptiveBackoff: z.strictObject({
+      enabled: z.boolean(),
+      // The rate and connections are multiplied by this on a throttling answer.
+      decrease: z.number().min(0.1).max(0.9),
+      // Deliveries accepted in a row before each step up.
+      increaseAfter: z.number().int().min(1).max(10000),
+      // Each step up adds this share of the rate it climbs back to (and one connection).
+      increaseStep: z.number().min(0.01).max(1),
+    }),
     maxConnections: z.number().int().min(1).max(10000),
     maxConnectionsPerHost: z.number().int().min(1).max(1000),
     messagesPerConnection: z.number().int().min(1).max(100000),

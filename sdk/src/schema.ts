@@ -994,6 +994,20 @@ export interface components {
       source?: 'config';
     };
     Destination: {
+      /** @description the lowered rate and connections of a destination that throttles, or null at full speed */
+      adaptiveBackoff: {
+        /** @description connections per host, the whole cluster’s */
+        connections: number;
+        lastAnswer: string;
+        lastAnswerAt: string;
+        /** @description messages a minute, the whole cluster’s */
+        rate: number;
+        /** @description when the destination first throttled */
+        since: string;
+        /** @description the rate it climbs back to */
+        targetRate: number;
+        throttles: number;
+      } | null;
       backoffReason: string | null;
       backoffUntil: string | null;
       bounced: number;

@@ -1,4 +1,4 @@
-// `postern queue suspend|resume|purge|destinations`: the operator's levers on email destinations
+// `postern queue suspend|resume|reset-backoff|purge|destinations`: the operator's levers on email destinations
 // (docs/cli.md, docs/email-delivery.md "Destinations"). Without --workspace they act for every
 // workspace: a suspension holds the domain box-wide (what a blocklisting calls for), a purge drops
 // every workspace's waiting mail for it. A running daemon sees a hold within two seconds; mail a
@@ -48,6 +48,16 @@ export const queueCommands: Command[] = [
       const lifted = await app.destinations.resume(ws?.id ?? '', domain);
       const released = await releaseDeferredTo(app.db, domain, ws?.id ?? null, app.clock.now().toISOString());
       return { domain, workspace: ws?.slug ?? null, lifted, released };
+    },
+  },
+  {
+    name: 'queue reset-backoff',
+    usage: 'DOMAIN',
+    summary: "end a destination's back-off now: its pause and its lowered rate and connections, on every node",
+    options: {},
+    run: async (app, { values, positionals }) => {
+      const domain = domainArg(positionals, values);
+      return { domain, reset: await app.destinations.resetBackoff(domain) };
     },
   },
   {

@@ -699,6 +699,22 @@ export interface DestinationBackoffTable {
   updated_at: string;
 }
 
+/** A destination's adaptive back-off (migration 0038): its lowered rate per minute and connections per host. */
+export interface DestinationPaceTable {
+  domain: string;
+  rate: number;
+  connections: number;
+  target_rate: number;
+  step: number;
+  since: string;
+  decreased_at: string;
+  last_answer: string;
+  last_answer_at: string;
+  throttles: number;
+  version: number;
+  updated_at: string;
+}
+
 // --- SMTP clients greeted without the pause (smtp/passed-clients.ts) ---------------------------
 
 export interface SmtpPassedClientsTable {
@@ -838,6 +854,7 @@ export interface Database {
   destination_stats: DestinationStatsTable;
   destination_holds: DestinationHoldsTable;
   destination_backoff: DestinationBackoffTable;
+  destination_pace: DestinationPaceTable;
   smtp_passed_clients: SmtpPassedClientsTable;
   inbound_tls_sessions: InboundTlsSessionsTable;
 }

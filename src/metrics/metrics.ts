@@ -367,6 +367,46 @@ export function createMetrics(deps: {
   };
   for (const g of [certificateExpiry, certificateFailures]) Object.assign(g, { collect: collectCertificates });
 
+  // Destinations that throttled (channels/email/adaptive-backoff.ts): the rate and connections they
+  // are sent at now, cluster wide; the `metrics.topDomains` slowest only, so the labels stay bounded.
+  const paceGauge = (name: string, help: string) =>
+    new client.Gauge({ name, help, labelNames: ['domain', 'scope'], registers: [registry] });
+  const paceRate = paceGauge(
+    'postern_destination_backoff_rate',
+    'Messages a minute a destination that throttled is sent at now (adaptive back-off; the slowest metrics.topDomains); cluster wide',
+  );
+  const paceConnections = paceGauge(
+    'postern_destination_backoff_connections',
+    'Connections per host a destination that throttled is sent over now (adaptive back-off); cluster wide',
+  );
+  let paceRead: Promise<void> | null = null;
+  const readPace = async () => {
+    let rows;
+    try {
+      rows = await deps.db
+        .selectFrom('destination_pace')
+        .select(['domain', 'rate', 'connections'])
+        .orderBy('rate')
+        .orderBy('domain')
+        .limit(deps.config.metrics.topDomains)
+        .execute();
+    } catch {
+      return; // the database is away: the gauges keep their last values
+    }
+    paceRate.reset();
+    paceConnections.reset();
+    for (const r of rows) {
+      const labels = { domain: r.domain, scope: 'cluster' };
+      paceRate.set(labels, Number(r.rate));
+      paceConnections.set(labels, Number(r.connections));
+    }
+  };
+  const collectPace = async () => {
+    paceRead ??= readPace().finally(() => (paceRead = null));
+    await paceRead;
+  };
+  for (const g of [paceRate, paceConnections]) Object.assign(g, { collect: collectPace });
+
   // Destination domains: the first N this node sends to keep their name, the rest read `other`.
   const topDomains = deps.config.metrics.topDomains;
   const named = new Set<string>();

@@ -41,6 +41,8 @@ export interface Sink {
   connections(): number;
   /** The most connections that were open at once. */
   mostOpen(): number;
+  /** Connections open now. */
+  openNow(): number;
   /** What clients sent, byte for byte, per connection (only when `wire` is set; plain text only). */
   wire: Buffer[][];
   /** Resolves when `n` messages have arrived. */
@@ -178,6 +180,7 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, opts: 
     received,
     connections: () => connectionOf.size,
     mostOpen: () => most,
+    openNow: () => open,
     wire,
     held: () => [...held],
     waitFor: (n) => (received.length >= n ? Promise.resolve() : new Promise((resolve) => waiters.push({ n, resolve }))),

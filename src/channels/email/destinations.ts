@@ -8,11 +8,15 @@
 //   - back-off: a destination that answers "rate limited" or "blocked" (the bounce rules'
 //     categories rate_limited and policy) is left alone for a while, box-wide — its reputation is
 //     the box's — from `delivery.backoff.min`, doubling on each new refusal up to
-//     `delivery.backoff.max`, and forgotten at the first delivery that goes through.
+//     `delivery.backoff.max`, and forgotten at the first delivery that goes through;
+//   - adaptive back-off (adaptive-backoff.ts): a destination that rate-limits is sent to at a
+//     lowered rate and over fewer connections once the pause is over, climbing back after
+//     successes; shown here beside the rest (`adaptiveBackoff`).
 // Holds and back-offs are read from the database every two seconds, so every node of a cluster
 // honours them within that time; this node's own changes apply at once.
 import { z } from 'zod';
 import type { Deps } from '../../deps.js';
+import type { AdaptiveBackoff, PaceView } from './adaptive-backoff.js';
 import type { BounceCategory } from './bounce-rules.js';
 
 export type DestinationOutcome = 'delivered' | 'deferred' | 'bounced';
@@ -30,9 +34,13 @@ export interface DestinationView {
   /** Box-wide back-off in force until then, or null. */
   backoffUntil: string | null;
   backoffReason: string | null;
+  /** The adaptive back-off in force (box-wide): the lowered rate and connections, or null. */
+  adaptiveBackoff: PaceView | null;
 }
 
 export interface Destinations {
+  /** The lowered rate and connections of destinations that throttle. */
+  readonly adaptive: AdaptiveBackoff;
   /** Why delivery to `domain` must wait (a hold or a back-off), or null. */
   gate(workspaceId: string, domain: string): { reason: string; retryAt: Date } | null;
   record(workspaceId: string, domain: string, outcome: DestinationOutcome, error?: { text: string; category: BounceCategory }): void;
@@ -40,6 +48,8 @@ export interface Destinations {
   throttled(domain: string, reason: string): Promise<void>;
   /** A delivery went through: any back-off of the domain ends. */
   recovered(domain: string): Promise<void>;
+  /** The operator ends the domain's back-off, the pause and the lowered rate, at once; whether there was one. */
+  resetBackoff(domain: string): Promise<boolean>;
   list(workspaceId: string, opts: { limit: number; after?: string }): Promise<DestinationView[]>;
   get(workspaceId: string, domain: string): Promise<DestinationView>;
   /** Holds delivery to `domain` for one workspace, or every workspace (''). */
@@ -53,6 +63,7 @@ export interface Destinations {
 
 export interface DestinationsDeps extends Pick<Deps, 'db' | 'clock' | 'log'> {
   backoff: { minMs: number; maxMs: number };
+  adaptive: AdaptiveBackoff;
 }
 
 const REFRESH_MS = 2000;
@@ -75,6 +86,7 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
     const [h, b] = await Promise.all([
       db.selectFrom('destination_holds').select(['domain', 'workspace_id', 'reason']).execute(),
       db.selectFrom('destination_backoff').select(['domain', 'until', 'step_ms', 'reason']).execute(),
+      deps.adaptive.load(),
     ]);
     holds = new Map(h.map((r) => [`${r.domain} ${r.workspace_id}`, r.reason]));
     backoffs = new Map(b.map((r) => [r.domain, { until: Date.parse(r.until), step: Number(r.step_ms), reason: r.reason }]));
@@ -165,10 +177,13 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
       suspended: holds.has(`${domain} ${workspaceId}`) ? 'workspace' : holds.has(`${domain} `) ? 'operator' : null,
       backoffUntil: inForce ? new Date(inForce.until).toISOString() : null,
       backoffReason: inForce?.reason ?? null,
+      adaptiveBackoff: deps.adaptive.state(domain),
     };
   }
 
   return {
+    adaptive: deps.adaptive,
+
     gate(workspaceId, domain) {
       const now = clock.now().getTime();
       const held = holds.get(`${domain} `) ?? holds.get(`${domain} ${workspaceId}`);
@@ -211,6 +226,13 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
       backoffs.delete(domain);
       await db.deleteFrom('destination_backoff').where('domain', '=', domain).execute();
       log.info({ domain }, 'destination accepts mail again: back-off over');
+    },
+
+    async resetBackoff(domain) {
+      const r = await db.deleteFrom('destination_backoff').where('domain', '=', domain).executeTakeFirst();
+      backoffs.delete(domain);
+      const slowed = await deps.adaptive.reset(domain);
+      return Number(r.numDeletedRows) > 0 || slowed;
     },
 
     async list(workspaceId, opts) {
@@ -276,6 +298,18 @@ export const destinationSchema = z
     suspended: z.enum(['workspace', 'operator']).nullable(),
     backoffUntil: z.string().nullable(),
     backoffReason: z.string().nullable(),
+    adaptiveBackoff: z
+      .object({
+        rate: z.number().int().meta({ description: 'messages a minute, the whole cluster’s' }),
+        targetRate: z.number().int().meta({ description: 'the rate it climbs back to' }),
+        connections: z.number().int().meta({ description: 'connections per host, the whole cluster’s' }),
+        since: z.string().meta({ description: 'when the destination first throttled' }),
+        lastAnswer: z.string(),
+        lastAnswerAt: z.string(),
+        throttles: z.number().int(),
+      })
+      .nullable()
+      .meta({ description: 'the lowered rate and connections of a destination that throttles, or null at full speed' }),
   })
   .meta({ id: 'Destination' });
 

@@ -30,12 +30,18 @@ export interface DirectDeps extends EmailDeps {
   connectionId: string;
   /** This node's share of `delivery.maxConnectionsPerHost` in a cluster; the whole cap when absent. */
   hostCap?: () => number;
+  /** This node's share of a per-host cap the cluster's nodes split; the whole cap when absent. */
+  hostShare?: (cap: number) => number;
 }
 
-// Refusals that earn a destination a back-off instead of a retry at full speed.
+// Refusals that earn a destination a back-off instead of a retry at full speed; those that say
+// "slow down" lower its rate and connections too (adaptive-backoff.ts).
 const THROTTLING: ReadonlySet<BounceCategory> = new Set(['rate_limited', 'policy']);
+const SLOW_DOWN: BounceCategory = 'rate_limited';
 
 const PROVIDER = 'smtp-direct';
+
+const withCap = (cap: number | undefined) => (cap === undefined ? {} : { cap });
 
 export function createDirectTransport(deps: DirectDeps): ChannelTransport {
   const routeOf = createRouteCache(deps.dns, () => deps.clock.now().getTime());
@@ -49,8 +55,10 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
   ): Promise<void> {
     const before = new Map(group.map((r) => [r, r.attempts]));
     const verdicts = new Map<RecipientState, Verdict>();
+    const startedAt = deps.clock.now().getTime();
     await tryDomain(message.publicId, message.workspaceId, domain, group, prepared, summary, verdicts);
     let throttle: string | null = null;
+    let slowDown: string | null = null;
     for (const r of group) {
       if (r.attempts === before.get(r)) continue; // held, rate-limited here: not an answer of the domain
       const v = verdicts.get(r);
@@ -59,9 +67,14 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
       else if (r.status === 'failed') deps.destinations.record(message.workspaceId, domain, 'bounced', error);
       else if (r.status === 'deferred') deps.destinations.record(message.workspaceId, domain, 'deferred', error);
       if (r.status === 'deferred' && v && THROTTLING.has(v.category)) throttle = `${v.category}: ${r.response}`;
+      if (r.status === 'deferred' && v?.category === SLOW_DOWN) slowDown = r.response;
     }
+    if (slowDown) await deps.destinations.adaptive.throttled(domain, slowDown, startedAt);
     if (throttle) await deps.destinations.throttled(domain, throttle);
-    else if (group.some((r) => r.status === 'accepted')) await deps.destinations.recovered(domain);
+    else if (group.some((r) => r.status === 'accepted')) {
+      await deps.destinations.recovered(domain);
+      await deps.destinations.adaptive.accepted(domain);
+    }
   }
 
   async function tryDomain(
@@ -89,6 +102,13 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
       return setAll('deferred', held.reason, false);
     }
 
+    // The lowered rate of a destination that throttled first, then the configured ceiling.
+    const slowed = await deps.destinations.adaptive.take(domain);
+    if (slowed > 0) {
+      const at = new Date(deps.clock.now().getTime() + slowed);
+      if (!summary.retryAt || at < summary.retryAt) summary.retryAt = at;
+      return setAll('deferred', `${domain} throttled: sending to it slower; next slot in ${Math.ceil(slowed / 1000)}s`, false);
+    }
     const wait = await deps.rates.take(domain);
     if (wait > 0) {
       const at = new Date(deps.clock.now().getTime() + wait);
@@ -106,6 +126,14 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
 
     let lastTemp: string | null = null;
     let lastVerdict: Verdict | undefined;
+    // Fewer connections to each of its hosts while the destination is backed off: this node's share.
+    const slowedConnections = deps.destinations.adaptive.connections(domain);
+    const cap = () => {
+      const full = deps.hostCap?.();
+      if (slowedConnections === null) return full;
+      const share = deps.hostShare ? deps.hostShare(slowedConnections) : slowedConnections;
+      return full === undefined ? share : Math.min(full, share);
+    };
     for (const host of route.hosts) {
       const plan = await deps.security.forHost(security, domain, host.name);
       if ('skip' in plan) {
@@ -116,7 +144,7 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
       for (const address of host.addresses) {
         try {
           const res = await deps.pool.send(
-            { host: host.name, address, security: plan.demand, ...(deps.hostCap ? { cap: deps.hostCap() } : {}) },
+            { host: host.name, address, security: plan.demand, ...withCap(cap()) },
             { from: prepared.envelopeFrom, to: group.map((r) => r.address) },
             prepared.raw,
           );

@@ -193,7 +193,7 @@ export function createEmailTransport(deps: EmailChannelDeps): ChannelTransport {
     ...base,
     pool,
     rates: createDomainRateLimiter(config.delivery.domainRates, deps.budgets),
-    ...(deps.hostShare ? { hostCap: () => deps.hostShare!(config.delivery.maxConnectionsPerHost) } : {}),
+    ...(deps.hostShare ? { hostCap: () => deps.hostShare!(config.delivery.maxConnectionsPerHost), hostShare: deps.hostShare } : {}),
     security: transportSecurity(deps, ca),
   });
 }

@@ -38,6 +38,17 @@ t.test('the shipped rules on real-world replies', async (t) => {
       '4.7.0 [TSS04] Messages from 192.0.2.1 temporarily deferred due to unexpected volume or user complaints',
       { permanent: false, suppress: false, category: 'rate_limited' },
     ],
+    // Throttling answers (the category that lowers a destination's rate, adaptive-backoff.ts).
+    [421, '4.7.0 Try again later, closing connection. (EHLO) x-gsmtp', { permanent: false, suppress: false, category: 'rate_limited' }],
+    [
+      451,
+      '4.7.650 The mail server [192.0.2.1] has been temporarily rate limited due to IP reputation.',
+      { permanent: false, suppress: false, category: 'rate_limited' },
+    ],
+    [451, '4.7.500 Server busy. Please try again later from [192.0.2.1].', { permanent: false, suppress: false, category: 'rate_limited' }],
+    [421, 'Too many connections from your IP, try again later', { permanent: false, suppress: false, category: 'rate_limited' }],
+    [450, '4.7.1 Client host rejected: slow down', { permanent: false, suppress: false, category: 'rate_limited' }],
+    [421, '4.3.2 Service shutting down, closing transmission channel', { permanent: false, suppress: false, category: 'rate_limited' }],
     [550, '5.7.606 Access denied, banned sending IP [192.0.2.1]', { permanent: true, suppress: false, category: 'policy' }],
     [550, "5.7.1 Unfortunately, messages from [192.0.2.1] weren't sent. (S3150)", { permanent: true, suppress: false, category: 'policy' }],
     [

@@ -5,7 +5,9 @@
 // on a row lock the test takes, so the window is as long as the test wants it.
 import { sql } from 'kysely';
 import t from 'tap';
+import { createAdaptiveBackoff } from '../../../src/channels/email/adaptive-backoff.js';
 import { createDestinations } from '../../../src/channels/email/destinations.js';
+import { createBudgets } from '../../../src/cluster/budgets.js';
 import { createLogger } from '../../../src/lib/logger.js';
 import { testDatabases } from '../../helpers/databases.js';
 import { openMigrated } from '../../helpers/migrated-database.js';
@@ -40,11 +42,22 @@ for (const dbName of testDatabases()) {
       .insertInto('destination_stats')
       .values({ workspace_id: 'ws', domain: 'slow.example', delivered: 0, deferred: 0, bounced: 0, updated_at: AT })
       .execute();
+    const clock = { now: () => new Date(AT) };
+    const log = createLogger('silent');
     const destinations = createDestinations({
       db,
-      clock: { now: () => new Date(AT) },
-      log: createLogger('silent'),
+      clock,
+      log,
       backoff: { minMs: 60_000, maxMs: 3_600_000 },
+      adaptive: createAdaptiveBackoff({
+        db,
+        clock,
+        log,
+        budgets: createBudgets({ clock, log }),
+        settings: { enabled: true, decrease: 0.5, increaseAfter: 20, increaseStep: 0.1 },
+        domainRates: {},
+        maxConnectionsPerHost: 5,
+      }),
     });
     t.teardown(() => destinations.close());
 

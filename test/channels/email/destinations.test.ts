@@ -2,7 +2,7 @@
 // and "Destinations"): each kind of refusal big receivers send is judged by config/bounces.json —
 // failed or deferred, suppressed or not, its category on the timeline; a destination that
 // rate-limits is backed off (the next message waits without a connection) until a delivery goes
-// through; holds (API for a workspace, CLI for everyone) defer without a connection and resuming
+// through, then sent to at a lowered rate (adaptive-backoff.test.ts has more); holds (API for a workspace, CLI for everyone) defer without a connection and resuming
 // releases at once; purge cancels queued and fails deferred mail; the counts per destination.
 import t from 'tap';
 import { bootDaemon } from '../../helpers/daemon.js';
@@ -92,12 +92,22 @@ for (const db of testDatabases()) {
       // A minute later the destination accepts again: the back-off ends with that delivery.
       throttling = false;
       d.clock.advance(61_000);
-      t.match(await deliver('throttled.example'), { status: 'delivered' });
-      // The two deferred ones were due by then too: all three delivered, the back-off counted once.
+      const third = await accept('throttled.example');
+      // The pause is over; the destination is now sent to at its lowered rate (adaptive-backoff.ts:
+      // 5 a minute, one message per 12 s), so the three go out one slot after the other.
+      const ids = [first.id, second.id, third];
+      for (let step = 0; step < 20; step++) {
+        await dispatcher.tick();
+        if ((await Promise.all(ids.map(get))).every((m) => m.status === 'delivered')) break;
+        d.clock.advance(12_000);
+      }
+      for (const id of ids) t.match(await get(id), { status: 'delivered' });
+      // All three delivered, the back-off counted once; the lowered rate stays until it climbs back.
       t.match((await d.request('GET', '/v1/destinations/throttled.example', { key: ws.live })).body, {
         backoffUntil: null,
         delivered: 3,
         deferred: 1,
+        adaptiveBackoff: { rate: 5, targetRate: 10, connections: 2, throttles: 1, lastAnswer: /421 4\.7\.28/ },
       });
     });
 

@@ -1,6 +1,7 @@
 // The workspace's email destinations (docs/email-delivery.md, "Destinations"): per domain what its
 // mail there came to — delivered, deferred, bounced, the last error and its category — and whether
-// delivery there is held (by the workspace, or by the operator for everyone) or backed off. The
+// delivery there is held (by the workspace, or by the operator for everyone) or backed off, and the
+// lowered rate and connections of one that throttles (docs/deliverability.md). The
 // workspace's own levers: suspend and resume its mail to a domain, purge what still waits.
 import { useState } from 'preact/hooks';
 import { get, post, query } from '../api';
@@ -19,6 +20,34 @@ interface Destination {
   suspended: 'workspace' | 'operator' | null;
   backoffUntil: string | null;
   backoffReason: string | null;
+  adaptiveBackoff: {
+    rate: number;
+    targetRate: number;
+    connections: number;
+    since: string;
+    lastAnswer: string;
+    lastAnswerAt: string;
+    throttles: number;
+  } | null;
+}
+
+// The adaptive back-off: how fast mail goes there now, against the rate it climbs back to.
+function Pace(props: { d: Destination }) {
+  const a = props.d.adaptiveBackoff;
+  if (!a) return <span class="muted">full speed</span>;
+  return (
+    <span>
+      <Badge tone="warn" title="The destination asked to slow down: Postern sends slower and climbs back as mail goes through">
+        slowed down
+      </Badge>{' '}
+      {a.rate}/min of {a.targetRate}/min, {a.connections} {a.connections === 1 ? 'connection' : 'connections'} per host, since{' '}
+      <Time iso={a.since} />
+      <br />
+      <span class="muted">
+        Last answer ({a.throttles} in all): {a.lastAnswer} <Time iso={a.lastAnswerAt} />
+      </span>
+    </span>
+  );
 }
 
 function Standing(props: { d: Destination }) {
@@ -88,7 +117,8 @@ function DestinationsPage() {
     <Page title="Destinations">
       <p class="muted">
         What this workspace&apos;s email to each domain came to. A destination that rate-limits or blocks is backed off for a while, for
-        every workspace; you can hold your own mail to a domain, or drop what still waits for it.
+        every workspace; one that asks to slow down is sent to slower and over fewer connections, climbing back as mail goes through. You
+        can hold your own mail to a domain, or drop what still waits for it.
       </p>
       <SuspendForm onDone={() => list.reload()} />
       <h2>Destination domains</h2>
@@ -120,6 +150,7 @@ function DestinationsPage() {
                   ),
               },
               { label: 'Standing', cell: (d) => <Standing d={d} /> },
+              { label: 'Pace', cell: (d) => <Pace d={d} /> },
               {
                 label: 'Actions',
                 cell: (d) => (
