@@ -90,10 +90,11 @@ export function MessageChecks(props: { id: string; livemode: boolean }) {
                         {f.title}
                       </a>{' '}
                       (<span class="mono">{f.found.join(', ')}</span>):{' '}
-                      {['unsupported', 'partial'].map((s) => {
-                        const clients = f.clients.filter((x) => x.support === s).map((x) => x.client);
-                        return clients.length ? <span key={s}>{`${s === 'unsupported' ? 'not supported' : 'partly supported'} by ${clients.join(', ')}. `}</span> : null;
-                      })}
+                      {(['unsupported', 'partial'] as const)
+                        .map((s) => [s, f.clients.filter((x) => x.support === s).map((x) => x.client)] as const)
+                        .filter(([, clients]) => clients.length > 0)
+                        .map(([s, clients]) => `${s === 'unsupported' ? 'not supported' : 'partly supported'} by ${clients.join(', ')}`)
+                        .join('; ')}
                     </li>
                   ))}
                 </ul>
@@ -131,7 +132,7 @@ export function MessageChecks(props: { id: string; livemode: boolean }) {
               <ul>
                 {c.headers.items.map((h) => (
                   <li key={h.header}>
-                    <StatusMark status={h.status} /> <span class="mono">{h.header}</span>: {h.detail}
+                    <StatusMark status={h.status} /> <span class="mono">{h.header}</span> — {h.detail}
                   </li>
                 ))}
               </ul>
