@@ -74,7 +74,9 @@ export function createMessageChecks(deps: CheckDeps): MessageCheckService {
       .executeTakeFirstOrThrow();
     const count = Number(n);
     const line = config.checks.bulkDailyVolume;
-    return count >= line ? `the workspace sent ${count} email messages in the 24 hours before it; the bulk line is ${line} (checks.bulkDailyVolume)` : null;
+    return count >= line
+      ? `the workspace sent ${count} email messages in the 24 hours before it; the bulk line is ${line} (checks.bulkDailyVolume)`
+      : null;
   }
 
   async function spamOf(raw: Buffer, from: string, recipient: string): Promise<MessageChecks['spam']> {
@@ -82,8 +84,14 @@ export function createMessageChecks(deps: CheckDeps): MessageCheckService {
     if (!config.checks.spam) return { status: 'skipped', summary: 'off (checks.spam)' };
     if (!rs.url) return { status: 'skipped', summary: 'no rspamd configured (inbound.rspamd.url)' };
     const ip = config.doctor.publicIps[0] ?? '127.0.0.1';
-    const v = await rspamdVerdict(rs.url, rs.timeout, { raw, ip, helo: config.hostname, mailFrom: from, recipients: [recipient] }, config.hostname);
-    if (v.result === 'temperror' || v.score === undefined) return { status: 'warn', summary: `no score: ${v.details ?? 'rspamd did not answer'}` };
+    const v = await rspamdVerdict(
+      rs.url,
+      rs.timeout,
+      { raw, ip, helo: config.hostname, mailFrom: from, recipients: [recipient] },
+      config.hostname,
+    );
+    if (v.result === 'temperror' || v.score === undefined)
+      return { status: 'warn', summary: `no score: ${v.details ?? 'rspamd did not answer'}` };
     const over = v.requiredScore !== undefined && v.score >= v.requiredScore;
     return {
       status: v.result === 'spam' || over ? 'fail' : v.score > 0 ? 'warn' : 'pass',
@@ -168,7 +176,13 @@ export function createMessageChecks(deps: CheckDeps): MessageCheckService {
   async function store(row: MessageRow, result: MessageChecks): Promise<void> {
     await db
       .insertInto('message_checks')
-      .values({ message_id: row.id, trigger: result.trigger, result: JSON.stringify(result), started_at: result.checkedAt, checked_at: result.checkedAt })
+      .values({
+        message_id: row.id,
+        trigger: result.trigger,
+        result: JSON.stringify(result),
+        started_at: result.checkedAt,
+        checked_at: result.checkedAt,
+      })
       .onConflict((oc) =>
         oc.column('message_id').doUpdateSet({ trigger: result.trigger, result: JSON.stringify(result), checked_at: result.checkedAt }),
       )
@@ -219,7 +233,7 @@ export function createMessageChecks(deps: CheckDeps): MessageCheckService {
     let next = 0;
     const lane = async () => {
       while (next < rows.length) {
-        const row = rows[next++] as MessageRow;
+        const row = rows[next++];
         const now = clock.now().toISOString();
         const claimed = await db
           .insertInto('message_checks')

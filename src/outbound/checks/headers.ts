@@ -44,7 +44,8 @@ export function checkHeaders(fields: [string, string][], bulk: string | null): H
   else items.push({ header: 'From', status: 'pass', detail: froms[0] });
 
   const dates = all('Date');
-  if (dates.length !== 1) items.push({ header: 'Date', status: 'fail', detail: dates.length ? `${dates.length} Date headers` : 'no Date header' });
+  if (dates.length !== 1)
+    items.push({ header: 'Date', status: 'fail', detail: dates.length ? `${dates.length} Date headers` : 'no Date header' });
   else if (Number.isNaN(Date.parse(dates[0]))) items.push({ header: 'Date', status: 'fail', detail: `not a date: ${dates[0]}` });
   else items.push({ header: 'Date', status: 'pass', detail: dates[0] });
 
@@ -56,9 +57,14 @@ export function checkHeaders(fields: [string, string][], bulk: string | null): H
 
   const signatures = all('DKIM-Signature');
   const ds = signatures.map((s) => /(?:^|;)\s*d\s*=\s*([^;\s]+)/.exec(s)?.[1].toLowerCase()).filter((d): d is string => !!d);
-  if (signatures.length === 0) items.push({ header: 'DKIM-Signature', status: 'fail', detail: 'not signed: no verified sending domain signs this From' });
+  if (signatures.length === 0)
+    items.push({ header: 'DKIM-Signature', status: 'fail', detail: 'not signed: no verified sending domain signs this From' });
   else if (fromDomain && !ds.some((d) => aligned(fromDomain, d)))
-    items.push({ header: 'DKIM-Signature', status: 'warn', detail: `signed by ${ds.join(', ')}, not aligned with the From domain ${fromDomain}` });
+    items.push({
+      header: 'DKIM-Signature',
+      status: 'warn',
+      detail: `signed by ${ds.join(', ')}, not aligned with the From domain ${fromDomain}`,
+    });
   else items.push({ header: 'DKIM-Signature', status: 'pass', detail: `signed by ${ds.join(', ')}` });
 
   const unsubscribe = all('List-Unsubscribe')[0];

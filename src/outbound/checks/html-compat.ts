@@ -99,8 +99,7 @@ function loadIndex(): Index {
         const named = title.replace(/ (CSS )?property$/, '');
         const parts = named.split(/\s*,\s*|\s*&\s*/).map((p) => p.trim());
         if (parts.every((p) => PROPERTY.test(p))) for (const p of parts) ix.property.set(p, f);
-        for (const k of f.keywords.split(',').map((k) => k.trim()))
-          if (k.includes('-') && PROPERTY.test(k)) keywordProperties.push([k, f]);
+        for (const k of f.keywords.split(',').map((k) => k.trim())) if (k.includes('-') && PROPERTY.test(k)) keywordProperties.push([k, f]);
       }
     } else {
       const element = /^<([a-z0-9]+)>( element)?$/.exec(title);
@@ -139,7 +138,14 @@ function declarations(text: string): [string, string][] {
     const i = d.indexOf(':');
     if (i < 0) continue;
     const prop = d.slice(0, i).trim().toLowerCase();
-    if (PROPERTY.test(prop)) out.push([prop, d.slice(i + 1).trim().toLowerCase()]);
+    if (PROPERTY.test(prop))
+      out.push([
+        prop,
+        d
+          .slice(i + 1)
+          .trim()
+          .toLowerCase(),
+      ]);
   }
   return out;
 }
@@ -155,7 +161,11 @@ export function htmlCompatibility(html: string): CompatReport {
     if (s.size < 5) s.add(what);
   };
   const declare = (prop: string, value: string) => {
-    const first = value.replace(/!important/, '').trim().split(/\s+/)[0] ?? '';
+    const first =
+      value
+        .replace(/!important/, '')
+        .trim()
+        .split(/\s+/)[0] ?? '';
     const special = ix.propertyValue.get(`${prop}:${first}`);
     if (special) use(special, `${prop}:${first}`);
     else use(ix.property.get(prop), prop);
@@ -166,7 +176,8 @@ export function htmlCompatibility(html: string): CompatReport {
     for (const at of css.matchAll(/@([a-z-]+)([^{;]*)/gi)) {
       const name = at[1].toLowerCase();
       use(ix.atRule.get(name), `@${name}`);
-      if (name === 'media') for (const mf of at[2].matchAll(/\(\s*([a-z-]+)/gi)) use(ix.mediaFeature.get(mf[1].toLowerCase()), `@media (${mf[1]})`);
+      if (name === 'media')
+        for (const mf of at[2].matchAll(/\(\s*([a-z-]+)/gi)) use(ix.mediaFeature.get(mf[1].toLowerCase()), `@media (${mf[1]})`);
     }
     for (const block of css.matchAll(/\{([^{}]*)\}/g)) for (const [p, v] of declarations(block[1])) declare(p, v);
   }

@@ -89,8 +89,7 @@ export function createLinkChecker(deps: { dns: DnsResolver; settings: LinkSettin
     settings: 'checks.links.allowPrivate or checks.links.allowList',
   };
   let agent: Undici.Agent | null = null;
-  const dispatcher = () =>
-    (agent ??= new (undici().Agent)({ connect: { lookup: guardedLookup(policy, deps.dns), timeout: s.timeout } }));
+  const dispatcher = () => (agent ??= new (undici().Agent)({ connect: { lookup: guardedLookup(policy, deps.dns), timeout: s.timeout } }));
 
   async function ask(url: string, method: 'HEAD' | 'GET'): Promise<Answer> {
     const refused = literalAddressProblem(policy, new URL(url));
@@ -138,7 +137,8 @@ export function createLinkChecker(deps: { dns: DnsResolver; settings: LinkSettin
     if (isBlockedDestination(err)) return { verdict: 'refused', detail: refusedReason(err) ?? e.message };
     const code = e.cause?.code ?? e.code;
     if (code === 'ENOTFOUND') return { verdict: 'unresolved', detail: `${e.cause?.message ?? e.message}` };
-    if (e.name === 'TimeoutError' || code === 'UND_ERR_CONNECT_TIMEOUT') return { verdict: 'error', detail: `no answer within ${s.timeout} ms` };
+    if (e.name === 'TimeoutError' || code === 'UND_ERR_CONNECT_TIMEOUT')
+      return { verdict: 'error', detail: `no answer within ${s.timeout} ms` };
     return { verdict: 'error', detail: e.cause?.message ?? e.message };
   }
 
@@ -169,7 +169,7 @@ export function createLinkChecker(deps: { dns: DnsResolver; settings: LinkSettin
 
   return {
     async check(links, excluded) {
-      const results: LinkResult[] = links.map((l) => ({ ...l, verdict: 'skipped' as LinkVerdict }));
+      const results: LinkResult[] = links.map((l) => ({ ...l, verdict: 'skipped' }));
       const todo: number[] = [];
       results.forEach((r, i) => {
         if (excluded(r.url)) {

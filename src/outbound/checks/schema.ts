@@ -19,9 +19,7 @@ export const messageChecksSchema = z.object({
         kind: z.enum(['css', 'html']),
         url: z.string(),
         found: z.array(z.string()).describe('what in the message uses it, at most 5'),
-        clients: z.array(
-          z.object({ client: z.string(), support: z.enum(['unsupported', 'partial']), note: z.string().optional() }),
-        ),
+        clients: z.array(z.object({ client: z.string(), support: z.enum(['unsupported', 'partial']), note: z.string().optional() })),
       }),
     ),
   }),

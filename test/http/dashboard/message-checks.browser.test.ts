@@ -25,7 +25,12 @@ for (const db of testDatabases()) {
       const html = `<div style="display:flex"><a href="http://links.example:${port}/ok">ok</a> <a href="http://links.example:${port}/gone">gone</a></div>`;
       const r = await d.request('POST', '/v1/send', {
         key,
-        body: { to: 'ann@example.com', channel: 'email', scheduledAt: new Date(d.clock.now().getTime() + 3600_000).toISOString(), content: { subject: 'Hi', html } },
+        body: {
+          to: 'ann@example.com',
+          channel: 'email',
+          scheduledAt: new Date(d.clock.now().getTime() + 3600_000).toISOString(),
+          content: { subject: 'Hi', html },
+        },
       });
       t.equal(r.status, 202);
       return r.body.id as string;

@@ -86,7 +86,11 @@ for (const db of testDatabases()) {
     t.equal(c.html.status, 'warn');
     t.ok(feature('css-display-flex'), 'display:flex is reported');
     t.same(feature('css-display-flex').found, ['display:flex']);
-    t.ok(feature('html-video').clients.some((x: { client: string; support: string }) => x.client === 'Gmail Desktop Webmail' && x.support === 'unsupported'));
+    t.ok(
+      feature('html-video').clients.some(
+        (x: { client: string; support: string }) => x.client === 'Gmail Desktop Webmail' && x.support === 'unsupported',
+      ),
+    );
     t.notOk(feature('css-color'), 'color is supported everywhere, so not listed');
 
     // Links: each judged; the tracked one (Postern's click URL) is excluded and never asked for.
@@ -103,7 +107,10 @@ for (const db of testDatabases()) {
     const tracked = c.links.links.filter((l: { verdict: string }) => l.verdict === 'excluded');
     t.equal(tracked.length, 1);
     t.ok(tracked[0].url.startsWith(`${d.url}/t/c/`), 'the HTML link went through click tracking');
-    t.notOk(site.asked.some((a) => a.endsWith('/tracked')), 'the tracked destination was never asked for');
+    t.notOk(
+      site.asked.some((a) => a.endsWith('/tracked')),
+      'the tracked destination was never asked for',
+    );
     t.notOk(
       site.asked.some((a) => a.includes('/t/c/')),
       'nor the tracking URL',
@@ -146,7 +153,10 @@ for (const db of testDatabases()) {
     const missing = await d.request('GET', '/v1/messages/msg_nothere/checks', { key: ws.test });
     t.equal(missing.status, 404);
     t.equal(missing.body.error.code, 'not_found');
-    const sms = await d.request('POST', '/v1/send', { key: ws.test, body: { to: '+14155550100', channel: 'sms', content: { body: 'Hi' } } });
+    const sms = await d.request('POST', '/v1/send', {
+      key: ws.test,
+      body: { to: '+14155550100', channel: 'sms', content: { body: 'Hi' } },
+    });
     t.equal(sms.status, 202);
     const notEmail = await d.request('GET', `/v1/messages/${sms.body.id}/checks`, { key: ws.test });
     t.equal(notEmail.status, 409);

@@ -53,10 +53,7 @@ function Item(props: { name: string; status: Status; summary: string; children?:
 export function MessageChecks(props: { id: string; livemode: boolean }) {
   const [asked, setAsked] = useState(!props.livemode);
   const [fresh, setFresh] = useState<Checks | null>(null);
-  const stored = useAsync(
-    () => (asked ? get<Checks>(`/v1/messages/${props.id}/checks`) : Promise.resolve(null)),
-    [props.id, asked],
-  );
+  const stored = useAsync(() => (asked ? get<Checks>(`/v1/messages/${props.id}/checks`) : Promise.resolve(null)), [props.id, asked]);
   const rerun = useAction(async () => setFresh(await post<Checks>(`/v1/messages/${props.id}/checks`)));
   const c = fresh ?? stored.data ?? null;
   return (
@@ -105,7 +102,9 @@ export function MessageChecks(props: { id: string; livemode: boolean }) {
                 <ul>
                   {c.links.links.map((l) => (
                     <li key={l.url}>
-                      <Badge tone={l.verdict === 'ok' ? 'ok' : l.verdict === 'excluded' || l.verdict === 'skipped' ? 'muted' : 'bad'}>{l.verdict}</Badge>{' '}
+                      <Badge tone={l.verdict === 'ok' ? 'ok' : l.verdict === 'excluded' || l.verdict === 'skipped' ? 'muted' : 'bad'}>
+                        {l.verdict}
+                      </Badge>{' '}
                       <span class="mono">{l.url}</span>
                       {l.httpStatus !== undefined && ` — ${l.method ?? ''} ${l.httpStatus}`}
                       {l.finalUrl && <span class="mono"> → {l.finalUrl}</span>}
