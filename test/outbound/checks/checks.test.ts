@@ -53,6 +53,8 @@ for (const db of testDatabases()) {
         POSTERN_INBOUND_RSPAMD_URL: rspamd,
         POSTERN_TRACKING_ENABLED_BY_DEFAULT: 'true',
         POSTERN_CHECKS_BULK_DAILY_VOLUME: '2',
+        // Where recipients reach tracking and unsubscribe links: https, as one-click unsubscription needs.
+        POSTERN_PUBLIC_URL: 'https://mail.shop.example',
       },
     });
     const ws = await d.workspace('shop', { plan: 'pro' });
@@ -106,7 +108,7 @@ for (const db of testDatabases()) {
     t.equal(link('/x').verdict, 'unresolved', 'a name the loopback DNS server does not know');
     const tracked = c.links.links.filter((l: { verdict: string }) => l.verdict === 'excluded');
     t.equal(tracked.length, 1);
-    t.ok(tracked[0].url.startsWith(`${d.url}/t/c/`), 'the HTML link went through click tracking');
+    t.ok(tracked[0].url.startsWith('https://mail.shop.example/t/c/'), 'the HTML link went through click tracking');
     t.notOk(
       site.asked.some((a) => a.endsWith('/tracked')),
       'the tracked destination was never asked for',
@@ -148,6 +150,26 @@ for (const db of testDatabases()) {
     t.equal(unsubscribe.status, 'fail');
     t.match(unsubscribe.detail, /missing; required of bulk mail/);
     t.equal(again.body.links.links.find((l: { url: string }) => l.url.endsWith('/missing')).verdict, 'ok', 'asked again');
+
+    // A template send is bulk mail and carries one-click List-Unsubscribe.
+    t.equal((await d.request('POST', '/v1/templates', { key: ws.test, body: { slug: 'news', channel: 'email' } })).status, 201);
+    const draft = { content: { subject: 'News', text: 'Read more: {{link}}' }, variables: [] };
+    t.equal((await d.request('PUT', '/v1/templates/news/draft', { key: ws.test, body: draft })).status, 200);
+    const news = await d.request('POST', '/v1/send', {
+      key: ws.test,
+      body: { template: 'news', to: 'ann@example.com', from: 'hello@shop.example', vars: { link: `${site_}/ok` } },
+    });
+    t.equal(news.status, 202);
+    const newsChecks = (await d.request('GET', `/v1/messages/${news.body.id}/checks`, { key: ws.test })).body;
+    t.equal(newsChecks.headers.bulk, 'a template send');
+    const oneClick = newsChecks.headers.items.find((i: { header: string }) => i.header === 'List-Unsubscribe');
+    t.equal(oneClick.status, 'pass');
+    t.match(oneClick.detail, /^one-click: <https:\/\/mail\.shop\.example\/u\//);
+    t.equal(newsChecks.html.status, 'skipped', 'no HTML part');
+    t.same(
+      newsChecks.links.links.map((l: { verdict: string }) => l.verdict),
+      ['ok'],
+    );
 
     // Errors in the envelope: an unknown message, a message of another channel.
     const missing = await d.request('GET', '/v1/messages/msg_nothere/checks', { key: ws.test });
