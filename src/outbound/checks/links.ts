@@ -77,12 +77,26 @@ interface Answer {
 }
 
 export interface LinkChecker {
-  check(links: { url: string; in: ('html' | 'text')[] }[], excluded: (url: string) => boolean): Promise<LinkResult[]>;
+  /**
+   * Asks for each link. `reuse`: a link asked for in the last ANSWER_TTL_MS takes that answer
+   * (automatic checks: a run of test sends with the same links asks each site once, not once per
+   * message); without it every link is asked again (on demand: "check again" means again).
+   */
+  check(
+    links: { url: string; in: ('html' | 'text')[] }[],
+    excluded: (url: string) => boolean,
+    opts?: { reuse?: boolean },
+  ): Promise<LinkResult[]>;
   close(): Promise<void>;
 }
 
-export function createLinkChecker(deps: { dns: DnsResolver; settings: LinkSettings }): LinkChecker {
+/** How long an answer is reused by automatic checks, and how many answers are kept. */
+export const ANSWER_TTL_MS = 10 * 60_000;
+const ANSWERS_KEPT = 10_000;
+
+export function createLinkChecker(deps: { dns: DnsResolver; settings: LinkSettings; now(): number }): LinkChecker {
   const s = deps.settings;
+  const answers = new Map<string, { at: number; answer: Omit<LinkResult, 'url' | 'in'> }>();
   const policy: SsrfPolicy = {
     allowPrivate: s.allowPrivate,
     allowList: s.allowList,
@@ -168,7 +182,7 @@ export function createLinkChecker(deps: { dns: DnsResolver; settings: LinkSettin
   }
 
   return {
-    async check(links, excluded) {
+    async check(links, excluded, opts = {}) {
       const results: LinkResult[] = links.map((l) => ({ ...l, verdict: 'skipped' }));
       const todo: number[] = [];
       results.forEach((r, i) => {
@@ -182,7 +196,16 @@ export function createLinkChecker(deps: { dns: DnsResolver; settings: LinkSettin
       const lane = async () => {
         while (next < todo.length) {
           const i = todo[next++];
-          results[i] = { url: results[i].url, in: results[i].in, ...(await one(results[i].url)) };
+          const url = results[i].url;
+          const kept = answers.get(url);
+          let answer = opts.reuse && kept && deps.now() - kept.at < ANSWER_TTL_MS ? kept.answer : null;
+          if (!answer) {
+            answer = await one(url);
+            answers.delete(url);
+            answers.set(url, { at: deps.now(), answer });
+            if (answers.size > ANSWERS_KEPT) answers.delete(answers.keys().next().value!);
+          }
+          results[i] = { url, in: results[i].in, ...answer };
         }
       };
       await Promise.all(Array.from({ length: Math.min(s.concurrency, todo.length) }, lane));

@@ -5,7 +5,7 @@ import http from 'node:http';
 import type net from 'node:net';
 import t from 'tap';
 import { createResolver } from '../../../src/lib/dns.js';
-import { createLinkChecker, linksOf, type LinkSettings } from '../../../src/outbound/checks/links.js';
+import { ANSWER_TTL_MS, createLinkChecker, linksOf, type LinkSettings } from '../../../src/outbound/checks/links.js';
 import { startDnsServer } from '../../helpers/dns-server.js';
 
 const SETTINGS: LinkSettings = {
@@ -47,7 +47,8 @@ t.test('the SSRF guard, the bounds', async (t) => {
   const dns = createResolver([dnsServer.address], 2000);
   const links = (...paths: string[]) => paths.map((p) => ({ url: `http://site.example:${port}${p}`, in: ['text' as const] }));
 
-  const guarded = createLinkChecker({ dns, settings: SETTINGS });
+  let now = 0;
+  const guarded = createLinkChecker({ dns, settings: SETTINGS, now: () => now });
   t.teardown(() => guarded.close());
   const refused = await guarded.check([...links('/ok'), { url: `http://127.0.0.1:${port}/ok`, in: ['text'] }], () => false);
   t.same(
@@ -58,7 +59,7 @@ t.test('the SSRF guard, the bounds', async (t) => {
   t.match(refused[0].detail, /checks\.links\.allowPrivate or checks\.links\.allowList/);
   t.same(asked, [], 'nothing reached the server');
 
-  const allowed = createLinkChecker({ dns, settings: { ...SETTINGS, allowList: ['site.example'], max: 2 } });
+  const allowed = createLinkChecker({ dns, settings: { ...SETTINGS, allowList: ['site.example'], max: 2 }, now: () => now });
   t.teardown(() => allowed.close());
   const results = await allowed.check(links('/ok', '/to-loopback', '/loop', '/excluded'), (u) => u.endsWith('/excluded'));
   t.equal(results[0].verdict, 'ok', 'an allowed name');
@@ -67,6 +68,17 @@ t.test('the SSRF guard, the bounds', async (t) => {
   t.match(results[2].detail, /checks\.links\.max/);
   t.equal(results[3].verdict, 'excluded');
   t.notOk(asked.includes('/excluded'));
+
+  // Automatic checks reuse an answer for ANSWER_TTL_MS; on demand asks again.
+  const count = (p: string) => asked.filter((a) => a === p).length;
+  const before = count('/ok');
+  await allowed.check(links('/ok'), () => false, { reuse: true });
+  t.equal(count('/ok'), before, 'reused');
+  await allowed.check(links('/ok'), () => false);
+  t.equal(count('/ok'), before + 1, 'asked again on demand');
+  now += ANSWER_TTL_MS;
+  await allowed.check(links('/ok'), () => false, { reuse: true });
+  t.equal(count('/ok'), before + 2, 'asked again once the answer is old');
 
   const loops = await allowed.check(links('/loop'), () => false);
   t.equal(loops[0].verdict, 'broken');
