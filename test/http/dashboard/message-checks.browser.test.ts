@@ -38,6 +38,16 @@ for (const db of testDatabases()) {
     const test = await send(ws.test);
     const live = await send(ws.live);
     await d.app.workers.find((w) => w.name === 'message-checks')!.tick();
+    const checked = await d.app.db
+      .selectFrom('message_checks')
+      .innerJoin('messages', 'messages.id', 'message_checks.message_id')
+      .select('public_id')
+      .execute();
+    t.same(
+      checked.map((r) => r.public_id),
+      [test],
+      'only the test-key message is checked on its own',
+    );
 
     const browser = await launchBrowser(t);
     const { page } = await loggedIn(t, browser, d);
