@@ -87,6 +87,8 @@ import { createIds, type Ids } from './lib/ids.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { createSecretBox, loadSecretsKey } from './lib/secret-box.js';
 import { createWorker, type Worker, type WorkerSpec } from './lib/worker.js';
+import { createMessageChecks } from './outbound/checks/checks.js';
+import { messageCheckRoutes } from './http/routes/message-checks.js';
 import { createLedger, type Ledger } from './messages/ledger.js';
 import { createMetrics } from './metrics/metrics.js';
 import { createMetricsServer } from './metrics/server.js';
@@ -376,8 +378,12 @@ export async function createApp(options: AppOptions): Promise<App> {
     observe: metrics ? (v) => metrics.verification(v) : undefined,
   });
 
+  // The checks of a message (HTML, links, spam score, headers): test-key email automatically, any on demand.
+  const emailSource = createEmailSource({ ...deps, publicUrl, tokens: emailTokens });
+  const messageChecks = createMessageChecks({ ...deps, emailSource, publicUrl });
+
   // Background workers: an explicit registry.
-  const workerSpecs: WorkerSpec[] = [outbound.workerSpec, webhooks.deliverer.spec, forwarding.workerSpec];
+  const workerSpecs: WorkerSpec[] = [outbound.workerSpec, webhooks.deliverer.spec, forwarding.workerSpec, messageChecks.workerSpec];
   const workers = workerSpecs.map((spec) => createWorker(spec, log));
   webhooks.attach(workers.find((w) => w.name === webhooks.deliverer.spec.name));
   forwarding.attach(workers.find((w) => w.name === forwarding.workerSpec.name));
@@ -388,6 +394,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     contextRoutes(),
     sendRoutes(outbound),
     messageRoutes(outbound, config, ledger, bus),
+    messageCheckRoutes(messageChecks),
     templateRoutes(templates),
     suppressionRoutes(suppressions, () => clock.now()),
     connectionRoutes(connections, config),
@@ -444,7 +451,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     nodes,
     publicUrl,
     submissionPorts: () => submissionPorts,
-    emailSource: createEmailSource({ ...deps, publicUrl, tokens: emailTokens }),
+    emailSource,
     ...(config.acme.enabled ? { certificateProblems: () => certificates.problems() } : {}),
   });
   const sessionAuth = sessionPrincipal({ sessions, workspaces, audit });
@@ -750,6 +757,7 @@ export async function createApp(options: AppOptions): Promise<App> {
         await outbound.stop(Math.max(0, drainUntil - Date.now()));
         await threads.close();
         await channelTransports.close();
+        await messageChecks.close();
         await webhooks.close();
         await destinations.close();
         // After the SMTP listener closed: its last sessions are counted.

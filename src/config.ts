@@ -388,6 +388,28 @@ const schema = z.strictObject({
   doctor: z.strictObject({
     publicIps: z.array(z.string().refine((v) => isIP(v) !== 0, 'must be an IPv4 or IPv6 address')),
   }),
+  // The checks of a message (messages/checks/, docs/deliverability.md): test-key email messages
+  // are checked after accept when `automatic`, `concurrency` at a time per node, off the send
+  // path. Links: at most `links.max` per message, `links.concurrency` at a time, each answer
+  // bounded in time and bytes, through the SSRF guard (`links.allowPrivate`/`links.allowList`).
+  // A message counts as bulk (List-Unsubscribe required) when it is a template send or its
+  // workspace sent `bulkDailyVolume` email messages in the 24 hours before it (Gmail's and
+  // Yahoo's bulk-sender line is 5,000 a day). The spam score uses `inbound.rspamd.url` when set.
+  checks: z.strictObject({
+    automatic: z.boolean(),
+    concurrency: z.number().int().min(1).max(16),
+    spam: z.boolean(),
+    bulkDailyVolume: z.number().int().min(1),
+    links: z.strictObject({
+      max: z.number().int().min(0).max(500),
+      concurrency: z.number().int().min(1).max(32),
+      timeout: duration({ min: '100ms', max: '60s' }),
+      maxBytes: z.number().int().min(0).max(10_000_000),
+      maxRedirects: z.number().int().min(0).max(10),
+      allowPrivate: z.boolean(),
+      allowList: z.array(z.string().min(1)),
+    }),
+  }),
 });
 
 /** The configuration; every duration in it is a number of milliseconds. */

@@ -436,6 +436,30 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/messages/{id}/checks': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The checks of an email message (HTML compatibility, links, spam score, headers); run now when none are stored
+     * @description Scope: `read` (read messages, templates (and render them), suppressions, connections).
+     */
+    get: operations['getMessageChecks'];
+    put?: never;
+    /**
+     * Run the checks of an email message again
+     * @description Scope: `read` (read messages, templates (and render them), suppressions, connections).
+     */
+    post: operations['runMessageChecks'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/messages/{id}/retry': {
     parameters: {
       query?: never;
@@ -5019,6 +5043,498 @@ export interface operations {
             error?: {
               /** @enum {unknown} */
               code?: 'not_cancelable' | 'conflict';
+            };
+          };
+        };
+      };
+      /** @description payload_too_large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'payload_too_large';
+            };
+          };
+        };
+      };
+      /** @description unsupported_media_type */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unsupported_media_type';
+            };
+          };
+        };
+      };
+      /** @description rate_limited */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal';
+            };
+          };
+        };
+      };
+      /** @description unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  getMessageChecks: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description the public id of the message (`msg_…`) */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description the last checks of the message */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description when the checks ran (ISO 8601) */
+            checkedAt: string;
+            headers: {
+              /** @description why the message counts as bulk mail (List-Unsubscribe required), or null */
+              bulk: string | null;
+              items: {
+                detail: string;
+                /** @enum {string} */
+                header: 'From' | 'Date' | 'Message-ID' | 'DKIM-Signature' | 'List-Unsubscribe';
+                /** @enum {string} */
+                status: 'pass' | 'warn' | 'fail';
+              }[];
+              /** @enum {string} */
+              status: 'pass' | 'warn' | 'fail' | 'skipped';
+              summary: string;
+            };
+            html: {
+              /** @description when the caniemail data set was last updated */
+              dataUpdated: string | null;
+              findings: {
+                clients: {
+                  client: string;
+                  note?: string;
+                  /** @enum {string} */
+                  support: 'unsupported' | 'partial';
+                }[];
+                /** @description the caniemail feature, e.g. css-display-flex */
+                feature: string;
+                /** @description what in the message uses it, at most 5 */
+                found: string[];
+                /** @enum {string} */
+                kind: 'css' | 'html';
+                title: string;
+                url: string;
+              }[];
+              /** @enum {string} */
+              status: 'pass' | 'warn' | 'fail' | 'skipped';
+              summary: string;
+            };
+            /** @description the message (msg_ public id) */
+            id: string;
+            links: {
+              links: {
+                detail?: string;
+                finalUrl?: string;
+                httpStatus?: number;
+                in: ('html' | 'text')[];
+                /** @enum {string} */
+                method?: 'HEAD' | 'GET';
+                url: string;
+                /** @enum {string} */
+                verdict: 'ok' | 'broken' | 'unresolved' | 'refused' | 'error' | 'excluded' | 'skipped';
+              }[];
+              /** @enum {string} */
+              status: 'pass' | 'warn' | 'fail' | 'skipped';
+              summary: string;
+            };
+            spam: {
+              action?: string;
+              requiredScore?: number;
+              score?: number;
+              /** @enum {string} */
+              status: 'pass' | 'warn' | 'fail' | 'skipped';
+              summary: string;
+              symbols?: {
+                [key: string]: number;
+              };
+            };
+            /**
+             * @description the worst of the four checks
+             * @enum {string}
+             */
+            status: 'pass' | 'warn' | 'fail' | 'skipped';
+            /**
+             * @description automatic: a test-key message checked after accept; on_demand: asked for
+             * @enum {string}
+             */
+            trigger: 'automatic' | 'on_demand';
+          };
+        };
+      };
+      /** @description invalid_request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description unauthorized */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description forbidden, insufficient_scope */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'insufficient_scope';
+            };
+          };
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'not_found';
+            };
+          };
+        };
+      };
+      /** @description conflict */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'conflict';
+            };
+          };
+        };
+      };
+      /** @description payload_too_large */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'payload_too_large';
+            };
+          };
+        };
+      };
+      /** @description unsupported_media_type */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unsupported_media_type';
+            };
+          };
+        };
+      };
+      /** @description rate_limited */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'rate_limited';
+            };
+          };
+        };
+      };
+      /** @description internal */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'internal';
+            };
+          };
+        };
+      };
+      /** @description unavailable */
+      503: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unavailable';
+            };
+          };
+        };
+      };
+    };
+  };
+  runMessageChecks: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        /** @description the public id of the message (`msg_…`) */
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description the fresh checks of the message */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            /** @description when the checks ran (ISO 8601) */
+            checkedAt: string;
+            headers: {
+              /** @description why the message counts as bulk mail (List-Unsubscribe required), or null */
+              bulk: string | null;
+              items: {
+                detail: string;
+                /** @enum {string} */
+                header: 'From' | 'Date' | 'Message-ID' | 'DKIM-Signature' | 'List-Unsubscribe';
+                /** @enum {string} */
+                status: 'pass' | 'warn' | 'fail';
+              }[];
+              /** @enum {string} */
+              status: 'pass' | 'warn' | 'fail' | 'skipped';
+              summary: string;
+            };
+            html: {
+              /** @description when the caniemail data set was last updated */
+              dataUpdated: string | null;
+              findings: {
+                clients: {
+                  client: string;
+                  note?: string;
+                  /** @enum {string} */
+                  support: 'unsupported' | 'partial';
+                }[];
+                /** @description the caniemail feature, e.g. css-display-flex */
+                feature: string;
+                /** @description what in the message uses it, at most 5 */
+                found: string[];
+                /** @enum {string} */
+                kind: 'css' | 'html';
+                title: string;
+                url: string;
+              }[];
+              /** @enum {string} */
+              status: 'pass' | 'warn' | 'fail' | 'skipped';
+              summary: string;
+            };
+            /** @description the message (msg_ public id) */
+            id: string;
+            links: {
+              links: {
+                detail?: string;
+                finalUrl?: string;
+                httpStatus?: number;
+                in: ('html' | 'text')[];
+                /** @enum {string} */
+                method?: 'HEAD' | 'GET';
+                url: string;
+                /** @enum {string} */
+                verdict: 'ok' | 'broken' | 'unresolved' | 'refused' | 'error' | 'excluded' | 'skipped';
+              }[];
+              /** @enum {string} */
+              status: 'pass' | 'warn' | 'fail' | 'skipped';
+              summary: string;
+            };
+            spam: {
+              action?: string;
+              requiredScore?: number;
+              score?: number;
+              /** @enum {string} */
+              status: 'pass' | 'warn' | 'fail' | 'skipped';
+              summary: string;
+              symbols?: {
+                [key: string]: number;
+              };
+            };
+            /**
+             * @description the worst of the four checks
+             * @enum {string}
+             */
+            status: 'pass' | 'warn' | 'fail' | 'skipped';
+            /**
+             * @description automatic: a test-key message checked after accept; on_demand: asked for
+             * @enum {string}
+             */
+            trigger: 'automatic' | 'on_demand';
+          };
+        };
+      };
+      /** @description invalid_request */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'invalid_request';
+            };
+          };
+        };
+      };
+      /** @description unauthorized */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'unauthorized';
+            };
+          };
+        };
+      };
+      /** @description forbidden, insufficient_scope */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'forbidden' | 'insufficient_scope';
+            };
+          };
+        };
+      };
+      /** @description not_found */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'not_found';
+            };
+          };
+        };
+      };
+      /** @description conflict */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['Error'] & {
+            error?: {
+              /** @enum {unknown} */
+              code?: 'conflict';
             };
           };
         };

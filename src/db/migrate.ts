@@ -38,6 +38,7 @@ import * as m0034 from './migrations/0034-single-sign-on.js';
 import * as m0035 from './migrations/0035-certificates.js';
 import * as m0036 from './migrations/0036-inbound-tls.js';
 import * as m0038 from './migrations/0038-destination-pace.js';
+import * as m0040 from './migrations/0040-message-checks.js';
 
 const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -76,6 +77,7 @@ const migrations: Record<string, Migration> = {
   '0035-certificates': m0035,
   '0036-inbound-tls': m0036,
   '0038-destination-pace': m0038,
+  '0040-message-checks': m0040,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

@@ -732,6 +732,17 @@ export interface InboundTlsSessionsTable {
   sessions: number;
 }
 
+// --- checks of a message (messages/checks/) ---------------------------------------------------
+
+/** A message's last checks: `result` JSON (null while a node is checking it), who asked. */
+export interface MessageChecksTable {
+  message_id: string;
+  trigger: 'automatic' | 'on_demand';
+  result: string | null;
+  started_at: string;
+  checked_at: string | null;
+}
+
 // --- scheduled jobs run once per cluster (cluster/jobs.ts) -------------------------------------
 
 export interface JobRunsTable {
@@ -857,4 +868,5 @@ export interface Database {
   destination_pace: DestinationPaceTable;
   smtp_passed_clients: SmtpPassedClientsTable;
   inbound_tls_sessions: InboundTlsSessionsTable;
+  message_checks: MessageChecksTable;
 }

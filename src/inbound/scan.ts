@@ -51,7 +51,8 @@ export const NO_SCAN = { spam: { result: 'none' }, virus: { result: 'none' } } a
 
 const HAM_ACTIONS = new Set(['no action', 'greylist']);
 
-async function rspamd(url: string, timeoutMs: number, input: ScanInput, hostname: string): Promise<SpamVerdict> {
+/** rspamd's verdict on a message (also the outbound checks' spam score, outbound/checks/). */
+export async function rspamdVerdict(url: string, timeoutMs: number, input: ScanInput, hostname: string): Promise<SpamVerdict> {
   const headers: [string, string][] = [
     ['IP', input.ip],
     ['Helo', input.helo || input.ip],
@@ -140,7 +141,7 @@ export function createScanner({ config, log }: { config: Pick<Config, 'inbound' 
     enabled,
     async scan(input) {
       const [spam, virus] = await Promise.all([
-        rs.url ? rspamd(rs.url, rs.timeout, input, config.hostname) : Promise.resolve<SpamVerdict>({ result: 'none' }),
+        rs.url ? rspamdVerdict(rs.url, rs.timeout, input, config.hostname) : Promise.resolve<SpamVerdict>({ result: 'none' }),
         cd.address ? clamd(cd.address, cd.timeout, input.raw) : Promise.resolve<VirusVerdict>({ result: 'none' }),
       ]);
       if (spam.result === 'temperror') log.warn({ details: spam.details }, 'spam check unavailable; message stored unchecked');

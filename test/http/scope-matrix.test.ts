@@ -53,6 +53,8 @@ const TABLE: Row[] = [
   { scope: 'send', method: 'POST', path: '/v1/suppressions/import' },
   { scope: 'send', method: 'DELETE', path: '/v1/suppressions/:address' },
   { scope: 'send', method: 'POST', path: '/v1/messages/:id/retry' },
+  { scope: 'read', method: 'GET', path: '/v1/messages/:id/checks' },
+  { scope: 'read', method: 'POST', path: '/v1/messages/:id/checks' },
   { scope: 'cancel', method: 'DELETE', path: '/v1/messages/:id' },
   { scope: 'inbound', method: null, path: /^\/v1\/inbound\// },
   { scope: 'webhooks', method: null, path: /^\/v1\/webhooks(\/|$)/ },

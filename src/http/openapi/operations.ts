@@ -20,6 +20,7 @@ import { messagePageSchema, messageSchema } from '../../messages/message.js';
 import { STATUS_FILTERS } from '../../messages/read.js';
 import { acceptResponseSchema, batchResponseSchema } from '../../outbound/accept.js';
 import { batchBody } from '../../outbound/batch-input.js';
+import { messageChecksSchema } from '../../outbound/checks/schema.js';
 import { reportQuery } from '../../reports/reports.js';
 import { inboundTlsDaySchema } from '../../reports/inbound-tls.js';
 import { dmarcDaySchema, tlsDaySchema } from '../../reports/store.js';
@@ -264,6 +265,28 @@ export const OPERATIONS: Operation[] = [
     scope: 'send',
     params: messageId,
     success: [{ status: 200, description: 'the message, due now', json: messageSchema }],
+    errors: ['not_found', 'conflict'],
+  },
+  {
+    method: 'GET',
+    path: '/v1/messages/:id/checks',
+    id: 'getMessageChecks',
+    tag: 'messages',
+    summary: 'The checks of an email message (HTML compatibility, links, spam score, headers); run now when none are stored',
+    scope: 'read',
+    params: messageId,
+    success: [{ status: 200, description: 'the last checks of the message', json: messageChecksSchema }],
+    errors: ['not_found', 'conflict'],
+  },
+  {
+    method: 'POST',
+    path: '/v1/messages/:id/checks',
+    id: 'runMessageChecks',
+    tag: 'messages',
+    summary: 'Run the checks of an email message again',
+    scope: 'read',
+    params: messageId,
+    success: [{ status: 200, description: 'the fresh checks of the message', json: messageChecksSchema }],
     errors: ['not_found', 'conflict'],
   },
   // Templates.

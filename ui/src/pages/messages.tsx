@@ -2,7 +2,8 @@
 // them), paged by the API's cursor (a stack of the cursors passed, for "Newer"), a live tail on
 // the same filters (GET /v1/messages?tail=1, Server-Sent Events), and a message's detail: status,
 // metadata, timeline, engagement, the rendered preview at desktop and mobile widths (a sandboxed
-// iframe on /dashboard/view), text, headers and source; cancel, and retry a deferred one now.
+// iframe on /dashboard/view), text, headers and source, the checks of an email message
+// (message-checks.tsx); cancel, and retry a deferred one now.
 import { useEffect, useState } from 'preact/hooks';
 import { del, get, post, query } from '../api';
 import {
@@ -26,6 +27,7 @@ import {
 import { Link, navigate, useRoute } from '../router';
 import type { Route } from '../routes';
 import { useSelectionKey } from '../session';
+import { MessageChecks } from './message-checks';
 
 interface Message {
   publicId: string;
@@ -465,6 +467,7 @@ function MessageDetail(props: { id: string }) {
         </section>
       </div>
       <Content m={m} />
+      {m.channel === 'email' && <MessageChecks id={m.publicId} livemode={m.livemode} />}
     </Page>
   );
 }
