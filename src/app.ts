@@ -78,6 +78,7 @@ import { mailgunApi } from './http/compat/mailgun.js';
 import { scopedMessageRow } from './messages/read.js';
 import { loadBounceRules, type BounceRules } from './channels/email/bounce-rules.js';
 import { createDestinations, type Destinations } from './channels/email/destinations.js';
+import { createWarmUp, type WarmUp } from './channels/email/warm-up.js';
 import { createClusterJobs } from './cluster/jobs.js';
 import { createBudgets, type Budgets } from './cluster/budgets.js';
 import { createNodeRegistry, type NodeRegistry } from './cluster/nodes.js';
@@ -161,6 +162,8 @@ export interface App extends Deps {
   destinations: Destinations;
   /** Rate budgets per key (cluster/budgets.ts). */
   budgets: Budgets;
+  /** Warm-up of source addresses; null when delivery.warmUp.enabled is off. */
+  warmUp: WarmUp | null;
   workers: Worker[];
   /** The URL clients and recipients reach the HTTP listener on (config, or derived after listen). */
   publicUrl(): string;
@@ -296,6 +299,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...deps,
     backoff: { minMs: config.delivery.backoff.min, maxMs: config.delivery.backoff.max },
   });
+  const warmUp = config.delivery.warmUp.enabled
+    ? createWarmUp({ ...deps, settings: config.delivery.warmUp, sources: Object.keys(config.delivery.sources) })
+    : null;
   outbound.registerTransport(
     'email',
     createEmailTransport({
@@ -307,6 +313,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       source: forwarding.source,
       rules: bounceRules,
       destinations,
+      ...(warmUp ? { warmUp } : {}),
       hostShare: (cap) => nodes.shareOf(cap),
     }),
   );
@@ -333,6 +340,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     bounceDomain: bounceDomainOf(config),
     forwards: forwarding.bounces,
     rules: bounceRules,
+    ...(warmUp ? { reported: (id: string, what: 'complained' | 'bounced') => warmUp.report(id, what) } : {}),
   });
   // DMARC and TLS reports mailed to the report address; "own" sources are the box's public addresses.
   const reports = createReports({
@@ -637,6 +645,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     bounceRules,
     destinations,
     budgets,
+    warmUp,
     workers,
     routes: () => listRoutes(httpApp),
     certificates,
