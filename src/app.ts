@@ -446,6 +446,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     publicUrl,
     submissionPorts: () => submissionPorts,
     emailSource: createEmailSource({ ...deps, publicUrl, tokens: emailTokens }),
+    warmUp,
     ...(config.acme.enabled ? { certificateProblems: () => certificates.problems() } : {}),
   });
   const sessionAuth = sessionPrincipal({ sessions, workspaces, audit });
