@@ -50,7 +50,9 @@ export function hashIndex(key: string, n: number): number {
   return createHash('sha256').update(key.toLowerCase()).digest().readUInt32BE(0) % n;
 }
 
-export function createSourcePicker(delivery: Pick<Config['delivery'], 'sources' | 'pools' | 'poolAssignment' | 'addressFamily'>): SourcePicker {
+export function createSourcePicker(
+  delivery: Pick<Config['delivery'], 'sources' | 'pools' | 'poolAssignment' | 'addressFamily'>,
+): SourcePicker {
   const sources = new Map<string, Source>();
   for (const [name, s] of Object.entries(delivery.sources))
     sources.set(name, { name, address: s.address, ehlo: s.ehlo.toLowerCase(), family: isIP(s.address) === 6 ? 6 : 4 });

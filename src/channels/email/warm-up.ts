@@ -288,7 +288,12 @@ export function createWarmUp(deps: WarmUpDeps): WarmUp {
     async list() {
       const now = clock.now().getTime();
       const today = dayOf(now);
-      const pairs = await db.selectFrom('warm_up_schedules').select(['source', 'sending_domain']).orderBy('source').orderBy('sending_domain').execute();
+      const pairs = await db
+        .selectFrom('warm_up_schedules')
+        .select(['source', 'sending_domain'])
+        .orderBy('source')
+        .orderBy('sending_domain')
+        .execute();
       const views: ScheduleView[] = [];
       for (const p of pairs) {
         const { row, recent: r } = await current(p.source, p.sending_domain, now);

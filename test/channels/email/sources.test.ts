@@ -38,7 +38,11 @@ for (const db of testDatabases()) {
           six: { address: '::1', ehlo: 'six.postern.test' },
         }),
         POSTERN_DELIVERY_POOLS: JSON.stringify({ main: ['a', 'b', 'six'], solo: ['b'], v6: ['six'] }),
-        POSTERN_DELIVERY_POOL_ASSIGNMENT: JSON.stringify({ default: 'main', workspaces: { beta: 'v6' }, domains: { 'acme.example': 'solo' } }),
+        POSTERN_DELIVERY_POOL_ASSIGNMENT: JSON.stringify({
+          default: 'main',
+          workspaces: { beta: 'v6' },
+          domains: { 'acme.example': 'solo' },
+        }),
         POSTERN_DELIVERY_ADDRESS_FAMILY: JSON.stringify({ '*.sixonly.test': 'ipv6', 'v4only.test': 'ipv4' }),
       },
     });

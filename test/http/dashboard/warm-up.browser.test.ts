@@ -34,7 +34,10 @@ for (const db of testDatabases()) {
     });
     const ws = await daemon.workspace('acme');
     const send = async (to: string) => {
-      const r = await daemon.request('POST', '/v1/send-raw', { key: ws.live, body: { to, channel: 'email', content: { subject: 'Hi', text: 'Hello' } } });
+      const r = await daemon.request('POST', '/v1/send-raw', {
+        key: ws.live,
+        body: { to, channel: 'email', content: { subject: 'Hi', text: 'Hello' } },
+      });
       t.equal(r.status, 202);
     };
     const dispatcher = daemon.app.workers.find((w) => w.name === 'dispatcher')!;
