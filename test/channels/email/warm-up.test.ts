@@ -2,12 +2,15 @@
 // 127.0.0.2 with the curve 2, 4, 8. Mail over the day's allowance is deferred (not failed) to the
 // next day, spread over `spreadOver`, and goes out once the clock reaches it; a bounce rate over
 // the threshold pauses the ramp and steps it back; when the bounces leave the window the ramp
-// resumes on its own and climbs again the next day.
+// resumes on its own and climbs again the next day. A complaint that comes back over SMTP counts
+// for the pair that sent the message.
 import t from 'tap';
 import { ManualClock } from '../../../src/lib/clock.js';
 import { tripReason } from '../../../src/channels/email/warm-up.js';
 import { bootDaemon } from '../../helpers/daemon.js';
 import { testDatabases } from '../../helpers/databases.js';
+import { sendRaw } from '../../helpers/inbound.js';
+import { buildArf } from '../../helpers/reports.js';
 import { startRemoteMx } from '../../helpers/smtp-sink.js';
 
 const SETTINGS = { minSample: 4, maxBounceRate: 0.3, maxComplaintRate: 0.01, maxDeferralRate: 0.5 };
@@ -87,6 +90,17 @@ for (const db of testDatabases()) {
       next: { day: '2026-03-03', allowance: 4 },
       pausedReason: null,
     });
+
+    // A complaint about a delivered message, as a mailbox provider's feedback loop sends it to the
+    // return path: counted for the pair that sent the message.
+    const complained = sink.received[0];
+    const reply = await sendRaw(
+      d.smtpPort,
+      { from: '', to: [complained.from] },
+      await buildArf(complained.from, complained.to[0], complained.raw.toString('latin1')),
+    );
+    t.match(reply, /^250 /);
+    t.match((await schedule()).recent, { delivered: 2, complained: 1 });
 
     await at('2026-03-02T23:59:00Z');
     t.equal(sink.received.length, 2, 'nothing more the same day');
