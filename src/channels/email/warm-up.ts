@@ -253,6 +253,9 @@ export function createWarmUp(deps: WarmUpDeps): WarmUp {
       }
       const allowance = curve[row.step];
       const today = dayOf(now);
+      // A retry of a message already counted today (its MX could not be reached) is not counted twice.
+      const counted = await db.selectFrom('warm_up_messages').selectAll().where('message_id', '=', messageId).executeTakeFirst();
+      if (counted && counted.source === source && counted.sending_domain === domain && counted.hour.startsWith(today)) return null;
       const used = await usedOn(source, domain, today);
       const granted = used < allowance && (await budget(allowance).take(`${source}|${domain}|${today}|${allowance}`)) === 0;
       if (!granted) {
@@ -268,7 +271,7 @@ export function createWarmUp(deps: WarmUpDeps): WarmUp {
       await db
         .insertInto('warm_up_messages')
         .values({ message_id: messageId, source, sending_domain: domain, hour })
-        .onConflict((oc) => oc.column('message_id').doNothing())
+        .onConflict((oc) => oc.column('message_id').doUpdateSet({ source, sending_domain: domain, hour }))
         .execute();
       return null;
     },
