@@ -24,6 +24,7 @@ const DAY_MS = 24 * 3600 * 1000;
 const HOUR_MS = 3600 * 1000;
 // The budget of a day never refills within the day: a token takes a thousand days to come back.
 const NO_REFILL_MS = 1000 * DAY_MS;
+const WARM_RECHECK_MS = 60_000;
 
 export type WarmUpSettings = Config['delivery']['warmUp'];
 export type WarmUpOutcome = 'delivered' | 'bounced' | 'deferred' | 'complained';
@@ -61,6 +62,11 @@ export interface WarmUp {
   /** A later report about a message (a complaint, a bounce after acceptance): counted for the pair that sent it. */
   report(messageId: string, outcome: 'complained' | 'bounced'): Promise<void>;
   list(): Promise<ScheduleView[]>;
+  /**
+   * The operator's override: puts the pair at `step` (0-based; the curve's length is warm) from
+   * today, unpaused; the rates decide again from the next message on.
+   */
+  set(source: string, sendingDomain: string, step: number): Promise<ScheduleView>;
 }
 
 export interface WarmUpDeps {
@@ -113,8 +119,10 @@ export function createWarmUp(deps: WarmUpDeps): WarmUp {
   const { db, clock, log, settings } = deps;
   const curve = settings.curve;
   const warmed = settings.sources.length ? new Set(settings.sources) : new Set(deps.sources);
-  // Pairs past the end of the curve stay warm: no database work for their mail.
-  const warm = new Set<string>();
+  // Pairs past the end of the curve: no database work for their mail for a minute at a time (an
+  // operator's `warm-up set` on any node reaches every node within that minute).
+  const warmUntil = new Map<string, number>();
+  const isWarm = (key: string) => (warmUntil.get(key) ?? 0) > clock.now().getTime();
   const budget = (allowance: number) => deps.budgets.budget('warm-up', { count: allowance, perMs: NO_REFILL_MS });
   let purgedHour = '';
 
@@ -237,18 +245,39 @@ export function createWarmUp(deps: WarmUpDeps): WarmUp {
       .execute();
   }
 
+  async function view(source: string, domain: string, now: number): Promise<ScheduleView> {
+    const today = dayOf(now);
+    const { row, recent: r } = await current(source, domain, now);
+    const warmNow = row.step >= curve.length;
+    const nextDay = dayOf(dayStart(today) + DAY_MS);
+    return {
+      source: row.source,
+      sendingDomain: row.sending_domain,
+      step: Math.min(row.step, curve.length),
+      steps: curve.length,
+      day: today,
+      allowance: warmNow ? null : curve[row.step],
+      used: await usedOn(row.source, row.sending_domain, today),
+      next: warmNow || row.paused_reason ? null : { day: nextDay, allowance: row.step + 1 < curve.length ? curve[row.step + 1] : null },
+      pausedReason: row.paused_reason,
+      pausedAt: row.paused_at,
+      startedAt: row.started_at,
+      recent: { ...r, windowHours: settings.window / HOUR_MS },
+    };
+  }
+
   return {
     applies: (source) => warmed.has(source),
 
     async take(source, sendingDomain, messageId) {
       const domain = sendingDomain.toLowerCase();
       const key = `${source} ${domain}`;
-      if (!warmed.has(source) || warm.has(key)) return null;
+      if (!warmed.has(source) || isWarm(key)) return null;
       const now = clock.now().getTime();
       await purge(now).catch((err: unknown) => log.warn({ err }, 'warm-up: old counts not purged'));
       const { row } = await current(source, domain, now);
       if (row.step >= curve.length) {
-        warm.add(key);
+        warmUntil.set(key, now + WARM_RECHECK_MS);
         return null;
       }
       const allowance = curve[row.step];
@@ -278,7 +307,7 @@ export function createWarmUp(deps: WarmUpDeps): WarmUp {
 
     async record(source, sendingDomain, outcome, n = 1) {
       const domain = sendingDomain.toLowerCase();
-      if (!warmed.has(source) || warm.has(`${source} ${domain}`) || n <= 0) return;
+      if (!warmed.has(source) || isWarm(`${source} ${domain}`) || n <= 0) return;
       await add(source, domain, hourOf(clock.now().getTime()), outcome, n);
     },
 
@@ -290,7 +319,6 @@ export function createWarmUp(deps: WarmUpDeps): WarmUp {
 
     async list() {
       const now = clock.now().getTime();
-      const today = dayOf(now);
       const pairs = await db
         .selectFrom('warm_up_schedules')
         .select(['source', 'sending_domain'])
@@ -298,26 +326,21 @@ export function createWarmUp(deps: WarmUpDeps): WarmUp {
         .orderBy('sending_domain')
         .execute();
       const views: ScheduleView[] = [];
-      for (const p of pairs) {
-        const { row, recent: r } = await current(p.source, p.sending_domain, now);
-        const isWarm = row.step >= curve.length;
-        const nextDay = dayOf(dayStart(today) + DAY_MS);
-        views.push({
-          source: row.source,
-          sendingDomain: row.sending_domain,
-          step: Math.min(row.step, curve.length),
-          steps: curve.length,
-          day: today,
-          allowance: isWarm ? null : curve[row.step],
-          used: await usedOn(row.source, row.sending_domain, today),
-          next: isWarm || row.paused_reason ? null : { day: nextDay, allowance: row.step + 1 < curve.length ? curve[row.step + 1] : null },
-          pausedReason: row.paused_reason,
-          pausedAt: row.paused_at,
-          startedAt: row.started_at,
-          recent: { ...r, windowHours: settings.window / HOUR_MS },
-        });
-      }
+      for (const p of pairs) views.push(await view(p.source, p.sending_domain, now));
       return views;
+    },
+
+    async set(source, sendingDomain, step) {
+      const domain = sendingDomain.toLowerCase();
+      const now = clock.now().getTime();
+      const { row } = await current(source, domain, now);
+      await save(
+        { ...row, step: Math.max(0, Math.min(step, curve.length)), step_day: dayOf(now), paused_reason: null, paused_at: null },
+        now,
+      );
+      warmUntil.delete(`${source} ${domain}`);
+      log.info({ source, domain, step }, 'warm-up step set by the operator');
+      return view(source, domain, now);
     },
   };
 }

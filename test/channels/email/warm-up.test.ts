@@ -137,5 +137,24 @@ for (const db of testDatabases()) {
     const free = [await send('w1@example.net'), await send('w2@example.net'), await send('w3@example.net'), await send('w4@example.net')];
     await at('2026-03-07T02:00:00Z');
     for (const id of free) t.equal((await get(id)).status, 'delivered', 'no limit once warm');
+
+    // The operator's override: back to step 2 of 3 (4 a day), then refused steps and sources.
+    const set = await d.cli('warm-up', 'set', '--source', 'a', '--domain', 'mx.postern.test', '--step', '2');
+    t.equal(set.code, 0, set.stderr);
+    t.match(JSON.parse(set.stdout), { step: 1, allowance: 4, pausedReason: null });
+    const listed = await d.cli('warm-up', 'list');
+    t.match(JSON.parse(listed.stdout), [{ source: 'a', sendingDomain: 'mx.postern.test', allowance: 4 }]);
+    // An hour on: every node has looked at the pair again since it was warm.
+    await at('2026-03-07T03:00:00Z');
+    const limited = [];
+    for (let i = 0; i < 5; i++) limited.push(await send(`v${i}@example.net`));
+    await dispatcher.tick();
+    const went = [];
+    for (const id of limited) if ((await get(id)).status === 'delivered') went.push(id);
+    t.equal(went.length, 4, 'the allowance of the step set holds again');
+    const badStep = await d.cli('warm-up', 'set', '--source', 'a', '--domain', 'mx.postern.test', '--step', '4');
+    t.equal(badStep.code, 2);
+    t.match(badStep.stderr, /--step must be 1 to 3/);
+    t.equal((await d.cli('warm-up', 'set', '--source', 'nope', '--domain', 'x.example', '--warm')).code, 2, 'an unknown source');
   });
 }
