@@ -79,6 +79,7 @@ import { scopedMessageRow } from './messages/read.js';
 import { loadBounceRules, type BounceRules } from './channels/email/bounce-rules.js';
 import { createDestinations, type Destinations } from './channels/email/destinations.js';
 import { createAdaptiveBackoff } from './channels/email/adaptive-backoff.js';
+import { createWarmUp, type WarmUp } from './channels/email/warm-up.js';
 import { createClusterJobs } from './cluster/jobs.js';
 import { createBudgets, type Budgets } from './cluster/budgets.js';
 import { createNodeRegistry, type NodeRegistry } from './cluster/nodes.js';
@@ -164,6 +165,8 @@ export interface App extends Deps {
   destinations: Destinations;
   /** Rate budgets per key (cluster/budgets.ts). */
   budgets: Budgets;
+  /** Warm-up of source addresses; null when delivery.warmUp.enabled is off. */
+  warmUp: WarmUp | null;
   workers: Worker[];
   /** The URL clients and recipients reach the HTTP listener on (config, or derived after listen). */
   publicUrl(): string;
@@ -305,6 +308,9 @@ export async function createApp(options: AppOptions): Promise<App> {
       maxConnectionsPerHost: config.delivery.maxConnectionsPerHost,
     }),
   });
+  const warmUp = config.delivery.warmUp.enabled
+    ? createWarmUp({ ...deps, settings: config.delivery.warmUp, sources: Object.keys(config.delivery.sources) })
+    : null;
   outbound.registerTransport(
     'email',
     createEmailTransport({
@@ -316,6 +322,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       source: forwarding.source,
       rules: bounceRules,
       destinations,
+      ...(warmUp ? { warmUp } : {}),
       hostShare: (cap) => nodes.shareOf(cap),
     }),
   );
@@ -342,6 +349,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     bounceDomain: bounceDomainOf(config),
     forwards: forwarding.bounces,
     rules: bounceRules,
+    ...(warmUp ? { reported: (id: string, what: 'complained' | 'bounced') => warmUp.report(id, what) } : {}),
   });
   // DMARC and TLS reports mailed to the report address; "own" sources are the box's public addresses.
   const reports = createReports({
@@ -452,6 +460,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     publicUrl,
     submissionPorts: () => submissionPorts,
     emailSource,
+    warmUp,
     ...(config.acme.enabled ? { certificateProblems: () => certificates.problems() } : {}),
   });
   const sessionAuth = sessionPrincipal({ sessions, workspaces, audit });
@@ -651,6 +660,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     bounceRules,
     destinations,
     budgets,
+    warmUp,
     workers,
     routes: () => listRoutes(httpApp),
     certificates,

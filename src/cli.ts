@@ -20,6 +20,7 @@ import { createLogger } from './lib/logger.js';
 import { serve } from './main.js';
 import { connectionCommands } from './cli/connections.js';
 import { doctorCommands } from './cli/doctor.js';
+import { warmUpCommands } from './cli/warm-up.js';
 import { domainCommands } from './cli/domains.js';
 import { forwardingCommands } from './cli/forwarding.js';
 import { nodeCommands } from './cli/nodes.js';
@@ -86,6 +87,7 @@ const appCommands: Command[] = [
   ...connectionCommands,
   ...domainCommands,
   ...doctorCommands,
+  ...warmUpCommands,
   ...webhookCommands,
   ...smtpCredentialCommands,
   ...forwardingCommands,

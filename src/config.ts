@@ -13,6 +13,7 @@ import { parseDuration } from './lib/duration.js';
 const hostPort = /^(\[[0-9a-fA-F:]+\]|[0-9.]+|[0-9a-fA-F:]+)(:\d{1,5})?$/;
 const port = z.number().int().min(0).max(65535);
 const DURATION = /^\d+(ms|s|m|h|d)$/;
+const SOURCE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 const RATE = /^\d+\/(s|sec|min|h|hour|d|day)$/;
 
 /** An IPv4 or IPv6 address, or a CIDR range of one. */
@@ -76,7 +77,7 @@ const plan = z.strictObject({
   senderCaps: z.strictObject({ shared: cap, domain: cap }),
 });
 
-const schema = z.strictObject({
+const settings = z.strictObject({
   dataDir: z.string().min(1),
   databaseUrl: z.string().refine((v) => v === '' || /^(postgres|postgresql|sqlite):/.test(v) || v.startsWith('/') || v.startsWith('.'), {
     message: 'must be empty (SQLite in the data dir), postgres://…, sqlite:PATH or a file path',
@@ -348,6 +349,36 @@ const schema = z.strictObject({
     timeout: duration({ min: '100ms', max: '10m' }),
     domainRates: z.record(z.string(), z.string().regex(/^\d+\/(s|sec|min|h|hour|d|day)$/, 'must look like 60/min')),
     from: z.strictObject({ address: z.union([z.literal(''), z.email()]), name: z.string().max(128) }),
+    // Named local addresses mail leaves from, with their EHLO names, grouped into pools; which pool
+    // a workspace or sending domain uses; which address family a destination gets
+    // (docs/deliverability.md, "Source addresses and pools").
+    sources: z.record(
+      z.string().regex(SOURCE_NAME, 'a source name is letters, digits, - and _'),
+      z.strictObject({
+        address: z.string().refine((v) => isIP(v) !== 0, 'must be an IPv4 or IPv6 address'),
+        ehlo: z.string().regex(/^[a-zA-Z0-9.-]+$/, 'must be a host name'),
+      }),
+    ),
+    pools: z.record(z.string().regex(SOURCE_NAME, 'a pool name is letters, digits, - and _'), z.array(z.string()).min(1)),
+    poolAssignment: z.strictObject({
+      default: z.string(),
+      workspaces: z.record(z.string(), z.string()),
+      domains: z.record(z.string(), z.string()),
+    }),
+    addressFamily: z.record(z.string().regex(/^(\*\.)?[a-zA-Z0-9.-]+$/, 'must be a domain or *.domain'), z.enum(['ipv4', 'ipv6'])),
+    // The daily ramp of a new (source, sending domain) (docs/deliverability.md, "Warm-up").
+    warmUp: z.strictObject({
+      enabled: z.boolean(),
+      sources: z.array(z.string()),
+      curve: z.array(z.coerce.number().int().min(1)).min(1),
+      window: duration({ min: '1h', max: '7d' }),
+      minSample: z.number().int().min(1),
+      maxBounceRate: z.number().min(0).max(1),
+      maxComplaintRate: z.number().min(0).max(1),
+      maxDeferralRate: z.number().min(0).max(1),
+      stepBack: z.number().int().min(0),
+      spreadOver: duration({ max: '1d' }),
+    }),
   }),
   tracking: z.strictObject({
     enabledByDefault: z.boolean(),
@@ -413,6 +444,24 @@ const schema = z.strictObject({
 });
 
 /** The configuration; every duration in it is a number of milliseconds. */
+// What one setting cannot check alone: the names sources, pools and their assignment give each other.
+const schema = settings.superRefine((c, ctx) => {
+  const d = c.delivery;
+  const issue = (path: (string | number)[], message: string) => ctx.addIssue({ code: 'custom', path: ['delivery', ...path], message });
+  const sources = new Set(Object.keys(d.sources));
+  for (const [pool, members] of Object.entries(d.pools))
+    for (const m of members) if (!sources.has(m)) issue(['pools', pool], `names ${m}, which is not in delivery.sources`);
+  const pools = new Set(Object.keys(d.pools));
+  const assigned: [string[], string][] = [
+    [['poolAssignment', 'default'], d.poolAssignment.default],
+    ...Object.entries(d.poolAssignment.workspaces).map(([k, v]): [string[], string] => [['poolAssignment', 'workspaces', k], v]),
+    ...Object.entries(d.poolAssignment.domains).map(([k, v]): [string[], string] => [['poolAssignment', 'domains', k], v]),
+  ];
+  for (const [path, pool] of assigned) if (pool !== '' && !pools.has(pool)) issue(path, `names ${pool}, which is not in delivery.pools`);
+  for (const name of d.warmUp.sources)
+    if (!sources.has(name)) issue(['warmUp', 'sources'], `names ${name}, which is not in delivery.sources`);
+});
+
 export type Config = z.infer<typeof schema>;
 
 /** A setting that cannot be used; `postern serve` exits with code 2 on it. */

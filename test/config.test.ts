@@ -56,6 +56,14 @@ t.test('invalid settings name the setting and why', async (t) => {
     [{ POSTERN_PUBLIC_URL: 'ftp://x' }, /publicUrl/],
     [{ POSTERN_MEMORY_HEAP_GROWTH_PERCENT: '-1' }, /memory\.heapGrowthPercent \(POSTERN_MEMORY_HEAP_GROWTH_PERCENT\)/],
     [{ POSTERN_MEMORY_ANALYSIS_YOUNG_GENERATION_MB: '2' }, /memory\.analysisYoungGenerationMb .*at least 3/],
+    [{ POSTERN_DELIVERY_SOURCES: '{"a": {"address": "mta1", "ehlo": "a.example"}}' }, /delivery\.sources\.a\.address.*IPv4 or IPv6/],
+    [{ POSTERN_DELIVERY_POOLS: '{"main": ["nope"]}' }, /delivery\.pools\.main.*names nope, which is not in delivery\.sources/],
+    [
+      { POSTERN_DELIVERY_POOL_ASSIGNMENT_DEFAULT: 'main' },
+      /delivery\.poolAssignment\.default.*names main, which is not in delivery\.pools/,
+    ],
+    [{ POSTERN_DELIVERY_ADDRESS_FAMILY: '{"gmail.com": "ipv5"}' }, /delivery\.addressFamily/],
+    [{ POSTERN_DELIVERY_WARM_UP_CURVE: '50,0' }, /delivery\.warmUp\.curve/],
   ];
   for (const [env, pattern] of bad) {
     let caught: unknown;

@@ -37,6 +37,7 @@ import * as m0033 from './migrations/0033-passkeys.js';
 import * as m0034 from './migrations/0034-single-sign-on.js';
 import * as m0035 from './migrations/0035-certificates.js';
 import * as m0036 from './migrations/0036-inbound-tls.js';
+import * as m0037 from './migrations/0037-warm-up.js';
 import * as m0038 from './migrations/0038-destination-pace.js';
 import * as m0040 from './migrations/0040-message-checks.js';
 
@@ -76,6 +77,7 @@ const migrations: Record<string, Migration> = {
   '0034-single-sign-on': m0034,
   '0035-certificates': m0035,
   '0036-inbound-tls': m0036,
+  '0037-warm-up': m0037,
   '0038-destination-pace': m0038,
   '0040-message-checks': m0040,
 };

@@ -743,6 +743,40 @@ export interface MessageChecksTable {
   checked_at: string | null;
 }
 
+// --- warm-up of (source, sending domain) pairs (channels/email/warm-up.ts) ----------------------
+
+export interface WarmUpSchedulesTable {
+  source: string;
+  sending_domain: string;
+  /** The index in delivery.warmUp.curve of today's allowance. */
+  step: number;
+  /** The UTC day (YYYY-MM-DD) the step was reached or last confirmed. */
+  step_day: string;
+  paused_reason: string | null;
+  paused_at: string | null;
+  started_at: string;
+  updated_at: string;
+}
+
+/** Outcomes per UTC hour (YYYY-MM-DDTHH). */
+export interface WarmUpCountsTable {
+  source: string;
+  sending_domain: string;
+  hour: string;
+  sent: Generated<number>;
+  delivered: Generated<number>;
+  bounced: Generated<number>;
+  deferred: Generated<number>;
+  complained: Generated<number>;
+}
+
+export interface WarmUpMessagesTable {
+  message_id: string;
+  source: string;
+  sending_domain: string;
+  hour: string;
+}
+
 // --- scheduled jobs run once per cluster (cluster/jobs.ts) -------------------------------------
 
 export interface JobRunsTable {
@@ -869,4 +903,7 @@ export interface Database {
   smtp_passed_clients: SmtpPassedClientsTable;
   inbound_tls_sessions: InboundTlsSessionsTable;
   message_checks: MessageChecksTable;
+  warm_up_schedules: WarmUpSchedulesTable;
+  warm_up_counts: WarmUpCountsTable;
+  warm_up_messages: WarmUpMessagesTable;
 }

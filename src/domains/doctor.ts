@@ -26,7 +26,7 @@ import { countSpfLookups, SPF_LOOKUP_LIMIT, spfRecordsAt, spfVerdict, withAddres
 export type CheckStatus = 'pass' | 'warn' | 'fail';
 
 export interface Check {
-  /** mx, spf, dkim, dmarc, mta-sts, tls-rpt; host: public-addresses, fcrdns, certificate, bounce-mx, bounce-spf. */
+  /** mx, spf, dkim, dmarc, mta-sts, tls-rpt; host: public-addresses, fcrdns, source:<name>, certificate, bounce-mx, bounce-spf. */
   name: string;
   status: CheckStatus;
   detail: string;
@@ -118,6 +118,7 @@ type Row = Pick<
 
 export function createDoctor({ config, db, dns, clock, certificate, fetchPolicy }: DoctorDeps): Doctor {
   const hostname = normalizeDomain(config.hostname);
+  const hostnameOfBox = hostname;
   const publicIps = config.doctor.publicIps;
   const bounceDomain = bounceDomainOf(config);
   const reportAddress = reportAddressOf(config);
@@ -381,10 +382,9 @@ export function createDoctor({ config, db, dns, clock, certificate, fetchPolicy 
     return [mx, spf, dkim, dmarc, sts, rpt, optional(rpMx), optional(rpSpf)];
   }
 
-  // Forward-confirmed reverse DNS: the PTR of the address names `hostname`, and `hostname`
-  // resolves back to the address.
-  async function fcrdnsCheck(ip: string): Promise<Check> {
-    const name = 'fcrdns';
+  // Forward-confirmed reverse DNS: the PTR of the address names `hostname` (a source's own EHLO
+  // name for a source of delivery.sources), and that name resolves back to the address.
+  async function fcrdnsCheck(ip: string, hostname = hostnameOfBox, name = 'fcrdns'): Promise<Check> {
     const ptrName = reverseName(ip);
     const ptrFix = { type: 'PTR', name: ptrName, value: hostname };
     const names = await ask(() => dns.reverse(ip));
@@ -441,6 +441,12 @@ export function createDoctor({ config, db, dns, clock, certificate, fetchPolicy 
     return { name, status: 'pass', detail: `the SMTP certificate names ${hostname}, valid until ${until.toISOString()}` };
   }
 
+  // Each source address mail leaves from (delivery.sources), held to its own EHLO name.
+  const sourceChecks = () =>
+    Promise.all(
+      Object.entries(config.delivery.sources).map(([source, s]) => fcrdnsCheck(s.address, normalizeDomain(s.ehlo), `source:${source}`)),
+    );
+
   async function hostChecks(): Promise<Check[]> {
     const addresses: Check =
       publicIps.length === 0
@@ -450,12 +456,13 @@ export function createDoctor({ config, db, dns, clock, certificate, fetchPolicy 
             detail: 'doctor.publicIps is empty: SPF authorisation and reverse DNS are not checked (set the addresses mail leaves from)',
           }
         : { name: 'public-addresses', status: 'pass', detail: publicIps.join(', ') };
-    const [fcrdns, bounceMx, bounceSpf] = await Promise.all([
-      Promise.all(publicIps.map(fcrdnsCheck)),
+    const [fcrdns, sources, bounceMx, bounceSpf] = await Promise.all([
+      Promise.all(publicIps.map((ip) => fcrdnsCheck(ip))),
+      sourceChecks(),
       mxCheck('bounce-mx', bounceDomain, true, false),
       spfCheck('bounce-spf', bounceDomain),
     ]);
-    return [addresses, ...fcrdns, certificateCheck(), bounceMx, bounceSpf];
+    return [addresses, ...fcrdns, ...sources, certificateCheck(), bounceMx, bounceSpf];
   }
 
   const rows = () =>

@@ -24,6 +24,8 @@ export interface Received {
   raw: Buffer;
   secure: boolean;
   localAddress: string;
+  /** The address the client connected from. */
+  remoteAddress: string;
   /** The name the client gave in EHLO/HELO. */
   ehlo: string;
   /** The TLS server name (SNI) the client asked for, when the session is encrypted. */
@@ -139,6 +141,7 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, opts: 
           raw: Buffer.concat(chunks),
           secure: session.secure,
           localAddress: session.localAddress,
+          remoteAddress: session.remoteAddress,
           ehlo: session.hostNameAppearsAs,
           servername: (session as { servername?: string }).servername ?? null,
           user: typeof session.user === 'string' ? session.user : null,

@@ -8,6 +8,7 @@ import { routes as accountRoutes } from './pages/account';
 import { routes as adminRoutes } from './pages/admin';
 import { routes as connectionRoutes } from './pages/connections';
 import { routes as destinationRoutes } from './pages/destinations';
+import { routes as warmUpRoutes } from './pages/warm-up';
 import { routes as inboundRoutes } from './pages/inbound';
 import { routes as keyRoutes } from './pages/keys';
 import { Login, Setup } from './pages/login';
@@ -32,6 +33,7 @@ const ROUTES: Route[] = [
   ...webhookRoutes,
   ...suppressionRoutes,
   ...destinationRoutes,
+  ...warmUpRoutes,
   ...connectionRoutes,
   ...adminRoutes,
   ...accountRoutes,
@@ -51,6 +53,7 @@ const NAV: { href: string; label: string; ownerOnly?: boolean }[] = [
   { href: '/workspaces', label: 'Workspaces & operators', ownerOnly: true },
   { href: '/audit', label: 'Audit log', ownerOnly: true },
   { href: '/nodes', label: 'Cluster nodes', ownerOnly: true },
+  { href: '/warm-up', label: 'Sources & warm-up', ownerOnly: true },
   { href: '/account', label: 'Account' },
 ];
 

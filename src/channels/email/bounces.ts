@@ -106,6 +106,8 @@ export function createBounceHandler(
     forwards?: ForwardedBounces;
     /** The bounce rules (bounce-rules.ts): they decide whether a failed DSN suppresses its address. */
     rules?: BounceRules;
+    /** A complaint or a failed DSN about a message (warm-up counts them for the source that sent it). */
+    reported?: (messageId: string, what: 'complained' | 'bounced') => Promise<void>;
   },
 ): BounceHandler {
   const { ledger } = deps;
@@ -141,6 +143,11 @@ export function createBounceHandler(
     return done ? { workspaceId: done.read.workspace_id, livemode: isSet(done.read.livemode), recipient: done.read.recipient } : null;
   }
 
+  // What the report said reaches warm-up too; a failure to count it never loses the report.
+  const tell = async (publicId: string, what: 'complained' | 'bounced') => {
+    await deps.reported?.(publicId, what).catch((err: unknown) => deps.log.warn({ err, message: publicId }, 'warm-up: report not counted'));
+  };
+
   return {
     domain: deps.bounceDomain,
     async handle({ raw, recipients }) {
@@ -164,6 +171,7 @@ export function createBounceHandler(
       if (forward) await applyToMessage(publicId, { note: forward.note });
       if (reportType === 'feedback-report') {
         const m = await applyToMessage(publicId, { note: 'complaint: the recipient reported this message as spam' });
+        await tell(publicId, 'complained');
         if (m)
           await deps.suppressions.add(m, {
             address: m.recipient,
@@ -181,6 +189,7 @@ export function createBounceHandler(
         if (r.action === 'failed') {
           const error = `bounced: ${r.recipient} ${r.status}${r.diagnostic ? ` ${r.diagnostic}` : ''}`.trim();
           const m = await applyToMessage(publicId, { fail: error, note: error, recipient: r.recipient });
+          await tell(publicId, 'bounced');
           if (m && suppresses(r))
             await deps.suppressions.add(m, { address: r.recipient, reason: 'bounce', detail: error, messageId: publicId });
         } else if (r.action === 'delayed') {

@@ -5,6 +5,8 @@
 // connection (the address can never receive mail); 5xx is `failed`; the rest is `deferred`.
 // Each host is tried under what the domain demands of TLS (transport-security.ts: DANE, MTA-STS);
 // a host the policy excludes is skipped, and the delivery note names the TLS it went over.
+// With source pools (sources.ts) each MX address is tried from the pool's source of its family,
+// and a warming-up source takes the message out of its day's allowance first (warm-up.ts).
 import type { ChannelTransport, Delivery, DeliveryOutcome } from '../../channel.js';
 import type { DnsResolver } from '../../lib/dns.js';
 import type { Logger } from '../../lib/logger.js';
@@ -13,10 +15,13 @@ import type { BounceCategory } from './bounce-rules.js';
 import { describeSmtpError, type Verdict } from './classify.js';
 import type { Destinations } from './destinations.js';
 import { createRouteCache } from './mx.js';
+import { domainOf } from '../../domains/sending.js';
 import type { EmailDeps, WireMessage } from './prepare.js';
 import type { DomainRateLimiter } from './rates.js';
 import type { RecipientState } from './recipients.js';
 import type { SmtpError, SmtpPool } from './smtp-pool.js';
+import type { Source, SourcePicker } from './sources.js';
+import type { WarmUp } from './warm-up.js';
 import { describeTls, stsTestingFailure, type TransportSecurity } from './transport-security.js';
 
 export interface DirectDeps extends EmailDeps {
@@ -32,6 +37,12 @@ export interface DirectDeps extends EmailDeps {
   hostCap?: () => number;
   /** This node's share of a per-host cap the cluster's nodes split; the whole cap when absent. */
   hostShare?: (cap: number) => number;
+  /** Source addresses and pools (delivery.sources); absent: the system's address. */
+  sources?: SourcePicker;
+  /** The slug of a workspace (a pool may be assigned by slug). */
+  slugOf?: (workspaceId: string) => Promise<string | null>;
+  /** Warm-up of sources (delivery.warmUp.enabled). */
+  warmUp?: WarmUp;
 }
 
 // Refusals that earn a destination a back-off instead of a retry at full speed; those that say
@@ -56,11 +67,18 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
     const before = new Map(group.map((r) => [r, r.attempts]));
     const verdicts = new Map<RecipientState, Verdict>();
     const startedAt = deps.clock.now().getTime();
-    await tryDomain(message.publicId, message.workspaceId, domain, group, prepared, summary, verdicts);
+    // The source the transaction went from: warm-up counts the answers for it.
+    const sent: { from?: { source: Source; sendingDomain: string } } = {};
+    await tryDomain(message.publicId, message.workspaceId, domain, group, prepared, summary, verdicts, sent);
+    const from = sent.from;
     let throttle: string | null = null;
     let slowDown: string | null = null;
+    const warmUpCounts = { delivered: 0, bounced: 0, deferred: 0 };
     for (const r of group) {
       if (r.attempts === before.get(r)) continue; // held, rate-limited here: not an answer of the domain
+      if (r.status === 'accepted') warmUpCounts.delivered++;
+      else if (r.status === 'failed') warmUpCounts.bounced++;
+      else if (r.status === 'deferred') warmUpCounts.deferred++;
       const v = verdicts.get(r);
       const error = r.response && v ? { text: r.response, category: v.category } : undefined;
       if (r.status === 'accepted') deps.destinations.record(message.workspaceId, domain, 'delivered');
@@ -70,6 +88,9 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
       if (r.status === 'deferred' && v?.category === SLOW_DOWN) slowDown = r.response;
     }
     if (slowDown) await deps.destinations.adaptive.throttled(domain, slowDown, startedAt);
+    if (from && deps.warmUp)
+      for (const [outcome, n] of Object.entries(warmUpCounts) as [keyof typeof warmUpCounts, number][])
+        await deps.warmUp.record(from.source.name, from.sendingDomain, outcome, n);
     if (throttle) await deps.destinations.throttled(domain, throttle);
     else if (group.some((r) => r.status === 'accepted')) {
       await deps.destinations.recovered(domain);
@@ -85,6 +106,7 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
     prepared: WireMessage,
     summary: AttemptSummary,
     verdicts: Map<RecipientState, Verdict>,
+    sent: { from?: { source: Source; sendingDomain: string } },
   ): Promise<void> {
     const setAll = (status: RecipientState['status'], response: string, attempted: boolean, verdict?: Verdict) => {
       for (const r of group) {
@@ -124,6 +146,13 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
     summary.notes.push(...security.notes);
     if (security.defer) return setAll('deferred', security.defer, true);
 
+    const sendingDomain = prepared.fromDomain ?? domainOf(prepared.envelopeFrom);
+    const pool = deps.sources
+      ? deps.sources.poolOf({ id: workspaceId, slug: deps.slugOf ? await deps.slugOf(workspaceId) : null }, sendingDomain)
+      : null;
+    // A warming-up source is asked once per attempt, whichever of its addresses is tried.
+    const allowed = new Set<string>();
+
     let lastTemp: string | null = null;
     let lastVerdict: Verdict | undefined;
     // Fewer connections to each of its hosts while the destination is backed off: this node's share.
@@ -141,10 +170,39 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
         summary.notes.push(`skipped ${plan.skip}`);
         continue;
       }
+      const family = pool ? deps.sources!.familyFor(domain, host.name) : null;
       for (const address of host.addresses) {
+        let source: Source | null = null;
+        if (pool) {
+          const v6 = address.includes(':');
+          if ((family === 'ipv4' && v6) || (family === 'ipv6' && !v6)) {
+            lastTemp ??= `${domain}: no ${family === 'ipv4' ? 'IPv4' : 'IPv6'} address of ${host.name} (delivery.addressFamily)`;
+            continue;
+          }
+          source = deps.sources!.pick(pool, domain, address);
+          if (!source) {
+            lastTemp = `${domain}: pool ${pool} has no ${v6 ? 'IPv6' : 'IPv4'} source for ${host.name} (${address})`;
+            continue;
+          }
+          if (deps.warmUp?.applies(source.name) && !allowed.has(source.name)) {
+            const wait = await deps.warmUp.take(source.name, sendingDomain, message);
+            if (wait) {
+              if (!summary.retryAt || wait.retryAt < summary.retryAt) summary.retryAt = wait.retryAt;
+              return setAll('deferred', wait.reason, false);
+            }
+            allowed.add(source.name);
+          }
+          sent.from = { source, sendingDomain };
+        }
         try {
           const res = await deps.pool.send(
-            { host: host.name, address, security: plan.demand, ...withCap(cap()) },
+            {
+              host: host.name,
+              address,
+              security: plan.demand,
+              ...withCap(cap()),
+              ...(source ? { source: { address: source.address, ehlo: source.ehlo } } : {}),
+            },
             { from: prepared.envelopeFrom, to: group.map((r) => r.address) },
             prepared.raw,
           );
@@ -156,7 +214,7 @@ export function createDirectTransport(deps: DirectDeps): ChannelTransport {
             const err = rejected.get(r.address);
             if (!err) {
               r.status = 'accepted';
-              r.response = `${host.name}: ${res.response} (${describeTls(res.tls, plan)})`;
+              r.response = `${host.name}: ${res.response} (${describeTls(res.tls, plan)}${source ? `; from ${source.name} ${source.address}` : ''})`;
               summary.notes.push(recipientNote(r));
             } else {
               verdicts.set(r, recordRejection(r, err, host.name, summary));

@@ -23,8 +23,10 @@ import { createDomainRateLimiter } from './rates.js';
 import { createRelayTransport } from './relay.js';
 import { createSmtpPool, type PoolOptions, type SmtpPool } from './smtp-pool.js';
 import { createSigningKeys } from './signing-keys.js';
+import { createSourcePicker } from './sources.js';
 import { createTokenSigner, loadSecret, type TokenSigner } from './tracking/tokens.js';
 import { createTransportSecurity, type TransportSecurity } from './transport-security.js';
+import type { WarmUp } from './warm-up.js';
 
 /** Where CPU and connection work can run off the event loop (the delivery threads). */
 export interface EmailOffload {
@@ -47,6 +49,22 @@ export interface EmailChannelDeps
   rules: BounceRules;
   /** Holds, back-offs and counts per destination domain. */
   destinations: Destinations;
+  /** Warm-up of source addresses (delivery.warmUp.enabled). */
+  warmUp?: WarmUp;
+}
+
+/** A workspace's slug by id, remembered for a minute (pools may be assigned by slug). */
+function slugCache(deps: Pick<EmailChannelDeps, 'db' | 'clock'>): (workspaceId: string) => Promise<string | null> {
+  const known = new Map<string, { slug: string | null; at: number }>();
+  return async (id) => {
+    const now = deps.clock.now().getTime();
+    const hit = known.get(id);
+    if (hit && now - hit.at < 60_000) return hit.slug;
+    const row = await deps.db.selectFrom('workspaces').select('slug').where('id', '=', id).executeTakeFirst();
+    if (known.size > 10_000) known.clear();
+    known.set(id, { slug: row?.slug ?? null, at: now });
+    return row?.slug ?? null;
+  };
 }
 
 /** A stable UUID-shaped id of the configured connection (providerConnectionId). */
@@ -195,5 +213,6 @@ export function createEmailTransport(deps: EmailChannelDeps): ChannelTransport {
     rates: createDomainRateLimiter(config.delivery.domainRates, deps.budgets),
     ...(deps.hostShare ? { hostCap: () => deps.hostShare!(config.delivery.maxConnectionsPerHost), hostShare: deps.hostShare } : {}),
     security: transportSecurity(deps, ca),
+    ...(Object.keys(config.delivery.pools).length ? { sources: createSourcePicker(config.delivery), slugOf: slugCache(deps) } : {}),
   });
 }

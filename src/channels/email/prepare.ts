@@ -26,6 +26,8 @@ export interface WireMessage {
   /** Its Message-ID (the providerMessageId of a delivery); null when the bytes are someone else's. */
   messageId: string | null;
   envelopeFrom: string;
+  /** The domain of the From header when Postern composed it (the sending domain a pool and a warm-up are chosen by). */
+  fromDomain?: string;
 }
 
 /**
@@ -172,7 +174,13 @@ export async function composeEmail(
   const raw = await (deps.composer ?? { compose: composeSigned }).compose({ input, key });
   // The envelope sender: the From domain's own return path when confirmed (SPF then aligns with
   // From for DMARC), else the shared bounce domain.
-  return { raw, messageId, envelopeFrom: verpAddress(m.publicId, key?.returnPath ?? bounceDomainOf(config)), notes };
+  return {
+    raw,
+    messageId,
+    envelopeFrom: verpAddress(m.publicId, key?.returnPath ?? bounceDomainOf(config)),
+    fromDomain: domainOf(from.address),
+    notes,
+  };
 }
 
 /** What an attempt sends: the bytes (ready-made or composed) and the recipients still to try. */

@@ -14,7 +14,8 @@
 // `security`, decided by transport-security.ts): MTA-STS enforce needs STARTTLS and a certificate
 // valid for the MX name; DANE needs STARTTLS and a chain matching the host's TLSA records, which is
 // checked here, where the socket is, before any mail is sent. A connection is keyed by its demand
-// too, so one opened under a weaker demand never carries mail that needs a stronger one.
+// too, so one opened under a weaker demand never carries mail that needs a stronger one, and by its
+// source address (sources.ts), so one source's connection never carries another source's mail.
 import { isAscii } from 'node:buffer';
 import { rootCertificates, type TLSSocket } from 'node:tls';
 import type SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
@@ -63,6 +64,12 @@ export interface Target {
    * them (cluster/nodes.ts); the cap itself when absent.
    */
   cap?: number;
+  /**
+   * The local address to connect from and the name to give in EHLO (sources.ts); the system's
+   * choice and `name` when absent. A connection is keyed by its source: it never carries another
+   * source's mail.
+   */
+  source?: { address: string; ehlo: string };
 }
 
 /** How a connection's TLS went: the protocol, the cipher, and whether the certificate verified. */
@@ -174,7 +181,8 @@ export function createSmtpPool(opts: PoolOptions): SmtpPool {
     const smtp = new (smtpConnection())({
       host: target.address,
       port: opts.port,
-      name: opts.name,
+      name: target.source?.ehlo ?? opts.name,
+      ...(target.source ? { localAddress: target.source.address } : {}),
       servername: target.host,
       ignoreTLS: opts.tls === 'none' && demand.kind === 'floor',
       requireTLS: mustEncrypt,
@@ -250,7 +258,7 @@ export function createSmtpPool(opts: PoolOptions): SmtpPool {
     return ` dane:${d.names.join(',')}:${d.tlsa.map((r) => `${r.usage}.${r.selector}.${r.matchingType}.${Buffer.from(r.data).toString('hex')}`).join('/')}`;
   };
   const keyOf = (target: Target) =>
-    `${target.address}:${opts.port}${verifies || (target.security && target.security.kind !== 'floor') ? ` ${target.host.toLowerCase()}` : ''}${demandKey(target.security)}`;
+    `${target.source ? `${target.source.address}>` : ''}${target.address}:${opts.port}${verifies || (target.security && target.security.kind !== 'floor') ? ` ${target.host.toLowerCase()}` : ''}${demandKey(target.security)}`;
 
   const acquire = async (target: Target): Promise<Conn> => {
     const key = keyOf(target);

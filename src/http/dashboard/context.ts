@@ -1,4 +1,5 @@
 // What the dashboard's own routes share: their dependencies, and the session a route acts under.
+import type { WarmUp } from '../../channels/email/warm-up.js';
 import type { NodeRegistry } from '../../cluster/nodes.js';
 import type { Request, Response } from 'express';
 import type { ConnectionStore } from '../../channels/connections.js';
@@ -54,6 +55,8 @@ export interface DashboardDeps {
   emailSource: EmailSource;
   /** Certificates failing to renew or expired (ACME on), for the Overview's warnings. */
   certificateProblems?: () => Promise<CertificateProblem[]>;
+  /** Warm-up schedules of source addresses; null when delivery.warmUp.enabled is off. */
+  warmUp: Pick<WarmUp, 'list'> | null;
 }
 
 export function sessionOf(res: Response): Session {

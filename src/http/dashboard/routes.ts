@@ -15,6 +15,7 @@ import { inboundViewRoutes } from './inbound-view.js';
 import { messageApiRoutes, messageViewRoutes } from './message-view.js';
 import { overviewRoutes } from './overview.js';
 import { smtpRoutes } from './smtp.js';
+import { warmUpRoutes } from './warm-up.js';
 import { templateViewRoutes } from './template-view.js';
 import { templateApiRoutes } from './templates.js';
 import { suppressionExportRoutes } from './suppressions.js';
@@ -89,6 +90,7 @@ export function dashboardRoutes(deps: DashboardDeps): Router {
   api.use(suppressionExportRoutes(deps));
   api.use(webhookViewRoutes(deps));
   api.use(smtpRoutes(deps));
+  api.use(warmUpRoutes(deps));
   api.use(() => {
     throw new AppError('not_found', 'no such dashboard route');
   });

@@ -20,6 +20,7 @@ for (const db of testDatabases()) {
     t.equal((await member.request('GET', '/dashboard/api/operators')).status, 403, 'operators');
     t.equal((await member.request('GET', '/dashboard/api/audit')).status, 403, 'audit');
     t.equal((await member.request('GET', '/dashboard/api/nodes')).status, 403, 'the cluster nodes');
+    t.equal((await member.request('GET', '/dashboard/api/warm-up')).status, 403, 'the sources and warm-up');
     t.equal((await member.request('POST', '/dashboard/api/workspaces', { slug: 'evil', name: 'Evil' })).status, 403, 'create a workspace');
     t.equal((await member.request('PUT', `/dashboard/api/workspaces/${acme.id}/plan`, { plan: 'pro' })).status, 403, 'change a plan');
     t.equal((await member.request('POST', '/dashboard/api/operators', { ...OWNER, email: 'x@postern.test' })).status, 403, 'invite');
@@ -31,6 +32,11 @@ for (const db of testDatabases()) {
     t.equal(nodes.status, 200, 'an owner lists the nodes');
     t.match(nodes.body.data, [{ pid: process.pid, self: true, stopping: false, version: String }], 'this node, beating');
     t.equal(nodes.body.data.length, 1, 'alone on its SQLite file');
+    t.match(
+      (await owner.request('GET', '/dashboard/api/warm-up')).body,
+      { enabled: false, sources: [], data: [] },
+      'no sources, warm-up off',
+    );
     const audit = await owner.request('GET', '/dashboard/api/audit');
     t.ok(
       audit.body.data.some((a: any) => a.operator.email === MEMBER.email && a.outcome === 'forbidden'),

@@ -1,0 +1,160 @@
+// Warm-up through the real dispatcher and a loopback MX, on the injectable clock: a source on
+// 127.0.0.2 with the curve 2, 4, 8. Mail over the day's allowance is deferred (not failed) to the
+// next day, spread over `spreadOver`, and goes out once the clock reaches it; a bounce rate over
+// the threshold pauses the ramp and steps it back; when the bounces leave the window the ramp
+// resumes on its own and climbs again the next day. A complaint that comes back over SMTP counts
+// for the pair that sent the message.
+import t from 'tap';
+import { ManualClock } from '../../../src/lib/clock.js';
+import { tripReason } from '../../../src/channels/email/warm-up.js';
+import { bootDaemon } from '../../helpers/daemon.js';
+import { testDatabases } from '../../helpers/databases.js';
+import { sendRaw } from '../../helpers/inbound.js';
+import { buildArf } from '../../helpers/reports.js';
+import { startRemoteMx } from '../../helpers/smtp-sink.js';
+
+const SETTINGS = { minSample: 4, maxBounceRate: 0.3, maxComplaintRate: 0.01, maxDeferralRate: 0.5 };
+
+t.test('what trips the ramp', async (t) => {
+  t.equal(tripReason({ delivered: 1, bounced: 2, deferred: 0, complained: 0 }, SETTINGS), null, 'too few answers decide nothing');
+  t.equal(tripReason({ delivered: 7, bounced: 3, deferred: 0, complained: 0 }, SETTINGS), null, 'at the threshold: not over it');
+  t.equal(tripReason({ delivered: 6, bounced: 4, deferred: 0, complained: 0 }, SETTINGS), 'bounce rate 40.0 % over 30.0 %');
+  t.equal(tripReason({ delivered: 50, bounced: 0, deferred: 0, complained: 1 }, SETTINGS), 'complaint rate 2.0 % over 1.0 %');
+  t.equal(tripReason({ delivered: 4, bounced: 0, deferred: 6, complained: 0 }, SETTINGS), 'deferral rate 60.0 % over 50.0 %');
+});
+
+for (const db of testDatabases()) {
+  t.test(`warm-up of a source on ${db}`, async (t) => {
+    const { sink, env } = await startRemoteMx(t, {
+      rcpt: (a) => (a.startsWith('bad') ? { code: 550, message: '5.1.1 no such user' } : undefined),
+    });
+    const clock = new ManualClock('2026-03-02T10:00:00Z');
+    const d = await bootDaemon(t, {
+      db,
+      clock,
+      env: {
+        ...env,
+        POSTERN_DELIVERY_SOURCES: JSON.stringify({ a: { address: '127.0.0.2', ehlo: 'a.postern.test' } }),
+        POSTERN_DELIVERY_POOLS: JSON.stringify({ main: ['a'] }),
+        POSTERN_DELIVERY_POOL_ASSIGNMENT: JSON.stringify({ default: 'main', workspaces: {}, domains: {} }),
+        POSTERN_DELIVERY_WARM_UP_ENABLED: 'true',
+        POSTERN_DELIVERY_WARM_UP_CURVE: '2,4,8',
+        POSTERN_DELIVERY_WARM_UP_WINDOW: '6h',
+        POSTERN_DELIVERY_WARM_UP_MIN_SAMPLE: '4',
+        POSTERN_DELIVERY_WARM_UP_MAX_BOUNCE_RATE: '0.3',
+        POSTERN_DELIVERY_WARM_UP_SPREAD_OVER: '1h',
+      },
+    });
+    const ws = await d.workspace('acme', { plan: 'pro' });
+    const dispatcher = d.app.workers.find((w) => w.name === 'dispatcher')!;
+    const warmUp = d.app.warmUp!;
+    const get = async (id: string) => (await d.request('GET', `/v1/messages/${id}`, { key: ws.live })).body;
+    const send = async (to: string) =>
+      (await d.request('POST', '/v1/send-raw', { key: ws.live, body: { to, channel: 'email', content: { subject: 'Hi', text: 'Hello' } } }))
+        .body.id as string;
+    const dueAt = async (id: string) =>
+      (await d.app.db.selectFrom('messages').select('due_at').where('public_id', '=', id).executeTakeFirstOrThrow()).due_at!;
+    const at = async (iso: string) => {
+      clock.set(iso);
+      await dispatcher.tick();
+    };
+    const schedule = async () => {
+      const all = await warmUp.list();
+      t.equal(all.length, 1, 'one schedule: source a for the default sending domain');
+      return all[0];
+    };
+
+    // Day 1: an allowance of 2.
+    const first = [await send('u1@example.net'), await send('u2@example.net'), await send('u3@example.net')];
+    await at('2026-03-02T10:00:00Z');
+    t.equal(sink.received.length, 2, 'two messages on the first day');
+    t.ok(
+      sink.received.every((r) => r.remoteAddress === '127.0.0.2' && r.ehlo === 'a.postern.test'),
+      'from the source',
+    );
+    const late = [];
+    for (const id of first) if ((await get(id)).status !== 'delivered') late.push(id);
+    t.equal(late.length, 1);
+    const waiting = await get(late[0]);
+    t.equal(waiting.status, 'dispatched', 'deferred, not failed');
+    t.match(waiting.error, /^warm-up of a for mx\.postern\.test: today's allowance of 2 is used; next try 2026-03-03T00:/);
+    const due = Date.parse(await dueAt(late[0]));
+    t.ok(due >= Date.parse('2026-03-03T00:00:00Z') && due < Date.parse('2026-03-03T01:00:00Z'), 'due within the next day spread');
+    t.match(await schedule(), {
+      source: 'a',
+      sendingDomain: 'mx.postern.test',
+      step: 0,
+      steps: 3,
+      allowance: 2,
+      used: 2,
+      next: { day: '2026-03-03', allowance: 4 },
+      pausedReason: null,
+    });
+
+    // A complaint about a delivered message, as a mailbox provider's feedback loop sends it to the
+    // return path: counted for the pair that sent the message.
+    const complained = sink.received[0];
+    const reply = await sendRaw(
+      d.smtpPort,
+      { from: '', to: [complained.from] },
+      await buildArf(complained.from, complained.to[0], complained.raw.toString('latin1')),
+    );
+    t.match(reply, /^250 /);
+    t.match((await schedule()).recent, { delivered: 2, complained: 1 });
+
+    await at('2026-03-02T23:59:00Z');
+    t.equal(sink.received.length, 2, 'nothing more the same day');
+
+    // Day 2: the deferred message goes out; the allowance is 4.
+    await at('2026-03-03T01:00:00Z');
+    t.equal(sink.received.length, 3);
+    t.equal((await get(late[0])).status, 'delivered');
+    t.match(await schedule(), { step: 1, allowance: 4, used: 1, next: { allowance: 8 } });
+
+    // Three hard bounces out of the four answers in the 6 h window (day 1's deliveries have left it):
+    // 75 % is over 30 %; the ramp pauses and steps back to 2.
+    const bad = [await send('bad1@example.net'), await send('bad2@example.net'), await send('bad3@example.net')];
+    await at('2026-03-03T01:00:00Z');
+    for (const id of bad) t.equal((await get(id)).status, 'failed');
+    const paused = await schedule();
+    t.match(paused, { step: 0, allowance: 2, used: 4, next: null, pausedReason: 'bounce rate 75.0 % over 30.0 %' });
+    t.ok(paused.pausedAt);
+    const held = await send('u4@example.net');
+    await at('2026-03-03T01:00:00Z');
+    t.match((await get(held)).error, /today's allowance of 2 is used/, 'the stepped-back allowance holds');
+
+    // Day 3, the bounces out of the 6 h window: resumed on its own at the stepped-back allowance.
+    await at('2026-03-04T02:00:00Z');
+    t.equal((await get(held)).status, 'delivered');
+    t.match(await schedule(), { step: 0, allowance: 2, used: 1, pausedReason: null, next: { day: '2026-03-05', allowance: 4 } });
+
+    // Day 4: climbing again.
+    await at('2026-03-05T02:00:00Z');
+    t.match(await schedule(), { step: 1, allowance: 4, used: 0 });
+    // Day 6: past the curve, the pair is warm.
+    await at('2026-03-07T02:00:00Z');
+    t.match(await schedule(), { step: 3, allowance: null, next: null });
+    const free = [await send('w1@example.net'), await send('w2@example.net'), await send('w3@example.net'), await send('w4@example.net')];
+    await at('2026-03-07T02:00:00Z');
+    for (const id of free) t.equal((await get(id)).status, 'delivered', 'no limit once warm');
+
+    // The operator's override: back to step 2 of 3 (4 a day), then refused steps and sources.
+    const set = await d.cli('warm-up', 'set', '--source', 'a', '--domain', 'mx.postern.test', '--step', '2');
+    t.equal(set.code, 0, set.stderr);
+    t.match(JSON.parse(set.stdout), { step: 1, allowance: 4, pausedReason: null });
+    const listed = await d.cli('warm-up', 'list');
+    t.match(JSON.parse(listed.stdout), [{ source: 'a', sendingDomain: 'mx.postern.test', allowance: 4 }]);
+    // An hour on: every node has looked at the pair again since it was warm.
+    await at('2026-03-07T03:00:00Z');
+    const limited = [];
+    for (let i = 0; i < 5; i++) limited.push(await send(`v${i}@example.net`));
+    await dispatcher.tick();
+    const went = [];
+    for (const id of limited) if ((await get(id)).status === 'delivered') went.push(id);
+    t.equal(went.length, 4, 'the allowance of the step set holds again');
+    const badStep = await d.cli('warm-up', 'set', '--source', 'a', '--domain', 'mx.postern.test', '--step', '4');
+    t.equal(badStep.code, 2);
+    t.match(badStep.stderr, /--step must be 1 to 3/);
+    t.equal((await d.cli('warm-up', 'set', '--source', 'nope', '--domain', 'x.example', '--warm')).code, 2, 'an unknown source');
+  });
+}
