@@ -37,6 +37,7 @@ import * as m0033 from './migrations/0033-passkeys.js';
 import * as m0034 from './migrations/0034-single-sign-on.js';
 import * as m0035 from './migrations/0035-certificates.js';
 import * as m0036 from './migrations/0036-inbound-tls.js';
+import * as m0039 from './migrations/0039-dkim-rotation.js';
 
 const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -74,6 +75,7 @@ const migrations: Record<string, Migration> = {
   '0034-single-sign-on': m0034,
   '0035-certificates': m0035,
   '0036-inbound-tls': m0036,
+  '0039-dkim-rotation': m0039,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

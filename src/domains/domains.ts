@@ -409,6 +409,10 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus, box }
         records_drift: null,
         records_drift_since: null,
         mta_sts_mode: 'testing',
+        dkim_ed25519_selector: null,
+        dkim_ed25519_private_key: null,
+        dkim_ed25519_public_key: null,
+        dkim_rotated_at: null,
         created_at: now,
         deleted_at: null,
       };
@@ -502,6 +506,10 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus, box }
         records_drift: null,
         records_drift_since: null,
         mta_sts_mode: 'testing',
+        dkim_ed25519_selector: null,
+        dkim_ed25519_private_key: null,
+        dkim_ed25519_public_key: null,
+        dkim_rotated_at: null,
         created_at: clock.now().toISOString(),
         deleted_at: null,
       };
