@@ -171,13 +171,19 @@ export function createDkimRotation({ config, db, clock, ids, dns, log, box, bus 
   };
 
   const ORDER: DkimKeyState[] = ['pending', 'verified', 'retiring', 'retired'];
+  const ALGORITHMS: DkimAlgorithm[] = ['rsa', 'ed25519'];
 
   const rotation: DkimRotation = {
     info(row, keys) {
       const states = new Set(keys.map((k) => k.state));
       const others = keys
         .filter((k) => k.state !== 'active')
-        .sort((a, b) => ORDER.indexOf(a.state) - ORDER.indexOf(b.state) || a.selector.localeCompare(b.selector));
+        .sort(
+          (a, b) =>
+            ORDER.indexOf(a.state) - ORDER.indexOf(b.state) ||
+            ALGORITHMS.indexOf(a.algorithm) - ALGORITHMS.indexOf(b.algorithm) ||
+            a.selector.localeCompare(b.selector),
+        );
       return {
         rotation: states.has('pending') ? 'pending' : states.has('verified') ? 'verified' : states.has('retiring') ? 'retiring' : 'idle',
         nextRotationAt: row.dkim_verified_at === null ? null : nextRotationAt(row),
