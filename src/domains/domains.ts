@@ -10,6 +10,8 @@
 // from the rest and never holds the domain's status up (docs/dns.md, "Return path").
 // A custom domain that receives here also gets an MTA-STS policy served at mta-sts.<domain> and two
 // optional TXT records to publish with it (domains/mta-sts-policy.ts, docs/dns.md, "MTA-STS").
+// A sending domain's DKIM key is rotated by dkim-rotation.ts, which each read of the domain moves
+// along; its keys are the view's `dkim`, while `records` keeps listing the RSA key that signs.
 // A domain that only sends never needs Postern as its MX. `status` is the interface's: pending
 // until both are confirmed, then verified (with `verifiedAt`). A claim with neither confirmed 7
 // days after creation becomes failed and no longer blocks other claims.
