@@ -8,6 +8,7 @@
 import t from 'tap';
 import { ManualClock } from '../../src/lib/clock.js';
 import { bootDaemon } from '../helpers/daemon.js';
+import { dashboardLogin } from '../helpers/dashboard.js';
 import { testDatabases } from '../helpers/databases.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 import { startSink } from '../helpers/smtp-sink.js';
@@ -56,6 +57,12 @@ for (const db of testDatabases()) {
     publish(first.name, first.value);
     const domain = async () => (await d.request('GET', `/v1/inbound/domains/${id}`, { key: ws.live })).body;
     const rotate = (body: unknown = {}) => d.request('POST', `/v1/inbound/domains/${id}/dkim/rotate`, { key: ws.live, body });
+
+    // A fresh session each time: the clock moves past a session's lifetime.
+    const warnings = async () => {
+      const overview = await (await dashboardLogin(d)).request('GET', '/dashboard/api/overview');
+      return (overview.body.warnings as { kind: string; message: string }[]).filter((w) => w.kind === 'dkim_rotation');
+    };
 
     let sent = 0;
     const send = async () => {
@@ -107,6 +114,13 @@ for (const db of testDatabases()) {
         },
       ]);
       t.match((r.body.dkim.keys as Key[])[0], { selector: 'postern', state: 'active' }, 'the old key still signs');
+      t.same(await warnings(), [
+        {
+          kind: 'dkim_rotation',
+          message:
+            'acme.example: publish the new DKIM records (postern-20261129-ed25519, postern-20261129-rsa); signing switches to them once they are found',
+        },
+      ]);
       const again = await rotate();
       t.equal(again.status, 409, 'one rotation at a time');
       t.equal(again.body.error.code, 'conflict');
@@ -147,6 +161,7 @@ for (const db of testDatabases()) {
         ],
       );
       t.match(view.records, [{ check: 'inboundMx' }, { check: 'dkim', name: next[0].name, value: next[0].value, verified: true }]);
+      t.same(await warnings(), [], 'switched: nothing to do until the overlap ends');
       const sigs = await send();
       t.equal(sigs.length, 2, 'two DKIM-Signature fields');
       t.match(
@@ -169,6 +184,7 @@ for (const db of testDatabases()) {
       t.equal(view.dkim.rotation, 'idle');
       t.match(view.dkim.keys[2], { selector: 'postern', state: 'retired', action: 'remove', purpose: /remove this record/ });
       t.match(view.dkim.keys[2].retiredAt, /^\d{4}-/);
+      t.same(await warnings(), [{ kind: 'dkim_rotation', message: 'acme.example: remove the retired DKIM records (postern)' }]);
       t.match(await send(), [{ verified: true }, { verified: true }], 'signing is unchanged');
       dns.remove(first.name);
       t.same(
@@ -176,6 +192,7 @@ for (const db of testDatabases()) {
         ['postern-20261129-rsa', 'postern-20261129-ed25519'],
         'removed from DNS: no longer listed',
       );
+      t.same(await warnings(), []);
     });
 
     t.test('the schedule starts the next rotation; the CLI starts one on demand', async (t) => {
