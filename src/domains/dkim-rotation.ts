@@ -18,6 +18,7 @@
 // counted from the last switch, or from the claim's confirmation) says are due. Every transition
 // is guarded by the state it leaves, so nodes reading the same domain at once move it once.
 import type { Selectable } from 'kysely';
+import { isUniqueViolation } from '../db/database.js';
 import type { DkimAlgorithm, DkimKeyState, DkimKeysTable, DomainsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { EventBus } from '../events/bus.js';
@@ -69,7 +70,7 @@ export interface DkimRotation {
   advance(row: DomainRow): Promise<DomainRow>;
   /** Starts a rotation: new keys under new selectors, pending until their records are published. */
   start(row: DomainRow, opts?: { ed25519?: boolean }): Promise<void>;
-  /** The daily job: advances every rotation, starts those due; returns how many rotations it started. */
+  /** The daily job: advances every rotation, starts those due; returns how many it started, switched signing of, and retired keys of. */
   daily(): Promise<{ started: number; switched: number; retired: number }>;
 }
 
@@ -242,7 +243,13 @@ export function createDkimRotation({ config, db, clock, ids, dns, log, box, bus 
           removed_at: null,
         });
       }
-      await db.insertInto('dkim_keys').values(fresh).execute();
+      try {
+        await db.insertInto('dkim_keys').values(fresh).execute();
+      } catch (err) {
+        // Another node started the same rotation meanwhile: the same selectors.
+        if (isUniqueViolation(err)) throw new AppError('conflict', `a DKIM rotation of ${row.domain} is already under way`);
+        throw err;
+      }
       log.info({ domain: row.domain, selectors: fresh.map((k) => k.selector) }, 'DKIM rotation started: publish the new records');
     },
 
@@ -258,16 +265,20 @@ export function createDkimRotation({ config, db, clock, ids, dns, log, box, bus 
       const counts = { started: 0, switched: 0, retired: 0 };
       const now = clock.now();
       for (const row of rows) {
-        const moved = await step(row);
-        const after = moved.row;
-        if (moved.switched) counts.switched++;
-        counts.retired += moved.retired;
-        const due = nextRotationAt(after);
-        const underWay = (await keyRows(row.id)).some((k) => k.state === 'pending' || k.state === 'verified');
-        if (due && Date.parse(due) <= now.getTime() && !underWay) {
-          await rotation.start(after);
-          log.warn({ domain: row.domain }, 'a scheduled DKIM rotation started: publish the new records (GET the domain for them)');
-          counts.started++;
+        // One domain's failure (its database row, a key that cannot be generated) leaves the others be.
+        try {
+          const moved = await step(row);
+          if (moved.switched) counts.switched++;
+          counts.retired += moved.retired;
+          const due = nextRotationAt(moved.row);
+          const underWay = (await keyRows(row.id)).some((k) => k.state === 'pending' || k.state === 'verified');
+          if (due && Date.parse(due) <= now.getTime() && !underWay) {
+            await rotation.start(moved.row);
+            log.warn({ domain: row.domain }, 'a scheduled DKIM rotation started: publish the new records (GET the domain for them)');
+            counts.started++;
+          }
+        } catch (err) {
+          log.error({ err, domain: row.domain }, 'moving the DKIM rotation of a domain failed');
         }
       }
       return counts;

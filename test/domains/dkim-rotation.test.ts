@@ -223,6 +223,7 @@ for (const db of testDatabases()) {
         '--no-ed25519: an RSA key only',
       );
       const rsa = (cli.json.dkim.keys as Key[]).find((k) => k.state === 'pending')!;
+      t.match(rsa.selector, /^postern-\d{8}-2-rsa$/, 'a second rotation on the same day counts');
       publish(rsa.name, rsa.value);
       const switched = await domain();
       t.match(
@@ -231,6 +232,19 @@ for (const db of testDatabases()) {
         'the Ed25519 key retires with the RSA one: one signature again',
       );
       t.match(await send(), [{ s: rsa.selector, a: 'rsa-sha256', verified: true }]);
+
+      // Past the overlap every replaced key is retired; a lookup that fails decides nothing.
+      clock.advance(7 * DAY);
+      t.match(await d.app.domains.rotateDkimKeys(), { retired: 4 });
+      const retired = ((await domain()).dkim.keys as Key[]).filter((k) => k.action === 'remove');
+      t.equal(retired.length, 4, 'still published: four records to remove');
+      dns.breaks(retired[0].name);
+      for (const k of retired.slice(1)) dns.remove(k.name);
+      t.same(
+        ((await domain()).dkim.keys as Key[]).filter((k) => k.action === 'remove').map((k) => k.selector),
+        [retired[0].selector],
+        'the one whose lookup fails (SERVFAIL) stays listed',
+      );
     });
 
     t.test('the shared domain has no key to rotate', async (t) => {
