@@ -70,6 +70,8 @@ export interface DkimRotation {
   advance(row: DomainRow): Promise<DomainRow>;
   /** Starts a rotation: new keys under new selectors, pending until their records are published. */
   start(row: DomainRow, opts?: { ed25519?: boolean }): Promise<void>;
+  /** Abandons a rotation not yet switched to: its new keys are dropped (their records may be removed). */
+  cancel(row: DomainRow): Promise<void>;
   /** The daily job: advances every rotation, starts those due; returns how many it started, switched signing of, and retired keys of. */
   daily(): Promise<{ started: number; switched: number; retired: number }>;
 }
@@ -251,6 +253,17 @@ export function createDkimRotation({ config, db, clock, ids, dns, log, box, bus 
         throw err;
       }
       log.info({ domain: row.domain, selectors: fresh.map((k) => k.selector) }, 'DKIM rotation started: publish the new records');
+    },
+
+    async cancel(row) {
+      const dropped = await db
+        .deleteFrom('dkim_keys')
+        .where('domain_id', '=', row.id)
+        .where('state', 'in', ['pending', 'verified'])
+        .executeTakeFirst();
+      if (Number(dropped.numDeletedRows) === 0)
+        throw new AppError('not_found', `no DKIM rotation of ${row.domain} is waiting for its records`);
+      log.info({ domain: row.domain }, 'DKIM rotation canceled: the current keys keep signing');
     },
 
     async daily() {

@@ -122,6 +122,8 @@ export interface DomainStore {
   recheckConfirmed(): Promise<number>;
   /** Starts a DKIM key rotation of a custom sending domain (dkim-rotation.ts); `ed25519` overrides `dkim.rotation.ed25519`. */
   rotateDkim(workspaceId: string, id: string, opts?: { ed25519?: boolean }): Promise<InboundDomain>;
+  /** Abandons the domain's DKIM rotation while it waits for its records; the current keys keep signing. */
+  cancelDkimRotation(workspaceId: string, id: string): Promise<InboundDomain>;
   /** The daily job of DKIM rotations: moves each along and starts those the schedule says are due. */
   rotateDkimKeys(): Promise<{ started: number; switched: number; retired: number }>;
   /** A custom domain row of the workspace verified for receiving (for address creation). */
@@ -472,6 +474,13 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus, box }
       const row = await liveRow(workspaceId, id);
       if (!row) throw notFound('domain');
       await rotation.start(await refresh(row), opts);
+      return store.get(workspaceId, id);
+    },
+
+    async cancelDkimRotation(workspaceId, id) {
+      const row = await liveRow(workspaceId, id);
+      if (!row) throw notFound('domain');
+      await rotation.cancel(row);
       return store.get(workspaceId, id);
     },
 

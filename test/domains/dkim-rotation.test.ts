@@ -247,6 +247,31 @@ for (const db of testDatabases()) {
       );
     });
 
+    t.test('a rotation waiting for its records can be abandoned', async (t) => {
+      const started = await rotate();
+      t.equal(started.body.dkim.rotation, 'pending');
+      const signing = (started.body.dkim.keys as Key[]).filter((k) => k.state === 'active').map((k) => k.selector);
+      const canceled = await d.request('DELETE', `/v1/inbound/domains/${id}/dkim/rotation`, { key: ws.live });
+      t.equal(canceled.status, 200);
+      t.notOk(
+        (canceled.body.dkim.keys as Key[]).some((k) => k.state === 'pending'),
+        'its keys are gone',
+      );
+      t.same(
+        (canceled.body.dkim.keys as Key[]).filter((k) => k.state === 'active').map((k) => k.selector),
+        signing,
+        'the current keys keep signing',
+      );
+      const again = await d.request('DELETE', `/v1/inbound/domains/${id}/dkim/rotation`, { key: ws.live });
+      t.equal(again.status, 404, 'nothing to abandon');
+      const cli = await d.cli('domain', 'rotate-dkim', id, '--workspace', 'acme');
+      t.equal(cli.code, 0, cli.stderr);
+      t.equal(cli.json.dkim.rotation, 'pending', 'a new one may start');
+      const cliCancel = await d.cli('domain', 'rotate-dkim', id, '--workspace', 'acme', '--cancel');
+      t.equal(cliCancel.code, 0, cliCancel.stderr);
+      t.notOk((cliCancel.json.dkim.keys as Key[]).some((k) => k.state === 'pending'));
+    });
+
     t.test('the shared domain has no key to rotate', async (t) => {
       await d.request('POST', '/v1/inbound/addresses', { key: ws.live, body: {} });
       const shared = (await d.request('GET', '/v1/inbound/domains', { key: ws.live })).body.domains[0];

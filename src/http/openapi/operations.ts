@@ -520,6 +520,16 @@ export const OPERATIONS: Operation[] = [
   },
   {
     method: 'DELETE',
+    path: '/v1/inbound/domains/:id/dkim/rotation',
+    id: 'cancelDomainDkimRotation',
+    tag: 'inbound',
+    summary: 'Abandon a DKIM key rotation that waits for its records; the current keys keep signing',
+    scope: 'inbound',
+    success: [{ status: 200, description: 'the domain, without the abandoned keys', json: inboundDomainSchema }],
+    errors: ['not_found'],
+  },
+  {
+    method: 'DELETE',
     path: '/v1/inbound/domains/:id',
     id: 'removeDomain',
     tag: 'inbound',

@@ -26,6 +26,9 @@ export function inboundDomainRoutes({ domains, doctor }: { domains: DomainStore;
     const body = parseBody(rotateDkimBody, req.body ?? {});
     res.json(await domains.rotateDkim(principalOf(res).workspace.id, req.params.id, body));
   });
+  r.delete('/inbound/domains/:id/dkim/rotation', async (req, res) => {
+    res.json(await domains.cancelDkimRotation(principalOf(res).workspace.id, req.params.id));
+  });
   r.delete('/inbound/domains/:id', async (req, res) => {
     await domains.remove(principalOf(res).workspace.id, req.params.id);
     res.json({ deleted: true });
