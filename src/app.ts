@@ -560,6 +560,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ['forget-seen-inbound', () => forgetSeen(handle.db, new Date(clock.now().getTime() - config.inbound.retryWindow).toISOString())],
     ['expire-domain-claims', () => domains.expireClaims()],
     ['recheck-domains', () => domains.recheckConfirmed()],
+    ['rotate-dkim-keys', () => domains.rotateDkimKeys()],
     ['purge-passed-smtp-clients', () => passedClients?.purge() ?? Promise.resolve(0)],
   ];
   const jobs = createClusterJobs({ ...deps, nodeId: nodes.id });

@@ -194,6 +194,13 @@ const settings = z.strictObject({
   }),
   dkim: z.strictObject({
     selector: z.string().regex(/^[a-z0-9]([a-z0-9-]*[a-z0-9])?$/, 'must be a DNS label'),
+    // Key rotation (domains/dkim-rotation.ts, docs/deliverability.md): a new key every `every`
+    // (0: only on demand), the old record kept published `overlap` after signing switched.
+    rotation: z.strictObject({
+      every: duration({ max: '3650d' }),
+      overlap: duration({ min: '1d', max: '365d' }),
+      ed25519: z.boolean(),
+    }),
   }),
   inbound: z.strictObject({
     maxBodyBytes: z.number().int().min(1024),

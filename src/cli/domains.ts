@@ -50,6 +50,28 @@ export const domainCommands: Command[] = [
     },
   },
   {
+    name: 'domain rotate-dkim',
+    usage: 'ID --workspace S [--ed25519 | --no-ed25519 | --cancel]',
+    summary: 'start a DKIM key rotation now (--cancel: abandon one waiting for its records); prints the domain with its keys (dkim.keys)',
+    options: {
+      workspace: { type: 'string' },
+      ed25519: { type: 'boolean' },
+      'no-ed25519': { type: 'boolean' },
+      cancel: { type: 'boolean' },
+    },
+    run: async (app, { values, positionals }) => {
+      if (!positionals[0]) throw new UsageError('domain id is required');
+      if (values.cancel === true) {
+        const ws = await app.workspaces.bySlug(required(values, 'workspace'));
+        return app.domains.cancelDkimRotation(ws.id, positionals[0]);
+      }
+      if (values.ed25519 === true && values['no-ed25519'] === true) throw new UsageError('--ed25519 and --no-ed25519 exclude each other');
+      const ws = await app.workspaces.bySlug(required(values, 'workspace'));
+      const ed25519 = values.ed25519 === true ? true : values['no-ed25519'] === true ? false : undefined;
+      return app.domains.rotateDkim(ws.id, positionals[0], { ed25519 });
+    },
+  },
+  {
     name: 'domain delete',
     usage: 'ID --workspace S',
     summary: 'soft-delete a custom domain and its addresses',

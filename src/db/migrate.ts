@@ -39,6 +39,7 @@ import * as m0035 from './migrations/0035-certificates.js';
 import * as m0036 from './migrations/0036-inbound-tls.js';
 import * as m0037 from './migrations/0037-warm-up.js';
 import * as m0038 from './migrations/0038-destination-pace.js';
+import * as m0039 from './migrations/0039-dkim-rotation.js';
 import * as m0040 from './migrations/0040-message-checks.js';
 
 const migrations: Record<string, Migration> = {
@@ -79,6 +80,7 @@ const migrations: Record<string, Migration> = {
   '0036-inbound-tls': m0036,
   '0037-warm-up': m0037,
   '0038-destination-pace': m0038,
+  '0039-dkim-rotation': m0039,
   '0040-message-checks': m0040,
 };
 

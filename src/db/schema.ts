@@ -165,8 +165,39 @@ export interface DomainsTable {
   records_drift_since: string | null;
   /** The mode of the MTA-STS policy served at mta-sts.<domain> (custom domains; `testing` by default). */
   mta_sts_mode: Generated<MtaStsMode>;
+  /** The Ed25519 key that signs beside the RSA one (RFC 8463), once a rotation brought one in; private key sealed. */
+  dkim_ed25519_selector: string | null;
+  dkim_ed25519_private_key: string | null;
+  dkim_ed25519_public_key: string | null;
+  /** When signing last switched to a rotation's keys; null: still the claim's key. The schedule counts from it. */
+  dkim_rotated_at: string | null;
   created_at: string;
   deleted_at: string | null;
+}
+
+export type DkimAlgorithm = 'rsa' | 'ed25519';
+/** pending → verified → active → retiring → retired (domains/dkim-rotation.ts). */
+export type DkimKeyState = 'pending' | 'verified' | 'active' | 'retiring' | 'retired';
+
+/** A key a DKIM rotation brought in or retired (domains/dkim-rotation.ts). */
+export interface DkimKeysTable {
+  id: string;
+  domain_id: string;
+  selector: string;
+  algorithm: DkimAlgorithm;
+  /** The p= value of its record: base64 SPKI DER (RSA) or the raw 32-byte key (Ed25519). */
+  public_key: string;
+  /** Sealed (lib/secret-box.ts) while the key may sign; null once it is retiring. */
+  private_key: string | null;
+  state: DkimKeyState;
+  created_at: string;
+  verified_at: string | null;
+  activated_at: string | null;
+  /** Retiring: when the overlap ends and the key is retired. */
+  retire_at: string | null;
+  retired_at: string | null;
+  /** Retired: when its record was found removed from DNS (it is then no longer listed). */
+  removed_at: string | null;
 }
 
 // --- templates: stored templates and their numbered versions -----------------------------------
@@ -852,6 +883,7 @@ export interface Database {
   smtp_credentials: SmtpCredentialsTable;
   events: EventsTable;
   domains: DomainsTable;
+  dkim_keys: DkimKeysTable;
   webhook_endpoints: WebhookEndpointsTable;
   webhook_deliveries: WebhookDeliveriesTable;
   webhook_attempts: WebhookAttemptsTable;

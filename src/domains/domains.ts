@@ -10,6 +10,8 @@
 // from the rest and never holds the domain's status up (docs/dns.md, "Return path").
 // A custom domain that receives here also gets an MTA-STS policy served at mta-sts.<domain> and two
 // optional TXT records to publish with it (domains/mta-sts-policy.ts, docs/dns.md, "MTA-STS").
+// A sending domain's DKIM key is rotated by dkim-rotation.ts, which each read of the domain moves
+// along; its keys are the view's `dkim`, while `records` keeps listing the RSA key that signs.
 // A domain that only sends never needs Postern as its MX. `status` is the interface's: pending
 // until both are confirmed, then verified (with `verifiedAt`). A claim with neither confirmed 7
 // days after creation becomes failed and no longer blocks other claims.
@@ -22,6 +24,7 @@ import type { EventBus } from '../events/bus.js';
 import { isNoData } from '../lib/dns.js';
 import { AppError, notFound } from '../lib/errors.js';
 import { dkimRecordMatches, dkimRecordValue, generateDkimKey } from './dkim-keys.js';
+import { createDkimRotation, type DkimInfo } from './dkim-rotation.js';
 import { mtaStsRecordsOf, policyUrlOf, reportAddressOf, servedPolicyOf, type MtaStsRecord } from './mta-sts-policy.js';
 import {
   bounceDomainOf,
@@ -93,6 +96,8 @@ export interface InboundDomain {
   returnPath: ReturnPath | null;
   /** Custom domains only (null for the shared one). */
   mtaSts: MtaStsInfo | null;
+  /** Custom domains only (null for the shared one): the DKIM keys, their records, and the rotation (dkim-rotation.ts). */
+  dkim: DkimInfo | null;
   /** DKIM record confirmed: the domain signs and may be a send's `from`. */
   sending: Capability;
   /** MX confirmed (always, for the shared domain): Postern receives mail for it. */
@@ -115,6 +120,12 @@ export interface DomainStore {
   expireClaims(): Promise<number>;
   /** Looks up every confirmed record of every custom domain again (the daily job); returns how many no longer match. */
   recheckConfirmed(): Promise<number>;
+  /** Starts a DKIM key rotation of a custom sending domain (dkim-rotation.ts); `ed25519` overrides `dkim.rotation.ed25519`. */
+  rotateDkim(workspaceId: string, id: string, opts?: { ed25519?: boolean }): Promise<InboundDomain>;
+  /** Abandons the domain's DKIM rotation while it waits for its records; the current keys keep signing. */
+  cancelDkimRotation(workspaceId: string, id: string): Promise<InboundDomain>;
+  /** The daily job of DKIM rotations: moves each along and starts those the schedule says are due. */
+  rotateDkimKeys(): Promise<{ started: number; switched: number; retired: number }>;
   /** A custom domain row of the workspace verified for receiving (for address creation). */
   verifiedCustom(workspaceId: string, id: string): Promise<Row | null>;
   /** True when mail to this domain would be received by Postern (any workspace, any state but failed/deleted). */
@@ -163,6 +174,7 @@ export function publishedRecordsOf(
 
 export function createDomainStore({ config, db, clock, ids, dns, log, bus, box }: DomainDeps): DomainStore {
   const changed = () => bus?.publish('domains.changed', null);
+  const rotation = createDkimRotation({ config, db, clock, ids, dns, log, bus, box });
   const records = (row: Row): DnsRecord[] => {
     if (row.kind === 'shared') return [];
     const publish = publishedRecordsOf(row, config.hostname);
@@ -229,7 +241,7 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus, box }
   };
 
   const capability = (at: string | null): Capability => ({ verified: at !== null, verifiedAt: at });
-  const view = (row: Row): InboundDomain => ({
+  const view = (row: Row, keys: Awaited<ReturnType<typeof rotation.keysOf>> = new Map()): InboundDomain => ({
     id: row.id,
     domain: row.domain,
     kind: row.kind,
@@ -237,6 +249,7 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus, box }
     records: records(row),
     returnPath: returnPathView(row),
     mtaSts: mtaStsView(row),
+    dkim: row.kind === 'custom' ? rotation.info(row, keys.get(row.id) ?? []) : null,
     sending: capability(row.dkim_verified_at),
     receiving: capability(row.mx_verified_at),
     verifiedAt: row.verified_at,
@@ -409,6 +422,10 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus, box }
         records_drift: null,
         records_drift_since: null,
         mta_sts_mode: 'testing',
+        dkim_ed25519_selector: null,
+        dkim_ed25519_private_key: null,
+        dkim_ed25519_public_key: null,
+        dkim_rotated_at: null,
         created_at: now,
         deleted_at: null,
       };
@@ -440,15 +457,34 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus, box }
         .orderBy('id')
         .execute();
       const refreshed = await Promise.all(rows.map(async (r) => refreshReturnPath(await refresh(r))));
+      const keys = await rotation.keysOf(rows.filter((r) => r.kind === 'custom').map((r) => r.id));
       // The shared domain first, then custom domains oldest first.
-      return [...refreshed.filter((r) => r.kind === 'shared'), ...refreshed.filter((r) => r.kind !== 'shared')].map(view);
+      return [...refreshed.filter((r) => r.kind === 'shared'), ...refreshed.filter((r) => r.kind !== 'shared')].map((r) => view(r, keys));
     },
 
     async get(workspaceId, id) {
       const row = await liveRow(workspaceId, id);
       if (!row) throw notFound('domain');
-      return view(await recheck(await refreshReturnPath(await refresh(row))));
+      // A rotation under way moves along too: its new records looked up, its overlap checked.
+      const fresh = await rotation.advance(await recheck(await refreshReturnPath(await refresh(row))));
+      return view(fresh, await rotation.keysOf([fresh.id]));
     },
+
+    async rotateDkim(workspaceId, id, opts = {}) {
+      const row = await liveRow(workspaceId, id);
+      if (!row) throw notFound('domain');
+      await rotation.start(await refresh(row), opts);
+      return store.get(workspaceId, id);
+    },
+
+    async cancelDkimRotation(workspaceId, id) {
+      const row = await liveRow(workspaceId, id);
+      if (!row) throw notFound('domain');
+      await rotation.cancel(row);
+      return store.get(workspaceId, id);
+    },
+
+    rotateDkimKeys: () => rotation.daily(),
 
     async claim(workspaceId, input) {
       const domain = normalizeDomain(input.domain);
@@ -502,6 +538,10 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus, box }
         records_drift: null,
         records_drift_since: null,
         mta_sts_mode: 'testing',
+        dkim_ed25519_selector: null,
+        dkim_ed25519_private_key: null,
+        dkim_ed25519_public_key: null,
+        dkim_rotated_at: null,
         created_at: clock.now().toISOString(),
         deleted_at: null,
       };
@@ -639,12 +679,41 @@ export const inboundDomainSchema = z
         records: z.array(z.object({ type: z.enum(['TXT']), name: z.string(), value: z.string(), purpose: z.string() })),
       })
       .nullable(),
+    dkim: z
+      .object({
+        rotation: z.enum(['idle', 'pending', 'verified', 'retiring']),
+        nextRotationAt: z.string().nullable(),
+        lastRotatedAt: z.string().nullable(),
+        keys: z.array(
+          z.object({
+            selector: z.string(),
+            algorithm: z.enum(['rsa', 'ed25519']),
+            state: z.enum(['pending', 'verified', 'active', 'retiring', 'retired']),
+            action: z.enum(['publish', 'keep', 'remove']),
+            type: z.enum(['TXT']),
+            name: z.string(),
+            value: z.string(),
+            purpose: z.string(),
+            createdAt: z.string().nullable(),
+            verifiedAt: z.string().nullable(),
+            activatedAt: z.string().nullable(),
+            retireAt: z.string().nullable(),
+            retiredAt: z.string().nullable(),
+          }),
+        ),
+      })
+      .nullable(),
     sending: z.object({ verified: z.boolean(), verifiedAt: z.string().nullable() }),
     receiving: z.object({ verified: z.boolean(), verifiedAt: z.string().nullable() }),
     verifiedAt: z.string().nullable(),
     createdAt: z.string(),
   })
   .meta({ id: 'InboundDomain' });
+
+/** The body of POST /v1/inbound/domains/{id}/dkim/rotate (optional). */
+export const rotateDkimBody = z.strictObject({
+  ed25519: z.boolean().optional(),
+});
 
 /** The body of POST /v1/inbound/domains. */
 export const claimDomainBody = z.strictObject({

@@ -16,6 +16,8 @@ export interface SigningKey {
   privateKey: string;
   /** The domain's own return path when confirmed and still published (domains.ts), else null. */
   returnPath?: string | null;
+  /** An Ed25519 key that signs beside the RSA one (RFC 8463 dual signing), once a rotation brought one in. */
+  ed25519?: { selector: string; privateKey: string } | null;
 }
 
 /** The DKIM key of the workspace's verified sending domain `domain`; null when there is none. */
@@ -30,7 +32,15 @@ export async function findSigningKey(
   const query = queriesFor(db).compiled('domains.signingKey', [workspaceId, name, 'failed'], () =>
     db
       .selectFrom('domains')
-      .select(['domain', 'dkim_selector', 'dkim_private_key', 'return_path_verified_at', 'records_drift'])
+      .select([
+        'domain',
+        'dkim_selector',
+        'dkim_private_key',
+        'dkim_ed25519_selector',
+        'dkim_ed25519_private_key',
+        'return_path_verified_at',
+        'records_drift',
+      ])
       .where('workspace_id', '=', workspaceId)
       .where('domain', '=', name)
       .where('status', '!=', 'failed')
@@ -44,6 +54,10 @@ export async function findSigningKey(
     selector: row.dkim_selector ?? defaultSelector,
     privateKey: box.open(row.dkim_private_key),
     returnPath: returnPathInUse(row),
+    ed25519:
+      row.dkim_ed25519_selector && row.dkim_ed25519_private_key
+        ? { selector: row.dkim_ed25519_selector, privateKey: box.open(row.dkim_ed25519_private_key) }
+        : null,
   };
 }
 

@@ -20,7 +20,7 @@ export interface Meter {
 }
 
 export interface Warning {
-  kind: 'unverified_domain' | 'failed_domain' | 'dns_mismatch' | 'bounce_rate' | 'certificate';
+  kind: 'unverified_domain' | 'failed_domain' | 'dns_mismatch' | 'bounce_rate' | 'certificate' | 'dkim_rotation';
   message: string;
 }
 
@@ -126,6 +126,35 @@ export function createOverview(deps: { db: Db; config: Config }) {
     });
   }
 
+  // A DKIM rotation waits for the operator (domains/dkim-rotation.ts): new records to publish (a
+  // scheduled rotation starts unasked), and retired ones to remove.
+  async function rotationWarnings(workspaceId: string): Promise<Warning[]> {
+    const rows = await db
+      .selectFrom('dkim_keys')
+      .innerJoin('domains', 'domains.id', 'dkim_keys.domain_id')
+      .select(['domains.domain', 'dkim_keys.state', 'dkim_keys.selector'])
+      .where('domains.workspace_id', '=', workspaceId)
+      .where('domains.deleted_at', 'is', null)
+      .where('dkim_keys.removed_at', 'is', null)
+      .where('dkim_keys.state', 'in', ['pending', 'retired'])
+      .orderBy('domains.domain')
+      .orderBy('dkim_keys.selector')
+      .execute();
+    const out: Warning[] = [];
+    for (const domain of [...new Set(rows.map((r) => r.domain))]) {
+      const of = (state: string) => rows.filter((r) => r.domain === domain && r.state === state).map((r) => r.selector);
+      const publish = of('pending');
+      const remove = of('retired');
+      if (publish.length)
+        out.push({
+          kind: 'dkim_rotation',
+          message: `${domain}: publish the new DKIM records (${publish.join(', ')}); signing switches to them once they are found`,
+        });
+      if (remove.length) out.push({ kind: 'dkim_rotation', message: `${domain}: remove the retired DKIM records (${remove.join(', ')})` });
+    }
+    return out;
+  }
+
   return {
     async read(workspace: Workspace, env: Env, now: Date): Promise<Overview> {
       const scope = { workspaceId: workspace.id, livemode: env === 'live' };
@@ -143,7 +172,7 @@ export function createOverview(deps: { db: Db; config: Config }) {
           .orderBy('created_at')
           .execute(),
         quota(workspace, scope.livemode, now),
-        domainWarnings(workspace.id),
+        domainWarnings(workspace.id).then(async (w) => [...w, ...(await rotationWarnings(workspace.id))]),
       ]);
       const bounce = bounceWarning(windows['24h'], windows['7d']);
       return {

@@ -2,7 +2,8 @@
 // key is stored sealed, one stored in clear by an earlier version is sealed at the next start, and
 // signing opens it. `postern secrets rotate` (every daemon stopped) seals everything again under a
 // new key, keeps the old key beside it, and a daemon restarted on the new key still signs and reads
-// its credentials, while the old key opens nothing.
+// its credentials, while the old key opens nothing. The keys of DKIM rotations (the Ed25519 key
+// that signs, those of a rotation waiting for its records) are sealed again with the rest.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
@@ -130,5 +131,44 @@ for (const db of testDatabases()) {
     t.equal(createSecretBox(newKey).open(resealed), pem, 'the new key opens the same DKIM key');
     await signs('after rotation');
     t.match(await d.app.connections.resolve(connectionId), { credentials: { authToken: 'tok-123' } }, 'credentials read after rotation');
+
+    // The keys of DKIM rotations (dkim-rotation.ts) are sealed too: the Ed25519 key that signs and
+    // the keys of a rotation waiting for its records are sealed again with the rest.
+    const domainPath = `/v1/inbound/domains/${claim.body.id}`;
+    const publishNext = async () => {
+      const view = (await d.request('GET', domainPath, { key: ws.live })).body;
+      for (const k of view.dkim.keys.filter((k: { action: string }) => k.action === 'publish'))
+        dns.set(k.name, [{ type: 'TXT', data: k.value }]);
+      return (await d.request('GET', domainPath, { key: ws.live })).body;
+    };
+    t.equal((await d.request('POST', `${domainPath}/dkim/rotate`, { key: ws.live, body: {} })).status, 200);
+    t.equal((await publishNext()).dkim.rotation, 'retiring', 'switched to an RSA and an Ed25519 key');
+    t.equal((await d.request('POST', `${domainPath}/dkim/rotate`, { key: ws.live, body: {} })).status, 200);
+    const sealedKeys = await d.app.db.selectFrom('dkim_keys').select('private_key').where('private_key', 'is not', null).execute();
+    t.equal(sealedKeys.length, 2, 'the waiting rotation keeps its two keys, sealed');
+    t.ok(sealedKeys.every((k) => /^v1:/.test(k.private_key!)));
+    await d.stop();
+    const again = await cli(d.env, 'secrets', 'rotate');
+    t.equal(again.code, 0, again.stderr);
+    t.match(JSON.parse(again.stdout), { dkimKeys: 4 }, 'the RSA and Ed25519 keys that sign, and the two waiting');
+    await restart();
+    t.equal((await publishNext()).dkim.rotation, 'retiring', 'the waiting keys, opened under the new secrets key, now sign');
+    const r = await d.request('POST', '/v1/send-raw', {
+      key: ws.live,
+      body: { to: 'alice@example.net', channel: 'email', from: 'news@corp.example', content: { subject: 'Hello', text: 'Hi' } },
+    });
+    t.equal(r.status, 202);
+    await d.app.workers.find((w) => w.name === 'dispatcher')!.tick();
+    const auth = await authenticate(sink.received.at(-1)!.raw, {
+      ip: '127.0.0.1',
+      helo: 'mx.postern.test',
+      sender: 'x@bounces.mx.postern.test',
+      resolver: d.app.dns.resolve,
+    });
+    t.same(
+      auth.dkim.results.map((x: { status: { result: string }; algo?: string }) => x.status.result),
+      ['pass', 'pass'],
+      'both signatures pass (mailauth)',
+    );
   });
 }

@@ -5,7 +5,14 @@ import t from 'tap';
 import { bootDaemon } from '../helpers/daemon.js';
 import { freshPostgres } from '../helpers/databases.js';
 
-const JOBS = ['expire-domain-claims', 'forget-seen-inbound', 'purge-passed-smtp-clients', 'purge-received', 'recheck-domains'];
+const JOBS = [
+  'expire-domain-claims',
+  'forget-seen-inbound',
+  'purge-passed-smtp-clients',
+  'purge-received',
+  'recheck-domains',
+  'rotate-dkim-keys',
+];
 const at = new Date('2026-11-24T03:17:00.000Z');
 
 t.test('one node runs each daily job (SQLite: once per scheduled minute)', async (t) => {

@@ -1,5 +1,8 @@
 // DKIM signing (RFC 6376, rsa-sha256, relaxed/relaxed) with the per-domain keys Postern generates
 // and keeps in the `domains` table (domains/sending.ts finds the key; this module only signs).
+// A domain whose rotation brought in an Ed25519 key is signed twice (RFC 8463): the rsa-sha256
+// signature every receiver verifies, and an ed25519-sha256 one over the same header fields for
+// those that verify it; a receiver that does not know the algorithm ignores that signature.
 //
 // Written here rather than taken from nodemailer, whose relaxed body hash keeps a last line made
 // only of blanks as an empty line (RFC 6376 §3.4.4 drops it with the other empty lines at the
@@ -120,11 +123,28 @@ export function signMessage(raw: Buffer, key: SigningKey): Buffer {
   }
   const bh = createHash('sha256').update(relaxedBody(body)).digest('base64');
   const d = domainToASCII(key.domain) || key.domain;
-  const tags = `DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=${d}; q=dns/txt; s=${key.selector}; bh=${bh}; h=${names.join(':')};`;
+  const headers = [signatureHeader('rsa-sha256', d, key.selector, bh, names, signed, key.privateKey)];
+  if (key.ed25519) headers.push(signatureHeader('ed25519-sha256', d, key.ed25519.selector, bh, names, signed, key.ed25519.privateKey));
+  return Buffer.concat([Buffer.from(headers.join(''), 'latin1'), raw]);
+}
+
+/** One DKIM-Signature header field with its CRLF, over the canonical header fields `signed`. */
+function signatureHeader(
+  a: 'rsa-sha256' | 'ed25519-sha256',
+  d: string,
+  selector: string,
+  bh: string,
+  names: string[],
+  signed: string[],
+  pem: string,
+): string {
+  const tags = `DKIM-Signature: v=1; a=${a}; c=relaxed/relaxed; d=${d}; q=dns/txt; s=${selector}; bh=${bh}; h=${names.join(':')};`;
   const header = `${fold(tags)}\r\n b=`;
   // What is signed is the header as written (b= empty), canonicalized like any other.
-  const data = `${signed.join('\r\n')}\r\n${relaxedHeader(header)}`;
-  const b = sign('sha256', Buffer.from(data, 'latin1'), keyOf(key.privateKey)).toString('base64');
-  const folded = `${header}${b.replace(/.{72}(?=.)/g, '$&\r\n ')}`;
-  return Buffer.concat([Buffer.from(`${folded}\r\n`, 'latin1'), raw]);
+  const data = Buffer.from(`${signed.join('\r\n')}\r\n${relaxedHeader(header)}`, 'latin1');
+  // RFC 8463 §3: Ed25519 (PureEdDSA) signs the SHA-256 hash of the data, not the data itself.
+  const b = (
+    a === 'rsa-sha256' ? sign('sha256', data, keyOf(pem)) : sign(null, createHash('sha256').update(data).digest(), keyOf(pem))
+  ).toString('base64');
+  return `${header}${b.replace(/.{72}(?=.)/g, '$&\r\n ')}\r\n`;
 }

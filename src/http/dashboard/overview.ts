@@ -15,7 +15,7 @@
 //   webhooks: { failing: [{ id: 'whk_…', url, failingSince: ISO | null, disabled, disabledReason }] },
 //   quota: { messages: { used, limit: number | null } | null, inbound: … | null,
 //            senderCaps: [{ tier: 'shared' | 'domain', period: 'day' | 'month', used, limit }] },
-//   warnings: [{ kind: 'unverified_domain' | 'failed_domain' | 'dns_mismatch' | 'bounce_rate' | 'certificate', message }]
+//   warnings: [{ kind: 'unverified_domain' | 'failed_domain' | 'dns_mismatch' | 'bounce_rate' | 'certificate' | 'dkim_rotation', message }]
 // }
 // Windows count messages accepted in the window by their status now; bounced and complained are
 // suppressions added in the window to the environment's list (a test key's simulated bounces count

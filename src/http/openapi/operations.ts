@@ -11,7 +11,7 @@ import { connectionViewSchema } from '../../channels/connections.js';
 import { nodeListSchema } from '../../cluster/nodes.js';
 import { destinationSchema, destinationsQuery, purgeBody, suspendBody } from '../../channels/email/destinations.js';
 import { domainChecksSchema } from '../../domains/doctor.js';
-import { claimDomainBody, inboundDomainSchema } from '../../domains/domains.js';
+import { claimDomainBody, inboundDomainSchema, rotateDkimBody } from '../../domains/domains.js';
 import { forwardViewSchema } from '../../forwarding/forwarding.js';
 import { createAddressBody, inboundAddressSchema } from '../../inbound/addresses.js';
 import { receivedDetailSchema, receivedSummarySchema } from '../../inbound/received.js';
@@ -528,6 +528,27 @@ export const OPERATIONS: Operation[] = [
     summary: "The doctor's checks of one domain (and the host's), read-only",
     scope: 'inbound',
     success: [{ status: 200, description: 'the checks, each pass, warn or fail, with the record to publish', json: domainChecksSchema }],
+    errors: ['not_found'],
+  },
+  {
+    method: 'POST',
+    path: '/v1/inbound/domains/:id/dkim/rotate',
+    id: 'rotateDomainDkim',
+    tag: 'inbound',
+    summary: 'Start a DKIM key rotation: new keys under new selectors, to publish',
+    scope: 'inbound',
+    body: rotateDkimBody,
+    success: [{ status: 200, description: 'the domain, with the new records to publish in dkim.keys', json: inboundDomainSchema }],
+    errors: ['invalid_body', 'not_found', 'conflict', 'shared_domain'],
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/inbound/domains/:id/dkim/rotation',
+    id: 'cancelDomainDkimRotation',
+    tag: 'inbound',
+    summary: 'Abandon a DKIM key rotation that waits for its records; the current keys keep signing',
+    scope: 'inbound',
+    success: [{ status: 200, description: 'the domain, without the abandoned keys', json: inboundDomainSchema }],
     errors: ['not_found'],
   },
   {

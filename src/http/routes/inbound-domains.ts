@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { Doctor } from '../../domains/doctor.js';
-import { claimDomainBody, type DomainStore } from '../../domains/domains.js';
+import { claimDomainBody, rotateDkimBody, type DomainStore } from '../../domains/domains.js';
 import { parseBody } from '../../lib/validation.js';
 import { principalOf, requireScope } from '../auth.js';
 
@@ -20,6 +20,14 @@ export function inboundDomainRoutes({ domains, doctor }: { domains: DomainStore;
   // The doctor's checks of one domain (docs/doctor.md): they only read, under the same scope as the domain.
   r.get('/inbound/domains/:id/checks', async (req, res) => {
     res.json(await doctor.domain(principalOf(res).workspace.id, req.params.id));
+  });
+  // A DKIM key rotation on demand (domains/dkim-rotation.ts): the new records come back to publish.
+  r.post('/inbound/domains/:id/dkim/rotate', async (req, res) => {
+    const body = parseBody(rotateDkimBody, req.body ?? {});
+    res.json(await domains.rotateDkim(principalOf(res).workspace.id, req.params.id, body));
+  });
+  r.delete('/inbound/domains/:id/dkim/rotation', async (req, res) => {
+    res.json(await domains.cancelDkimRotation(principalOf(res).workspace.id, req.params.id));
   });
   r.delete('/inbound/domains/:id', async (req, res) => {
     await domains.remove(principalOf(res).workspace.id, req.params.id);

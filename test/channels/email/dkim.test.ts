@@ -70,6 +70,29 @@ t.test('dkimpy verifies every signature, and mailauth hashes every body the same
   );
 });
 
+t.test('dual signing (RFC 8463): dkimpy verifies both the RSA and the Ed25519 signature', async (t) => {
+  const ed = generateKeyPairSync('ed25519', {
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'der' },
+  });
+  const checker = startWireChecker(t);
+  checker.publish('postern._domainkey.acme.example', txt);
+  checker.publish('postern-ed._domainkey.acme.example', `v=DKIM1; k=ed25519; p=${ed.publicKey.subarray(12).toString('base64')}`);
+  const dual = { ...key, ed25519: { selector: 'postern-ed', privateKey: ed.privateKey } };
+  await holds(
+    t,
+    'dkimpy verifies both signatures',
+    fc.asyncProperty(messageArb, async (raw) => {
+      const facts = (await checker.facts(signMessage(raw, dual))).dkim;
+      const by = (a: string) => facts.find((f) => f.a === a);
+      for (const a of ['rsa-sha256', 'ed25519-sha256'])
+        if (!by(a)?.verified) throw new Error(`dkimpy, ${a}: ${by(a)?.error ?? 'no signature'}`);
+      if (facts.length !== 2) throw new Error(`${facts.length} signatures`);
+    }),
+    100,
+  );
+});
+
 t.test('a last line of blanks is an empty line, and empty lines at the end are dropped', async (t) => {
   // nodemailer's signer hashed `1\r\n\r\n` for this body, so no receiver could verify it.
   t.equal(relaxedBody(Buffer.from('1\r\n \r\n')).toString(), '1\r\n');

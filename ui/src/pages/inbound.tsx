@@ -2,7 +2,7 @@
 // of its HTML in a sandboxed iframe served by /dashboard/view/inbound, text, stripped reply,
 // headers, SPF/DKIM/DMARC/ARC verdicts, attachments and raw source as downloads), the domains
 // (shared and custom; claim with the existing-MX acknowledgement, the records to publish with their
-// checks, re-check) and the addresses (create, catch-all, forwarding, webhook binding, deactivate).
+// checks, re-check; a sending domain's DKIM keys and their rotation, dkim-keys.tsx) and the addresses (create, catch-all, forwarding, webhook binding, deactivate).
 import { useState } from 'preact/hooks';
 import { ApiError, get, post, query, del } from '../api';
 import {
@@ -27,6 +27,7 @@ import {
   type Tone,
 } from '../components';
 import { Link, navigate, useRoute } from '../router';
+import { DkimKeys, type DkimInfo } from './dkim-keys';
 import { DomainChecks, DomainReports } from './domain-health';
 import type { Route } from '../routes';
 import { useSelectionKey, useSession } from '../session';
@@ -105,6 +106,8 @@ interface Domain {
     stillPublished: boolean | null;
     records: { type: string; name: string; value: string; priority?: number; purpose: string }[];
   } | null;
+  /** Custom domains: the DKIM keys and their rotation. */
+  dkim: DkimInfo | null;
   sending: { verified: boolean; verifiedAt: string | null };
   receiving: { verified: boolean; verifiedAt: string | null };
   verifiedAt: string | null;
@@ -555,6 +558,9 @@ function DomainDetail(props: { id: string }) {
                 ]}
               />
             </>
+          )}
+          {dom.dkim && dom.sending.verified && (
+            <DkimKeys id={dom.id} domain={dom.domain} signing={dom.sending.verified} dkim={dom.dkim} onChange={d.reload} />
           )}
           {dom.kind === 'custom' && (
             <>
