@@ -1,6 +1,7 @@
 // The checks of a test-key message, end to end: a daemon with a loopback DNS server, a loopback
 // HTTP server the links point at, and Debian's rspamd; the worker checks the test-key message after
-// accept, GET /v1/messages/{id}/checks returns what it stored, POST runs the checks again.
+// accept, GET /v1/messages/{id}/checks returns what it stored, POST runs the checks again. With
+// checks.automatic off the worker passes a test-key message by; GET then runs the checks on demand.
 import http from 'node:http';
 import type net from 'node:net';
 import t from 'tap';
@@ -9,6 +10,7 @@ import { testDatabases } from '../../helpers/databases.js';
 import { startDnsServer } from '../../helpers/dns-server.js';
 import { startRspamd } from '../../helpers/scanners.js';
 import { addVerifiedDomain } from '../../helpers/smtp-sink.js';
+import { until } from '../../helpers/until.js';
 
 // One rspamd for the file (it takes a while to load its rules), asking its own loopback DNS server.
 let rspamdUrl: Promise<string> | null = null;
@@ -185,5 +187,55 @@ for (const db of testDatabases()) {
     t.equal(notEmail.body.error.code, 'conflict');
     // The other environment's key does not see the message.
     t.equal((await d.request('GET', `/v1/messages/${first}/checks`, { key: ws.live })).status, 404);
+  });
+
+  t.test(`checks.automatic off: a test-key message is not checked by itself, on demand it is (${db})`, async (t) => {
+    const site = await startSite(t);
+    const dns = await startDnsServer({ 'links.example': [{ type: 'A', data: '127.0.0.1' }] });
+    t.teardown(() => dns.close());
+    const d = await bootDaemon(t, {
+      db,
+      env: {
+        POSTERN_CHECKS_AUTOMATIC: 'false',
+        POSTERN_DNS_SERVERS: dns.address,
+        POSTERN_CHECKS_LINKS_ALLOW_PRIVATE: 'true',
+      },
+    });
+    const ws = await d.workspace('shop', { plan: 'pro' });
+    const r = await d.request('POST', '/v1/send', {
+      key: ws.test,
+      body: {
+        to: 'ann@example.com',
+        channel: 'email',
+        content: { subject: 'Spring sale', text: `See http://links.example:${site.port}/ok\n` },
+      },
+    });
+    t.equal(r.status, 202);
+    const id = r.body.id as string;
+    const status = async () => (await d.request('GET', `/v1/messages/${id}`, { key: ws.test })).body.status as string;
+    await d.app.workers.find((w) => w.name === 'dispatcher')!.tick();
+    await until('the test-key message to be delivered', async () => (await status()) === 'delivered');
+    // The automatic pass runs to its end and passes the message by: no claim, no result.
+    await tick(d);
+    await tick(d);
+    t.same(await d.app.db.selectFrom('message_checks').selectAll().execute(), [], 'nothing checked automatically');
+    t.same(site.asked, [], 'and no link asked for');
+
+    // GET finds nothing stored and runs the checks now, on demand; the result is kept.
+    const got = await d.request('GET', `/v1/messages/${id}/checks`, { key: ws.test });
+    t.equal(got.status, 200);
+    t.equal(got.body.id, id);
+    t.equal(got.body.trigger, 'on_demand');
+    t.equal(got.body.links.links.find((l: { url: string }) => l.url.endsWith('/ok')).verdict, 'ok');
+    t.ok(site.asked.length > 0, 'the link was asked for on demand');
+    const rows = await d.app.db.selectFrom('message_checks').select(['trigger']).execute();
+    t.same(rows, [{ trigger: 'on_demand' }]);
+    t.same((await d.request('GET', `/v1/messages/${id}/checks`, { key: ws.test })).body, got.body, 'stored: the same answer again');
+
+    // POST runs them again, on demand.
+    const again = await d.request('POST', `/v1/messages/${id}/checks`, { key: ws.test });
+    t.equal(again.status, 200);
+    t.equal(again.body.trigger, 'on_demand');
+    t.equal(again.body.headers.items.find((i: { header: string }) => i.header === 'Message-ID').status, 'pass');
   });
 }
