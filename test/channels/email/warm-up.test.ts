@@ -3,11 +3,13 @@
 // next day, spread over `spreadOver`, and goes out once the clock reaches it; a bounce rate over
 // the threshold pauses the ramp and steps it back; when the bounces leave the window the ramp
 // resumes on its own and climbs again the next day. A complaint that comes back over SMTP counts
-// for the pair that sent the message.
+// for the pair that sent the message. An MX answering 451 pauses the ramp on the deferral rate, as
+// the dashboard's Sources & warm-up page shows it, until the deferrals leave the window.
 import t from 'tap';
 import { ManualClock } from '../../../src/lib/clock.js';
 import { tripReason } from '../../../src/channels/email/warm-up.js';
 import { bootDaemon } from '../../helpers/daemon.js';
+import { dashboardLogin } from '../../helpers/dashboard.js';
 import { testDatabases } from '../../helpers/databases.js';
 import { sendRaw } from '../../helpers/inbound.js';
 import { buildArf } from '../../helpers/reports.js';
@@ -156,5 +158,113 @@ for (const db of testDatabases()) {
     t.equal(badStep.code, 2);
     t.match(badStep.stderr, /--step must be 1 to 3/);
     t.equal((await d.cli('warm-up', 'set', '--source', 'nope', '--domain', 'x.example', '--warm')).code, 2, 'an unknown source');
+  });
+
+  t.test(`a deferral rate over the threshold pauses the ramp on ${db}`, async (t) => {
+    // The MX answers 451 to every recipient while `deferring`, then accepts again.
+    let deferring = true;
+    const { sink, env } = await startRemoteMx(t, {
+      rcpt: () => (deferring ? { code: 451, message: '4.3.0 try later' } : undefined),
+    });
+    const clock = new ManualClock('2026-03-02T10:00:00Z');
+    const d = await bootDaemon(t, {
+      db,
+      clock,
+      env: {
+        ...env,
+        POSTERN_DELIVERY_SOURCES: JSON.stringify({ a: { address: '127.0.0.2', ehlo: 'a.postern.test' } }),
+        POSTERN_DELIVERY_POOLS: JSON.stringify({ main: ['a'] }),
+        POSTERN_DELIVERY_POOL_ASSIGNMENT: JSON.stringify({ default: 'main', workspaces: {}, domains: {} }),
+        POSTERN_DELIVERY_WARM_UP_ENABLED: 'true',
+        POSTERN_DELIVERY_WARM_UP_CURVE: '2,4,8',
+        POSTERN_DELIVERY_WARM_UP_WINDOW: '6h',
+        POSTERN_DELIVERY_WARM_UP_MIN_SAMPLE: '4',
+        POSTERN_DELIVERY_WARM_UP_MAX_DEFERRAL_RATE: '0.25',
+        POSTERN_DELIVERY_WARM_UP_SPREAD_OVER: '1h',
+      },
+    });
+    const ws = await d.workspace('acme', { plan: 'pro' });
+    const dispatcher = d.app.workers.find((w) => w.name === 'dispatcher')!;
+    const get = async (id: string) => (await d.request('GET', `/v1/messages/${id}`, { key: ws.live })).body;
+    const send = async (to: string) =>
+      (await d.request('POST', '/v1/send-raw', { key: ws.live, body: { to, channel: 'email', content: { subject: 'Hi', text: 'Hello' } } }))
+        .body.id as string;
+    const dueAt = async (id: string) =>
+      (await d.app.db.selectFrom('messages').select('due_at').where('public_id', '=', id).executeTakeFirstOrThrow()).due_at!;
+    // Mail a send woke the dispatcher for is settled before the clock moves: a clock moved past the
+    // lease of a message in flight would let it be claimed twice.
+    const at = async (iso: string) => {
+      await dispatcher.tick();
+      clock.set(iso);
+      await dispatcher.tick();
+    };
+    // The schedule as the dashboard's Sources & warm-up page reads it (a fresh session each time:
+    // the clock moves by hours).
+    const schedule = async () => {
+      const owner = await dashboardLogin(d);
+      const page = await owner.request('GET', '/dashboard/api/warm-up');
+      t.equal(page.status, 200);
+      t.equal(page.body.data.length, 1, 'one schedule: source a for the default sending domain');
+      return page.body.data[0];
+    };
+
+    // The operator put the pair at the second step (4 a day).
+    await d.app.warmUp!.set('a', 'mx.postern.test', 1);
+    const ids = [await send('u1@example.net'), await send('u2@example.net'), await send('u3@example.net'), await send('u4@example.net')];
+    await at('2026-03-02T10:00:00Z');
+    t.equal(sink.received.length, 0, 'the MX took none');
+    for (const id of ids) {
+      const m = await get(id);
+      t.equal(m.status, 'dispatched', 'deferred by the MX, not failed');
+      t.match(m.error, /451 4\.3\.0 try later/);
+    }
+
+    // Four deferrals out of four answers (minSample 4): 100 % is over 25 %; the ramp pauses and
+    // steps back to the first step.
+    const paused = await schedule();
+    t.match(paused, {
+      source: 'a',
+      sendingDomain: 'mx.postern.test',
+      step: 0,
+      allowance: 2,
+      used: 4,
+      next: null,
+      pausedReason: 'deferral rate 100.0 % over 25.0 %',
+      recent: { delivered: 0, bounced: 0, deferred: 4, complained: 0, windowHours: 6 },
+    });
+    t.ok(paused.pausedAt);
+
+    // The MX accepts again: the retries go (each was counted today already) and are delivered, but
+    // four deferrals of eight answers (50 %) are still over the threshold: still paused.
+    deferring = false;
+    let due = '';
+    for (const id of ids) if ((await dueAt(id)) > due) due = await dueAt(id);
+    t.ok(due < '2026-03-02T11:00', `retried within the hour (${due})`);
+    await at(due);
+    t.equal(sink.received.length, 4);
+    for (const id of ids) t.equal((await get(id)).status, 'delivered');
+    t.match(await schedule(), {
+      step: 0,
+      pausedReason: 'deferral rate 100.0 % over 25.0 %',
+      recent: { delivered: 4, deferred: 4 },
+    });
+    await at('2026-03-02T15:59:00Z');
+    t.match(await schedule(), { pausedReason: 'deferral rate 100.0 % over 25.0 %' }, 'the 10:00 hour is still in the 6 h window');
+
+    // The window moves past the deferrals: resumed on its own, at the stepped-back allowance, and
+    // climbing again from the next day.
+    await at('2026-03-02T16:00:00Z');
+    t.match(await schedule(), {
+      step: 0,
+      allowance: 2,
+      pausedReason: null,
+      pausedAt: null,
+      next: { day: '2026-03-03', allowance: 4 },
+      recent: { delivered: 0, deferred: 0 },
+    });
+    const dayTwo = [await send('v1@example.net'), await send('v2@example.net'), await send('v3@example.net')];
+    await at('2026-03-03T01:00:00Z');
+    for (const id of dayTwo) t.equal((await get(id)).status, 'delivered', 'three of the allowance of 4');
+    t.match(await schedule(), { step: 1, allowance: 4, used: 3, pausedReason: null });
   });
 }
