@@ -57,8 +57,8 @@ export interface Sink {
 export interface SinkOptions {
   host?: string;
   port?: number;
-  /** Reply for RCPT TO of an address: undefined accepts; an object rejects with that code. */
-  rcpt?: (address: string) => { code: number; message: string } | undefined;
+  /** Reply for RCPT TO of an address (`ehlo`: the name the client gave): undefined accepts; an object rejects with that code. */
+  rcpt?: (address: string, ehlo: string) => { code: number; message: string } | undefined;
   /** Reply after DATA: undefined accepts. */
   data?: (n: number) => { code: number; message: string } | undefined;
   tls?: { key: string; cert: string };
@@ -106,8 +106,8 @@ export async function startSink(t: { teardown(fn: () => unknown): void }, opts: 
       if (opts.auth && auth.username === opts.auth.user && auth.password === opts.auth.pass) return cb(null, { user: auth.username });
       cb(new Error('bad credentials'));
     },
-    onRcptTo(address, _session, cb) {
-      const r = opts.rcpt?.(address.address);
+    onRcptTo(address, session, cb) {
+      const r = opts.rcpt?.(address.address, session.hostNameAppearsAs);
       if (r) return cb(Object.assign(new Error(r.message), { responseCode: r.code }));
       cb();
     },
