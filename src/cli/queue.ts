@@ -53,11 +53,15 @@ export const queueCommands: Command[] = [
   {
     name: 'queue reset-backoff',
     usage: 'DOMAIN',
-    summary: "end a destination's back-off now: its pause and its lowered rate and connections, on every node",
+    summary:
+      "end a destination's back-off now: its pause and its lowered rate and connections, on every node; the mail it deferred is due at once",
     options: {},
     run: async (app, { values, positionals }) => {
       const domain = domainArg(positionals, values);
-      return { domain, reset: await app.destinations.resetBackoff(domain) };
+      const reset = await app.destinations.resetBackoff(domain);
+      // The back-off is the box's, not a workspace's: every workspace's waiting mail goes, as after `resume`.
+      const released = await releaseDeferredTo(app.db, domain, null, app.clock.now().toISOString());
+      return { domain, reset, released };
     },
   },
   {

@@ -235,5 +235,44 @@ for (const db of testDatabases()) {
         undefined,
       );
     });
+
+    t.test('the operator’s reset releases the mail the back-off deferred', async (t) => {
+      throttling = false;
+      await d.app.destinations.adaptive.throttled(DOMAIN, '421 4.7.0 Try again later', d.clock.now().getTime());
+      t.ok(d.app.destinations.adaptive.state(DOMAIN), 'backed off');
+      const ids = await send(12);
+      const now = () => d.clock.now().toISOString();
+      const waiting = () =>
+        d.app.db
+          .selectFrom('messages')
+          .select(['public_id', 'due_at'])
+          .where('public_id', 'in', ids)
+          .where('status', '=', 'dispatched')
+          .where('due_at', '>', now())
+          .execute();
+      // The clock stands still: what the lowered rate lets through goes, the rest waits for its slot.
+      const deferred = await until('some of the mail to wait for a slot', async () => {
+        await dispatcher.tick();
+        const rows = await waiting();
+        return rows.length > 0 && rows;
+      });
+      const reset = await d.cli('queue', 'reset-backoff', DOMAIN);
+      t.equal(reset.code, 0, reset.stderr);
+      t.match(reset.json, { domain: DOMAIN, reset: true });
+      t.ok((reset.json as { released: number }).released >= deferred.length, `released ${(reset.json as { released: number }).released}`);
+      // The command ran on the machine's clock (the daemon's is the test's): due by then.
+      const ranAt = new Date().toISOString();
+      const stillWaiting = await d.app.db
+        .selectFrom('messages')
+        .select(['public_id', 'due_at'])
+        .where(
+          'public_id',
+          'in',
+          deferred.map((r) => r.public_id),
+        )
+        .where('due_at', '>', ranAt)
+        .execute();
+      t.same(stillWaiting, [], 'none still waits for a slot of the ended back-off');
+    });
   });
 }
