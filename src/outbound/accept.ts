@@ -343,15 +343,22 @@ export function createAccept(deps: AcceptDeps) {
     async runMany(trx, items) {
       for (const p of items) if (p.batch) await claimBatchKey(trx, p, p.batch);
       const all = items.flatMap((p) => p.rows.map((r) => ({ p, r })));
+      // The usage count comes last, just before the commit: its row is the one every accept of
+      // the workspace writes, so its lock is held for the commit alone and not across the rows'
+      // insertion (with several nodes, or several transactions at once, accepts queued on it).
       if (all.length < 2) {
         for (const { p, r } of all) {
           await claimKey(trx, p, r);
-          if (p.livemode) await countUsage(trx, r.row.workspace_id, p, 1);
           await ledger.insert(trx, r.row);
+          if (p.livemode) await countUsage(trx, r.row.workspace_id, p, 1);
         }
         return items.map(() => undefined);
       }
       for (const { p, r } of all) await claimKey(trx, p, r);
+      await ledger.insertMany(
+        trx,
+        all.map(({ r }) => r.row),
+      );
       const counts = new Map<string, { workspaceId: string; p: Pending; n: number }>();
       for (const { p, r } of all) {
         if (!p.livemode) continue;
@@ -361,10 +368,6 @@ export function createAccept(deps: AcceptDeps) {
         counts.set(at, count);
       }
       for (const { workspaceId, p, n } of counts.values()) await countUsage(trx, workspaceId, p, n);
-      await ledger.insertMany(
-        trx,
-        all.map(({ r }) => r.row),
-      );
       return items.map(() => undefined);
     },
   };
