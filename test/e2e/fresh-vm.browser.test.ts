@@ -8,7 +8,7 @@
 import { createHash, X509Certificate } from 'node:crypto';
 import tls from 'node:tls';
 import t from 'tap';
-import { checkPage, launchBrowser, OWNER } from '../helpers/browser.js';
+import { checkPage, launchBrowser, OWNER, virtualAuthenticator } from '../helpers/browser.js';
 import { bootDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
 import { startDnsServer } from '../helpers/dns-server.js';
@@ -97,18 +97,7 @@ for (const db of testDatabases())
     await checkPage(t, page, 'fresh-vm-overview');
 
     // A passkey, on the HTTPS origin, then a sign-in with it alone.
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable', { enableUI: false });
-    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
+    const { cdp, authenticatorId } = await virtualAuthenticator(context, page);
     await page.getByRole('link', { name: 'Account' }).click();
     const add = page.getByRole('form', { name: 'Add a passkey' });
     await add.getByLabel('Passkey name').fill('laptop');

@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type CDPSession, type Page } from 'playwright-core';
 import type { TestDaemon } from './daemon.js';
 import { OWNER } from './dashboard.js';
 
@@ -34,6 +34,27 @@ export async function launchBrowser(t: Teardown, args: string[] = []): Promise<B
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...FLAGS, ...args] });
   t.teardown(() => browser.close());
   return browser;
+}
+
+/**
+ * A platform authenticator for `page` through Chromium's DevTools (CTAP2, built in, discoverable
+ * credentials, the user verified and present at every ceremony), as a phone's or a laptop's
+ * passkey store answers. The session reads what it holds (`WebAuthn.getCredentials`).
+ */
+export async function virtualAuthenticator(context: BrowserContext, page: Page): Promise<{ cdp: CDPSession; authenticatorId: string }> {
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable', { enableUI: false });
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  return { cdp, authenticatorId };
 }
 
 let screenshots: string | null = null;

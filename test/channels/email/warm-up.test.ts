@@ -5,15 +5,15 @@
 // resumes on its own and climbs again the next day. A complaint that comes back over SMTP counts
 // for the pair that sent the message. An MX answering 451 pauses the ramp on the deferral rate, as
 // the dashboard's Sources & warm-up page shows it, until the deferrals leave the window.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { ManualClock } from '../../../src/lib/clock.js';
 import { tripReason } from '../../../src/channels/email/warm-up.js';
 import { bootDaemon } from '../../helpers/daemon.js';
 import { dashboardLogin } from '../../helpers/dashboard.js';
-import { testDatabases } from '../../helpers/databases.js';
+import { testDatabases, type TestDb } from '../../helpers/databases.js';
 import { sendRaw } from '../../helpers/inbound.js';
 import { buildArf } from '../../helpers/reports.js';
-import { startRemoteMx } from '../../helpers/smtp-sink.js';
+import { startRemoteMx, type SinkOptions } from '../../helpers/smtp-sink.js';
 
 const SETTINGS = { minSample: 4, maxBounceRate: 0.3, maxComplaintRate: 0.01, maxDeferralRate: 0.5 };
 
@@ -25,37 +25,50 @@ t.test('what trips the ramp', async (t) => {
   t.equal(tripReason({ delivered: 4, bounced: 0, deferred: 6, complained: 0 }, SETTINGS), 'deferral rate 60.0 % over 50.0 %');
 });
 
+type Rcpt = SinkOptions['rcpt'];
+
+// A daemon whose one source, a on 127.0.0.2, warms up on the curve 2, 4, 8 from 2026-03-02 10:00
+// (a 6 h window, decided from 4 answers), in front of a loopback MX answering as `rcpt` says; the
+// trigger's threshold is the test's own.
+async function bootWarmingUp(t: Test, db: TestDb, rcpt: Rcpt, threshold: Record<string, string>) {
+  const { sink, env } = await startRemoteMx(t, { rcpt });
+  const clock = new ManualClock('2026-03-02T10:00:00Z');
+  const d = await bootDaemon(t, {
+    db,
+    clock,
+    env: {
+      ...env,
+      POSTERN_DELIVERY_SOURCES: JSON.stringify({ a: { address: '127.0.0.2', ehlo: 'a.postern.test' } }),
+      POSTERN_DELIVERY_POOLS: JSON.stringify({ main: ['a'] }),
+      POSTERN_DELIVERY_POOL_ASSIGNMENT: JSON.stringify({ default: 'main', workspaces: {}, domains: {} }),
+      POSTERN_DELIVERY_WARM_UP_ENABLED: 'true',
+      POSTERN_DELIVERY_WARM_UP_CURVE: '2,4,8',
+      POSTERN_DELIVERY_WARM_UP_WINDOW: '6h',
+      POSTERN_DELIVERY_WARM_UP_MIN_SAMPLE: '4',
+      ...threshold,
+      POSTERN_DELIVERY_WARM_UP_SPREAD_OVER: '1h',
+    },
+  });
+  const ws = await d.workspace('acme', { plan: 'pro' });
+  const dispatcher = d.app.workers.find((w) => w.name === 'dispatcher')!;
+  const get = async (id: string) => (await d.request('GET', `/v1/messages/${id}`, { key: ws.live })).body;
+  const send = async (to: string) =>
+    (await d.request('POST', '/v1/send-raw', { key: ws.live, body: { to, channel: 'email', content: { subject: 'Hi', text: 'Hello' } } }))
+      .body.id as string;
+  const dueAt = async (id: string) =>
+    (await d.app.db.selectFrom('messages').select('due_at').where('public_id', '=', id).executeTakeFirstOrThrow()).due_at!;
+  return { sink, clock, d, dispatcher, get, send, dueAt };
+}
+
 for (const db of testDatabases()) {
   t.test(`warm-up of a source on ${db}`, async (t) => {
-    const { sink, env } = await startRemoteMx(t, {
-      rcpt: (a) => (a.startsWith('bad') ? { code: 550, message: '5.1.1 no such user' } : undefined),
-    });
-    const clock = new ManualClock('2026-03-02T10:00:00Z');
-    const d = await bootDaemon(t, {
+    const { sink, clock, d, dispatcher, get, send, dueAt } = await bootWarmingUp(
+      t,
       db,
-      clock,
-      env: {
-        ...env,
-        POSTERN_DELIVERY_SOURCES: JSON.stringify({ a: { address: '127.0.0.2', ehlo: 'a.postern.test' } }),
-        POSTERN_DELIVERY_POOLS: JSON.stringify({ main: ['a'] }),
-        POSTERN_DELIVERY_POOL_ASSIGNMENT: JSON.stringify({ default: 'main', workspaces: {}, domains: {} }),
-        POSTERN_DELIVERY_WARM_UP_ENABLED: 'true',
-        POSTERN_DELIVERY_WARM_UP_CURVE: '2,4,8',
-        POSTERN_DELIVERY_WARM_UP_WINDOW: '6h',
-        POSTERN_DELIVERY_WARM_UP_MIN_SAMPLE: '4',
-        POSTERN_DELIVERY_WARM_UP_MAX_BOUNCE_RATE: '0.3',
-        POSTERN_DELIVERY_WARM_UP_SPREAD_OVER: '1h',
-      },
-    });
-    const ws = await d.workspace('acme', { plan: 'pro' });
-    const dispatcher = d.app.workers.find((w) => w.name === 'dispatcher')!;
+      (a) => (a.startsWith('bad') ? { code: 550, message: '5.1.1 no such user' } : undefined),
+      { POSTERN_DELIVERY_WARM_UP_MAX_BOUNCE_RATE: '0.3' },
+    );
     const warmUp = d.app.warmUp!;
-    const get = async (id: string) => (await d.request('GET', `/v1/messages/${id}`, { key: ws.live })).body;
-    const send = async (to: string) =>
-      (await d.request('POST', '/v1/send-raw', { key: ws.live, body: { to, channel: 'email', content: { subject: 'Hi', text: 'Hello' } } }))
-        .body.id as string;
-    const dueAt = async (id: string) =>
-      (await d.app.db.selectFrom('messages').select('due_at').where('public_id', '=', id).executeTakeFirstOrThrow()).due_at!;
     const at = async (iso: string) => {
       clock.set(iso);
       await dispatcher.tick();
@@ -163,34 +176,12 @@ for (const db of testDatabases()) {
   t.test(`a deferral rate over the threshold pauses the ramp on ${db}`, async (t) => {
     // The MX answers 451 to every recipient while `deferring`, then accepts again.
     let deferring = true;
-    const { sink, env } = await startRemoteMx(t, {
-      rcpt: () => (deferring ? { code: 451, message: '4.3.0 try later' } : undefined),
-    });
-    const clock = new ManualClock('2026-03-02T10:00:00Z');
-    const d = await bootDaemon(t, {
+    const { sink, clock, d, dispatcher, get, send, dueAt } = await bootWarmingUp(
+      t,
       db,
-      clock,
-      env: {
-        ...env,
-        POSTERN_DELIVERY_SOURCES: JSON.stringify({ a: { address: '127.0.0.2', ehlo: 'a.postern.test' } }),
-        POSTERN_DELIVERY_POOLS: JSON.stringify({ main: ['a'] }),
-        POSTERN_DELIVERY_POOL_ASSIGNMENT: JSON.stringify({ default: 'main', workspaces: {}, domains: {} }),
-        POSTERN_DELIVERY_WARM_UP_ENABLED: 'true',
-        POSTERN_DELIVERY_WARM_UP_CURVE: '2,4,8',
-        POSTERN_DELIVERY_WARM_UP_WINDOW: '6h',
-        POSTERN_DELIVERY_WARM_UP_MIN_SAMPLE: '4',
-        POSTERN_DELIVERY_WARM_UP_MAX_DEFERRAL_RATE: '0.25',
-        POSTERN_DELIVERY_WARM_UP_SPREAD_OVER: '1h',
-      },
-    });
-    const ws = await d.workspace('acme', { plan: 'pro' });
-    const dispatcher = d.app.workers.find((w) => w.name === 'dispatcher')!;
-    const get = async (id: string) => (await d.request('GET', `/v1/messages/${id}`, { key: ws.live })).body;
-    const send = async (to: string) =>
-      (await d.request('POST', '/v1/send-raw', { key: ws.live, body: { to, channel: 'email', content: { subject: 'Hi', text: 'Hello' } } }))
-        .body.id as string;
-    const dueAt = async (id: string) =>
-      (await d.app.db.selectFrom('messages').select('due_at').where('public_id', '=', id).executeTakeFirstOrThrow()).due_at!;
+      () => (deferring ? { code: 451, message: '4.3.0 try later' } : undefined),
+      { POSTERN_DELIVERY_WARM_UP_MAX_DEFERRAL_RATE: '0.25' },
+    );
     // Mail a send woke the dispatcher for is settled before the clock moves: a clock moved past the
     // lease of a message in flight would let it be claimed twice.
     const at = async (iso: string) => {

@@ -5,7 +5,7 @@
 // page is opened on localhost: a passkey's RP ID is a host name, never an IP address.
 import type { CDPSession, Page } from 'playwright-core';
 import t from 'tap';
-import { checkPage, ensureOwner, launchBrowser, OWNER } from '../../helpers/browser.js';
+import { checkPage, ensureOwner, launchBrowser, OWNER, virtualAuthenticator } from '../../helpers/browser.js';
 import { bootDaemon, type TestDaemon } from '../../helpers/daemon.js';
 import { testDatabases } from '../../helpers/databases.js';
 
@@ -37,18 +37,7 @@ for (const db of testDatabases()) {
     t.teardown(() => context.close());
     const page = await context.newPage();
     page.on('pageerror', (err) => t.fail(`error in the page: ${err.message}`));
-    const cdp = await context.newCDPSession(page);
-    await cdp.send('WebAuthn.enable', { enableUI: false });
-    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: {
-        protocol: 'ctap2',
-        transport: 'internal',
-        hasResidentKey: true,
-        hasUserVerification: true,
-        isUserVerified: true,
-        automaticPresenceSimulation: true,
-      },
-    });
+    const { cdp, authenticatorId } = await virtualAuthenticator(context, page);
 
     await logIn(page, base, OWNER);
     await page.getByRole('navigation', { name: 'Dashboard' }).waitFor();
