@@ -1,7 +1,7 @@
 // The architecture as rules (docs/architecture.md explains each): `npm run lint` fails when an
 // import breaks one. Type-only imports count: a type that runs back up a layer is a dependency too.
 const DOMAIN =
-  '^src/(workspaces|templates|messages|outbound|channels|inbound|domains|events|webhooks|forwarding|suppressions|reports|submission|certificates|db|lib)/';
+  '^src/(contract|workspaces|templates|messages|outbound|channels|inbound|domains|events|webhooks|forwarding|suppressions|reports|submission|certificates|db|lib)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -112,18 +112,25 @@ module.exports = {
       to: { path: '^src/channels/[^/]+/', pathNot: '^src/channels/$1/' },
     },
     {
-      name: 'channel-contract-imports-nothing-of-ours',
+      name: 'contract-imports-nothing-of-ours',
       severity: 'error',
-      comment: 'src/channel.ts is the vocabulary every layer shares; it depends on nothing of ours.',
+      comment: "src/contract/ is the API's vocabulary the daemon, the dashboard and the SDK share; it depends on nothing of ours.",
+      from: { path: '^src/contract/' },
+      to: { path: '^src/', pathNot: '^src/contract/' },
+    },
+    {
+      name: 'channel-contract-imports-only-the-contract',
+      severity: 'error',
+      comment: 'src/channel.ts is the channel vocabulary every layer shares; it depends on nothing of ours but the contract.',
       from: { path: '^src/channel\\.ts$' },
-      to: { path: '^src/' },
+      to: { path: '^src/', pathNot: '^src/contract/' },
     },
     {
       name: 'db-at-the-bottom',
       severity: 'error',
       comment: 'Storage depends on nothing above it but the channel vocabulary.',
       from: { path: '^src/db/' },
-      to: { path: '^src/', pathNot: ['^src/db/', '^src/channel\\.ts$', '^src/lib/'] },
+      to: { path: '^src/', pathNot: ['^src/db/', '^src/channel\\.ts$', '^src/contract/', '^src/lib/'] },
     },
     {
       name: 'lib-at-the-bottom',

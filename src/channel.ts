@@ -2,38 +2,12 @@
 // the content a message is made of, the output rendering produces) and the interface between the
 // dispatcher and a transport. The dispatcher owns the queue, the state machine, the timeline,
 // retries and events (through the message ledger); a transport only attempts one delivery and says
-// how it went. This module imports nothing of ours, so any layer may depend on it.
+// how it went. It imports only the contract (src/contract/), so any layer may depend on it.
 
-export const CHANNELS = ['email', 'sms', 'push', 'web-push'] as const;
-export type Channel = (typeof CHANNELS)[number];
+import type { Channel, ChannelContent } from './contract/channels.js';
 
-// --- content: what a template version or an inline send holds, per channel -------------------
-
-export interface EmailContent {
-  subject: string;
-  preheader?: string;
-  html?: string;
-  text?: string;
-}
-export interface SmsContent {
-  body: string;
-}
-export interface PushContent {
-  title?: string;
-  body: string;
-  data?: Record<string, unknown>;
-  badge?: number;
-  sound?: string;
-}
-export interface WebPushContent {
-  title: string;
-  body?: string;
-  icon?: string;
-  clickUrl?: string;
-  data?: Record<string, unknown>;
-  badge?: string;
-}
-export type ChannelContent = EmailContent | SmsContent | PushContent | WebPushContent;
+export { CHANNELS, type Channel } from './contract/channels.js';
+export type { ChannelContent, EmailContent, PushContent, SmsContent, WebPushContent } from './contract/channels.js';
 
 // --- output: content rendered with a message's variables, what a transport sends --------------
 

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Issue } from '../lib/errors.js';
 import { zodIssues } from '../lib/validation.js';
 import { CHANNELS, type Channel } from '../channel.js';
-import { inlineContentSchemas } from '../templates/content.js';
+import { inlineContentSchemas } from '../contract/channels.js';
 
 const EMAIL = /^[^\s@<>()[\],;:"\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 const E164 = /^\+[1-9]\d{1,14}$/;

@@ -5,7 +5,8 @@
 // equal to the draft or to the current published version opens no new version.
 import { z } from 'zod';
 import { invalidBody, isAppError, type Issue } from '../lib/errors.js';
-import { channelSchema, contentSchemas, descriptionSchema, slugSchema, variablesSchema, type Variable } from './content.js';
+import { channelSchema, contentSchemas } from '../contract/channels.js';
+import { descriptionSchema, slugSchema, variablesSchema, type Variable } from './content.js';
 import type { Channel, ChannelContent } from '../channel.js';
 import { checkTemplates } from './render.js';
 import type { TemplateStore } from './store.js';

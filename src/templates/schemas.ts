@@ -2,7 +2,8 @@
 // template rules so the HTTP routes and the API description (http/openapi/) use the same schemas.
 import { z } from 'zod';
 import { TEMPLATE_STATUSES } from '../db/schema.js';
-import { channelSchema, descriptionSchema, slugSchema } from './content.js';
+import { channelSchema } from '../contract/channels.js';
+import { descriptionSchema, slugSchema } from './content.js';
 
 export const createTemplateBody = z.strictObject({
   slug: slugSchema,

@@ -12,7 +12,8 @@ import { TEMPLATE_STATUSES, type TemplateStatus, type TemplatesTable, type Templ
 import type { Deps } from '../deps.js';
 import { AppError, invalidBody, notFound, type Issue } from '../lib/errors.js';
 import { planLimits } from '../workspaces/plans.js';
-import { contentSchemas, SLUG_PATTERN, variablesSchema, type Variable } from './content.js';
+import { contentSchemas } from '../contract/channels.js';
+import { SLUG_PATTERN, variablesSchema, type Variable } from './content.js';
 import { checkTemplates, renderContent, type RenderResult } from './render.js';
 
 export { TEMPLATE_STATUSES, type TemplateStatus };
