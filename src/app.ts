@@ -1,26 +1,23 @@
 // The composition root: the only place that builds the object graph. Phases in order:
 // storage → domain modules → channels → adapters (HTTP, SMTP) → background workers. Nothing
-// listens or runs until start(); the CLI builds the same graph and never starts it.
-import { accessSync, constants, existsSync, statSync } from 'node:fs';
+// listens or runs until start(); the CLI builds the same graph and never starts it. What is
+// mounted and run is declared, not listed here: the routers in http/routes/registry.ts, the
+// workers and daily jobs in jobs.ts; what is checked before the start in start-up-checks.ts.
 import http from 'node:http';
 import type net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { sql } from 'kysely';
-import { parse, validateDetailed } from 'node-cron';
 import { createConnectionTransports, type ConnectionTransports } from './channels/connection-transport.js';
 import { createConnectionStore, type ConnectionStore } from './channels/connections.js';
 import { createBounceHandler, type BounceHandler } from './channels/email/bounces.js';
 import { createEmailSource, createEmailTransport, createTokenSource, policyFetch } from './channels/email/index.js';
 import { createCustomDomainPlanCheck, createSenderCapsCheck } from './channels/email/sender-caps.js';
-import { recordEngagement } from './channels/email/tracking/engagement.js';
 import { channelSsrfPolicy } from './channels/provider-http.js';
 import { createProviderStatusSink } from './channels/provider-status.js';
 import { CONNECTION_CHANNELS } from './channels/registry.js';
 import { derivePublicUrl } from './public-url.js';
-import { ConfigError, databaseTarget, envName, invalidSetting, type Config } from './config.js';
+import { databaseTarget, type Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
-import { ownershipAdvice, privateDirectory } from './lib/private-dir.js';
 import { createBatchCommitter, createWriteBatcher } from './db/group-commit.js';
 import { migrateToLatest, pendingMigrations } from './db/migrate.js';
 import type { Deps } from './deps.js';
@@ -29,33 +26,17 @@ import { createMtaStsPolicies, type MtaStsPolicies } from './domains/mta-sts-pol
 import { createDomainStore, type DomainStore } from './domains/domains.js';
 import { bounceDomainOf } from './domains/names.js';
 import { sealPlaintextDkimKeys } from './domains/dkim-keys.js';
-import { reportRoutes } from './http/routes/reports.js';
 import { createReports, type Reports } from './reports/reports.js';
 import { createScanner } from './inbound/scan.js';
 import { createEventBus } from './events/bus.js';
 import { createForwarding, type Forwarding } from './forwarding/forwarding.js';
-import { callbackRoutes } from './http/routes/callbacks.js';
-import { connectionRoutes } from './http/routes/connections.js';
-import { contextRoutes } from './http/routes/context.js';
-import { forwardingRoutes } from './http/routes/forwarding.js';
-import { inboundAddressRoutes } from './http/routes/inbound-addresses.js';
-import { inboundDomainRoutes } from './http/routes/inbound-domains.js';
-import { inboundMessageRoutes } from './http/routes/inbound-messages.js';
-import { messageRoutes } from './http/routes/messages.js';
-import { nodeRoutes } from './http/routes/nodes.js';
-import { MTA_STS_PATH, mtaStsRoutes } from './http/routes/mta-sts.js';
-import { ACME_CHALLENGE_PATH, acmeChallengeRoutes } from './http/routes/acme-challenge.js';
+import { MTA_STS_PATH } from './http/routes/mta-sts.js';
+import { ACME_CHALLENGE_PATH } from './http/routes/acme-challenge.js';
+import { buildRouters, VENDOR_APIS, type Mount, type RouteServices } from './http/routes/registry.js';
 import { createHttpsListener } from './http/https.js';
 import { createCertificateStore } from './certificates/store.js';
 import { createServedCertificates } from './certificates/serving.js';
 import { createCertificates, type Certificates } from './certificates/certificates.js';
-import { openApiRoutes } from './http/routes/openapi.js';
-import { sendRoutes } from './http/routes/send.js';
-import { suppressionImportRoutes, suppressionRoutes } from './http/routes/suppressions.js';
-import { templateRoutes } from './http/routes/templates.js';
-import { trackingRoutes } from './http/routes/tracking.js';
-import { webhookRoutes } from './http/routes/webhooks.js';
-import { smtpCredentialRoutes } from './http/routes/smtp-credentials.js';
 import { dashboardRoutes } from './http/dashboard/routes.js';
 import { sessionPrincipal } from './http/dashboard/session.js';
 import { createHttpApp, listRoutes, type Readiness, type RouteEntry } from './http/server.js';
@@ -65,17 +46,11 @@ import { createReceivedReader, type ReceivedReader } from './inbound/received.js
 import { createPassedClients } from './inbound/passed-clients.js';
 import { createReceiver, type Receiver } from './inbound/receive.js';
 import { createRouter as createInboundRouter } from './inbound/routing.js';
-import { forgetSeen, storeMessages } from './inbound/store.js';
+import { storeMessages } from './inbound/store.js';
 import { systemClock, type Clock } from './lib/clock.js';
-import { cronFields, scheduleCron, type CronFields } from './lib/cron.js';
+import { scheduleCron } from './lib/cron.js';
 import { createResolver, type DnsResolver } from './lib/dns.js';
 import { createChangeFeed, type ChangeFeed } from './cluster/change-feed.js';
-import { destinationRoutes } from './http/routes/destinations.js';
-import { resendApi } from './http/compat/resend.js';
-import { postmarkApi } from './http/compat/postmark.js';
-import { sendgridApi } from './http/compat/sendgrid.js';
-import { mailgunApi } from './http/compat/mailgun.js';
-import { scopedMessageRow } from './messages/read.js';
 import { loadBounceRules, type BounceRules } from './channels/email/bounce-rules.js';
 import { createDestinations, type Destinations } from './channels/email/destinations.js';
 import { createAdaptiveBackoff } from './channels/email/adaptive-backoff.js';
@@ -87,9 +62,10 @@ import { claimsByNode, releaseNodeLeases } from './outbound/queue.js';
 import { createIds, type Ids } from './lib/ids.js';
 import { createLogger, type Logger } from './lib/logger.js';
 import { createSecretBox, loadSecretsKey } from './lib/secret-box.js';
-import { createWorker, type Worker, type WorkerSpec } from './lib/worker.js';
+import { createWorker, type Worker } from './lib/worker.js';
+import { DAILY_JOBS, WORKERS, type JobServices } from './jobs.js';
+import { listening, purgeSchedule } from './start-up-checks.js';
 import { createMessageChecks } from './outbound/checks/checks.js';
-import { messageCheckRoutes } from './http/routes/message-checks.js';
 import { createLedger, type Ledger } from './messages/ledger.js';
 import { createMetrics } from './metrics/metrics.js';
 import { createMetricsServer } from './metrics/server.js';
@@ -172,6 +148,8 @@ export interface App extends Deps {
   publicUrl(): string;
   /** Every HTTP route (method and path pattern). */
   routes(): RouteEntry[];
+  /** The declared routers as mounted (http/routes/registry.ts), each with its routes relative to its mount. */
+  routers(): { name: string; mount: Mount; routes: RouteEntry[] }[];
   /**
    * The ports listened on; `metrics` is null when `metrics.enabled` is false, `submission` when
    * `submission.enabled` is false (its `tlsPort` when `submission.tlsPort` is 0).
@@ -390,45 +368,53 @@ export async function createApp(options: AppOptions): Promise<App> {
   const emailSource = createEmailSource({ ...deps, publicUrl, tokens: emailTokens });
   const messageChecks = createMessageChecks({ ...deps, emailSource, publicUrl });
 
-  // Background workers: an explicit registry.
-  const workerSpecs: WorkerSpec[] = [outbound.workerSpec, webhooks.deliverer.spec, forwarding.workerSpec, messageChecks.workerSpec];
-  const workers = workerSpecs.map((spec) => createWorker(spec, log));
-  webhooks.attach(workers.find((w) => w.name === webhooks.deliverer.spec.name));
-  forwarding.attach(workers.find((w) => w.name === forwarding.workerSpec.name));
-  outbound.attachWorker(workers.find((w) => w.name === DISPATCHER_WORKER));
+  const passedClients = config.smtp.greetingPassTtl > 0 ? createPassedClients({ ...deps, ttlMs: config.smtp.greetingPassTtl }) : null;
 
-  // Adapters.
-  const v1 = [
-    contextRoutes(),
-    sendRoutes(outbound),
-    messageRoutes(outbound, config, ledger, bus),
-    messageCheckRoutes(messageChecks),
-    templateRoutes(templates),
-    suppressionRoutes(suppressions, () => clock.now()),
-    connectionRoutes(connections, config),
-    inboundDomainRoutes({ domains, doctor }),
-    inboundAddressRoutes({ addresses }),
-    inboundMessageRoutes({ messages: receivedMessages }),
-    forwardingRoutes(forwarding),
-    webhookRoutes(webhooks.endpoints),
-    smtpCredentialRoutes(smtpCredentials),
-    reportRoutes(reports, () => clock.now()),
-    destinationRoutes({
-      destinations,
-      db: handle.db,
-      ledger,
-      clock,
-      wake: () => workers.find((w) => w.name === DISPATCHER_WORKER)?.wake(),
-    }),
-    nodeRoutes(nodes, config),
-  ];
-  const open = [
-    openApiRoutes(),
-    mtaStsRoutes({ policies: mtaSts }),
-    acmeChallengeRoutes({ challenge: (token) => certificates.challenge(token) }),
-    trackingRoutes({ tokens: emailTokens, suppressions, log, engage: (id, kind, link) => recordEngagement(ledger, id, kind, link) }),
-    callbackRoutes({ connections, clock, publicUrl, sink: providerStatus }),
-  ];
+  // Background workers and daily jobs, as jobs.ts declares them.
+  const jobServices: JobServices = {
+    ...deps,
+    outbound,
+    webhooks,
+    forwarding,
+    messageChecks,
+    received: receivedMessages,
+    domains,
+    passedClients,
+  };
+  const workers = WORKERS.map((entry) => {
+    const worker = createWorker(entry.spec(jobServices), log);
+    entry.attach(jobServices, worker);
+    return worker;
+  });
+
+  // Adapters: the routers http/routes/registry.ts declares, built from the services above.
+  const routeServices: RouteServices = {
+    ...deps,
+    outbound,
+    ledger,
+    messageChecks,
+    templates,
+    suppressions,
+    connections,
+    domains,
+    doctor,
+    addresses,
+    received: receivedMessages,
+    forwarding,
+    webhooks: webhooks.endpoints,
+    smtpCredentials,
+    reports,
+    destinations,
+    nodes,
+    mtaSts,
+    certificates,
+    emailTokens,
+    providerStatus,
+    publicUrl,
+    wakeDispatcher: () => workers.find((w) => w.name === DISPATCHER_WORKER)?.wake(),
+  };
+  const routers = buildRouters(routeServices);
+  const mounted = (mount: Mount) => routers.filter((r) => r.mount === mount).map((r) => r.router);
   // The dashboard: operators, their sessions and the audit log, and the adapter over the same modules.
   const operators = createOperatorStore(deps);
   const factors = createSecondFactors(deps);
@@ -470,17 +456,12 @@ export async function createApp(options: AppOptions): Promise<App> {
     log,
     keys,
     budgets,
-    v1,
-    v1Streams: [suppressionImportRoutes(deps)],
-    open,
+    v1: mounted('v1'),
+    v1Streams: mounted('v1-stream'),
+    open: mounted('open'),
     dashboard,
     sessionAuth,
-    vendors: [
-      resendApi({ outbound, messageRow: (scope, id) => scopedMessageRow(handle.db, scope, id) }),
-      postmarkApi({ outbound, clock }),
-      sendgridApi({ outbound }),
-      mailgunApi({ outbound }),
-    ],
+    vendors: VENDOR_APIS.map((v) => v.api(routeServices)),
     readiness: () => readiness(),
     httpsRedirect:
       config.https.enabled && config.https.redirectHttp
@@ -501,7 +482,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     : null;
   // The listeners with TLS present the ACME certificates once ACME is on.
   const tlsCertificates = config.acme.enabled ? served : undefined;
-  const passedClients = config.smtp.greetingPassTtl > 0 ? createPassedClients({ ...deps, ttlMs: config.smtp.greetingPassTtl }) : null;
   const smtp: SmtpListener = createSmtpListener({
     config,
     log,
@@ -553,24 +533,16 @@ export async function createApp(options: AppOptions): Promise<App> {
   const metricsServer = metrics
     ? createMetricsServer(metrics.registry, { token: config.metrics.token }, (err) => log.error({ err }, 'collecting metrics failed'))
     : null;
-  // Daily scheduled jobs (node-cron), each run by one node of a cluster (cluster/jobs.ts); tests
-  // call the job functions directly with a ManualClock, or runDailyJobs().
-  const dailyJobs: [string, () => Promise<unknown>][] = [
-    ['purge-received', () => receivedMessages.purge()],
-    ['forget-seen-inbound', () => forgetSeen(handle.db, new Date(clock.now().getTime() - config.inbound.retryWindow).toISOString())],
-    ['expire-domain-claims', () => domains.expireClaims()],
-    ['recheck-domains', () => domains.recheckConfirmed()],
-    ['rotate-dkim-keys', () => domains.rotateDkimKeys()],
-    ['purge-passed-smtp-clients', () => passedClients?.purge() ?? Promise.resolve(0)],
-  ];
+  // Daily jobs (node-cron's expression, lib/cron.ts's timer), each run by one node of a cluster
+  // (cluster/jobs.ts); tests call runDailyJobs() with a test clock's time.
   const jobs = createClusterJobs({ ...deps, nodeId: nodes.id });
   const runDailyJobs = async (at: Date): Promise<string[]> => {
     const ran: string[] = [];
-    for (const [name, job] of dailyJobs) {
+    for (const job of DAILY_JOBS) {
       try {
-        if (await jobs.once(name, at, job)) ran.push(name);
+        if (await jobs.once(job.name, at, () => job.run(jobServices))) ran.push(job.name);
       } catch (err) {
-        log.error({ err, job: name }, 'daily job failed');
+        log.error({ err, job: job.name }, 'daily job failed');
       }
     }
     return ran;
@@ -664,6 +636,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     warmUp,
     workers,
     routes: () => listRoutes(httpApp),
+    routers: () => routers.map(({ name, mount, router }) => ({ name, mount, routes: listRoutes(router) })),
     certificates,
     publicUrl: () => derivePublicUrl(config, httpPort, httpsPort),
     async start() {
@@ -782,96 +755,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
   };
   return app;
-}
-
-// --- Start-up checks: what the daemon needs from the machine, said in one line naming the setting.
-
-const FS_REASONS: Record<string, string> = {
-  EACCES: 'permission denied to the user running Postern',
-  EPERM: 'permission denied to the user running Postern',
-  EROFS: 'the file system is read-only',
-  ENOTDIR: 'part of the path is a file, not a directory',
-  EEXIST: 'it is a file, not a directory',
-  ENOSPC: 'no space left on the device',
-};
-
-function usableDirectory(dir: string, setting: string[]): void {
-  try {
-    // 0700 when made here: it holds the keys and the mail. One that exists keeps the mode it has.
-    privateDirectory(dir);
-    if (!statSync(dir).isDirectory()) throw Object.assign(new Error('not a directory'), { code: 'EEXIST' });
-    accessSync(dir, constants.W_OK | constants.X_OK);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? '';
-    const advice = code === 'EACCES' || code === 'EPERM' ? ownershipAdvice(dir) : '';
-    throw new ConfigError(
-      `cannot keep data in ${dir} (${setting.join('.')}, ${envName(setting)}): ${FS_REASONS[code] ?? (err as Error).message}${advice}`,
-    );
-  }
-}
-
-/**
- * `inbound.purgeCron` read by node-cron (here, where the daemon is put together, not in config.ts:
- * node-cron is an adapter's package), as the fields lib/cron.ts times the daily jobs by. A
- * ConfigError (exit 2) names the setting and what is wrong with the expression.
- */
-export function purgeSchedule(expression: string): CronFields {
-  const check = validateDetailed(expression);
-  const fields = check.valid ? cronFields(parse(expression)) : { error: `not a cron expression: ${check.errors[0]?.message ?? 'invalid'}` };
-  if ('error' in fields) throw new ConfigError(invalidSetting(['inbound', 'purgeCron'], fields.error));
-  return fields;
-}
-
-/**
- * Makes sure the daemon can keep its state before it creates any: the data directory (and the
- * SQLite file's, when `databaseUrl` puts it elsewhere) exists or can be made, and is writable.
- * Throws a ConfigError naming the setting.
- */
-export function checkDataDir(config: Config): void {
-  const dataDir = path.resolve(config.dataDir);
-  usableDirectory(dataDir, ['dataDir']);
-  const target = databaseTarget(config);
-  if (target.dialect !== 'sqlite') return;
-  const dbDir = path.dirname(target.file);
-  if (dbDir !== dataDir) usableDirectory(dbDir, ['databaseUrl']);
-  try {
-    if (existsSync(target.file)) accessSync(target.file, constants.R_OK | constants.W_OK);
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code ?? '';
-    const setting = dbDir === dataDir && config.databaseUrl === '' ? ['dataDir'] : ['databaseUrl'];
-    const advice = code === 'EACCES' || code === 'EPERM' ? ownershipAdvice(target.file) : '';
-    throw new ConfigError(
-      `cannot write the database ${target.file} (${setting.join('.')}, ${envName(setting)}): ${FS_REASONS[code] ?? (err as Error).message}${advice}`,
-    );
-  }
-}
-
-const LISTEN_REASONS: Record<string, string> = {
-  EADDRINUSE: 'the address is already in use (another Postern, or another server?)',
-  EACCES: 'permission denied (a port below 1024 needs root or CAP_NET_BIND_SERVICE)',
-  EADDRNOTAVAIL: 'no network interface of this machine has that address',
-  ENOTFOUND: 'the host name does not resolve',
-  EAI_AGAIN: 'the host name does not resolve',
-};
-
-/** Runs a listener's listen(); its failure becomes a ConfigError naming the address and settings. */
-async function listening<T>(
-  listener: 'http' | 'https' | 'smtp' | 'metrics' | 'submission',
-  at: { host: string; port: number },
-  listen: () => Promise<T>,
-  ports: string[] = [`${listener}.port`],
-): Promise<T> {
-  try {
-    return await listen();
-  } catch (err) {
-    const { code = '', syscall = '' } = err as NodeJS.ErrnoException;
-    // Anything but the socket's refusal (a TLS file that cannot be read…) keeps its own error.
-    if (!(code in LISTEN_REASONS) || !['listen', 'bind', 'getaddrinfo'].includes(syscall)) throw err;
-    const address = `${at.host.includes(':') ? `[${at.host}]` : at.host}:${at.port}`;
-    const keys = [`${listener}.host`, ...ports];
-    const settings = `${keys.join(', ')}: ${keys.map((k) => envName(k.split('.'))).join(', ')}`;
-    throw new ConfigError(`cannot listen for ${listener.toUpperCase()} on ${address} (${settings}): ${LISTEN_REASONS[code]}`);
-  }
 }
 
 /** Listens on host:port; resolves with the port bound (0 picks one). */

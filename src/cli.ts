@@ -5,12 +5,14 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { checkDataDir, createApp } from './app.js';
+import { createApp } from './app.js';
+import { checkDataDir } from './start-up-checks.js';
 import { backupCommands } from './cli/backup.js';
 import { readyCommands } from './cli/ready.js';
 import { secretsCommands } from './cli/secrets.js';
 import { CommandFailure, UsageError, type Command, type CommandInfo, type Io, type SetupCommand } from './cli/command.js';
-import { databaseFailure, describeDatabase, openExistingDatabase } from './cli/database.js';
+import { openExistingDatabase } from './cli/database.js';
+import { DatabaseFailure, databaseFailure, describeDatabase } from './db/open-failure.js';
 import { commandHelp, groupHelp, groupOf, overview } from './cli/help.js';
 import { ConfigError, databaseTarget, loadConfig, type Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
@@ -209,7 +211,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io = stdi
       io.err(`postern: ${err.message}\n`);
       return 2;
     }
-    if (err instanceof CommandFailure) {
+    if (err instanceof CommandFailure || err instanceof DatabaseFailure) {
       io.err(`postern: ${err.message}\n`);
       return err.exitCode;
     }

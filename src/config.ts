@@ -209,7 +209,7 @@ const settings = z.strictObject({
     // Message-ID and bytes) is not stored again (inbound/store.ts); 0 = every copy is stored.
     retryWindow: duration({ max: '30d' }),
     // Read by node-cron, an adapter's package, so checked where the daemon is put together
-    // (purgeSchedule in app.ts), before anything opens.
+    // (purgeSchedule in start-up-checks.ts), before anything opens.
     purgeCron: z.string().min(1),
     groupCommit: z.boolean(),
     analysisThreads: z.number().int().min(0).max(64),

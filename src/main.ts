@@ -6,10 +6,11 @@
 import { unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { App } from './app.js';
-import { checkDataDir, createApp } from './app.js';
+import { createApp } from './app.js';
+import { checkDataDir } from './start-up-checks.js';
 import { publicUrlWarning } from './public-url.js';
-import { databaseFailure } from './cli/database.js';
 import { databaseTarget, type Config } from './config.js';
+import { databaseFailure } from './db/open-failure.js';
 import { AppError } from './lib/errors.js';
 import { LAUNCH_FLAGS, launchedWithFlags, sizeHeaps } from './lib/heap-sizes.js';
 import { writeLine, type Logger } from './lib/logger.js';

@@ -11,7 +11,7 @@ import { liveNodes } from '../cluster/nodes.js';
 import { backupSqlite, restoreSqlite } from '../db/backup.js';
 import { openDatabase } from '../db/database.js';
 import { CommandFailure, UsageError, type ArgValues, type SetupCommand } from './command.js';
-import { databaseFailure } from './database.js';
+import { databaseFailure } from '../db/open-failure.js';
 
 function fileArg(positionals: string[]): string {
   if (positionals.length !== 1) throw new UsageError('name one backup file');

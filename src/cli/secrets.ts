@@ -15,7 +15,8 @@ import { resealDkimKeys } from '../domains/dkim-keys.js';
 import { createSecretBox, loadSecretsKey } from '../lib/secret-box.js';
 import { refuseLiveNodes } from './backup.js';
 import { CommandFailure, type SetupCommand } from './command.js';
-import { databaseFailure, openExistingDatabase } from './database.js';
+import { databaseFailure } from '../db/open-failure.js';
+import { openExistingDatabase } from './database.js';
 
 const STOP_FIRST = 'stop every daemon (and any postern command) first, then rotate';
 

@@ -67,8 +67,8 @@ interface Layer {
   handle?: { stack?: Layer[] };
 }
 
-/** Every route the app serves (method and path pattern): the inventory the edge tests walk. */
-export function listRoutes(app: express.Express): RouteEntry[] {
+/** Every route an app or a router serves (method and path pattern): the inventory the edge tests walk. */
+export function listRoutes(app: express.Express | Router): RouteEntry[] {
   const out: RouteEntry[] = [];
   const walk = (stack: Layer[], prefix: string) => {
     for (const layer of stack) {
@@ -79,7 +79,8 @@ export function listRoutes(app: express.Express): RouteEntry[] {
       }
     }
   };
-  walk((app as unknown as { router: { stack: Layer[] } }).router.stack, '');
+  const root = app as unknown as { router?: { stack: Layer[] }; stack?: Layer[] };
+  walk(root.router?.stack ?? root.stack ?? [], '');
   return out;
 }
 

@@ -3,7 +3,7 @@
 // changes; the schedule's timer stepped on a ManualClock, and a real one that fires.
 import { createTask } from 'node-cron';
 import t from 'tap';
-import { purgeSchedule } from '../../src/app.js';
+import { purgeSchedule } from '../../src/start-up-checks.js';
 import { ConfigError } from '../../src/config.js';
 import { ManualClock } from '../../src/lib/clock.js';
 import { nextRun, scheduleCron, type CronFields, type CronTimers } from '../../src/lib/cron.js';
