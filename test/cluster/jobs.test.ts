@@ -4,15 +4,9 @@
 import t from 'tap';
 import { bootDaemon } from '../helpers/daemon.js';
 import { freshPostgres } from '../helpers/databases.js';
+import { DAILY_JOBS } from '../../src/jobs.js';
 
-const JOBS = [
-  'expire-domain-claims',
-  'forget-seen-inbound',
-  'purge-passed-smtp-clients',
-  'purge-received',
-  'recheck-domains',
-  'rotate-dkim-keys',
-];
+const JOBS = DAILY_JOBS.map((j) => j.name).sort();
 const at = new Date('2026-11-24T03:17:00.000Z');
 
 t.test('one node runs each daily job (SQLite: once per scheduled minute)', async (t) => {
