@@ -1,7 +1,7 @@
 // The architecture as rules (docs/architecture.md explains each): `npm run lint` fails when an
 // import breaks one. Type-only imports count: a type that runs back up a layer is a dependency too.
 const DOMAIN =
-  '^src/(contract|workspaces|templates|messages|outbound|channels|inbound|domains|events|webhooks|forwarding|suppressions|reports|submission|certificates|db|lib)/';
+  '^src/(contract|workspaces|templates|messages|outbound|channels|inbound|domains|events|webhooks|forwarding|suppressions|reports|submission|certificates|cluster|db|lib)/';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -33,6 +33,13 @@ module.exports = {
       comment: 'Only the entries (main.ts, the CLI) import the composition root; everything else takes Deps (deps.ts).',
       from: { pathNot: ['^src/main\\.ts$', '^src/cli\\.ts$', '^src/cli/', '^test/', '^bench/'] },
       to: { path: '^src/app\\.ts$' },
+    },
+    {
+      name: 'daemon-entry-not-to-cli',
+      severity: 'error',
+      comment: 'main.ts (postern serve) runs the daemon; the commands in cli/ are the other entry, and the daemon needs none of them.',
+      from: { path: '^src/main\\.ts$' },
+      to: { path: '^src/cli/' },
     },
     {
       name: 'express-only-in-http',

@@ -4,6 +4,37 @@ import js from '@eslint/js';
 import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
+// Tables with one writer: only the owners' files insert, update or delete rows of the table.
+const OWNED_TABLES = [
+  // The message ledger changes a message row (the dispatcher's queue may set and release its
+  // lease, which is not the message's state).
+  {
+    table: 'messages',
+    owners: ['src/messages/**', 'src/outbound/queue.ts'],
+    message: 'only the message ledger (src/messages/) writes the messages table',
+  },
+  // Events are written one way (their id, their fan-out decided by the insert): callers hand
+  // events/record.ts their transaction.
+  { table: 'events', owners: ['src/events/record.ts'], message: 'only src/events/record.ts writes the events table' },
+];
+
+/** One config per set of owners (each may write its table, not the others'), and one for the rest of src/. */
+function oneWriterRules() {
+  const restrict = (tables) => ({
+    'no-restricted-syntax': [
+      'error',
+      ...tables.map(({ table, message }) => ({
+        selector: `CallExpression[callee.property.name=/^(updateTable|insertInto|deleteFrom)$/][arguments.0.value='${table}']`,
+        message,
+      })),
+    ],
+  });
+  return [
+    { files: ['src/**/*.ts'], ignores: OWNED_TABLES.flatMap((t) => t.owners), rules: restrict(OWNED_TABLES) },
+    ...OWNED_TABLES.map((owned) => ({ files: owned.owners, rules: restrict(OWNED_TABLES.filter((t) => t !== owned)) })),
+  ];
+}
+
 export default tseslint.config(
   { ignores: ['dist/', 'sdk/dist/', 'node_modules/', 'data/', 'coverage/', '.tap/', '.stryker-tmp/', 'reports/'] },
   js.configs.recommended,
@@ -31,21 +62,7 @@ export default tseslint.config(
       'no-control-regex': 'off',
     },
   },
-  {
-    // Only the message ledger changes a message row (the dispatcher's queue may set and release
-    // its lease, which is not the message's state).
-    files: ['src/**/*.ts'],
-    ignores: ['src/messages/**', 'src/outbound/queue.ts'],
-    rules: {
-      'no-restricted-syntax': [
-        'error',
-        {
-          selector: "CallExpression[callee.property.name=/^(updateTable|insertInto|deleteFrom)$/][arguments.0.value='messages']",
-          message: 'only the message ledger (src/messages/) writes the messages table',
-        },
-      ],
-    },
-  },
+  ...oneWriterRules(),
   {
     // The dashboard runs in the browser. Its props carry callbacks declared as methods, event
     // handlers may be async (Preact ignores what they return), and API replies are JSON.

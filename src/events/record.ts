@@ -1,5 +1,6 @@
 // Every webhook-worthy event is a row in `events`, written by the code that caused it, inside the
-// same transaction, so a crash can never commit the change and lose the announcement.
+// same transaction, so a crash can never commit the change and lose the announcement. This module
+// is the only writer of the table (eslint.config.js): callers hand it their transaction.
 //
 // An event of a workspace without an enabled endpoint (and not bound to one) is recorded already
 // fanned out, decided by the insert itself: nobody can be sent it, and fanning it out later cost an
@@ -8,7 +9,7 @@
 // rule received mail follows too, inbound/store.ts). test/events/record.test.ts holds this to the
 // plain path (every event recorded unfanned, then fanned out) over generated endpoints and events.
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
-import type { Dialect } from '../db/database.js';
+import { inList, type Dialect } from '../db/database.js';
 import { flag, type Database, type EventsTable, type EventType, type Flag } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import type { Ids } from '../lib/ids.js';
@@ -94,4 +95,23 @@ export async function recordEvents(
       end
     from json_populate_recordset(null::events, ${JSON.stringify(rows)}::json) with ordinality as e
     order by e.ordinality`.execute(trx);
+}
+
+/** Inserts rows made by `eventRow`, as they are (a batch of received mail, inbound/store.ts). */
+export async function insertEventRows(trx: Kysely<Database> | Transaction<Database>, rows: Insertable<EventsTable>[]): Promise<void> {
+  if (rows.length > 0) await trx.insertInto('events').values(rows).execute();
+}
+
+/** Marks events fanned out: their webhook deliveries are written (webhooks/fanout.ts). */
+export async function markFannedOut(trx: Transaction<Database>, dialect: Dialect, seqs: number[]): Promise<void> {
+  await trx
+    .updateTable('events')
+    .set({ fanned_out: flag(true) })
+    .where(inList(dialect, 'seq', seqs))
+    .execute();
+}
+
+/** Marks a message.received event checked by the forwarder (forwarding/forwarder.ts). */
+export async function markForwardChecked(trx: Transaction<Database>, seq: number): Promise<void> {
+  await trx.updateTable('events').set({ forward_checked: 1 }).where('seq', '=', seq).execute();
 }

@@ -7,6 +7,7 @@
 // refused accept (quota, sender caps) is recorded: every outcome is a row in `forwards`.
 import { isSet, type ForwardStatus } from '../db/schema.js';
 import type { Deps } from '../deps.js';
+import { markForwardChecked } from '../events/record.js';
 import { isAppError } from '../lib/errors.js';
 import type { WorkerSpec } from '../lib/worker.js';
 import type { Outbound } from '../outbound/outbound.js';
@@ -45,7 +46,7 @@ export function createForwarder(deps: Deps, outbound: Outbound): WorkerSpec {
           .onConflict((oc) => oc.column('received_id').doNothing())
           .execute();
       }
-      await trx.updateTable('events').set({ forward_checked: 1 }).where('seq', '=', ev.seq).execute();
+      await markForwardChecked(trx, ev.seq);
     });
   }
 

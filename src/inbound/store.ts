@@ -6,7 +6,7 @@
 // request would.
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import { isSet, type Database, type EventsTable, type ReceivedStatus } from '../db/schema.js';
-import { eventRow } from '../events/record.js';
+import { eventRow, insertEventRows } from '../events/record.js';
 import { workspacesWithEndpoints } from '../webhooks/fanout.js';
 import type { ReceivedRow } from './received.js';
 
@@ -146,7 +146,7 @@ export async function storeMessages(trx: Kysely<Database> | Transaction<Database
       .execute();
   }
   if (rows.length > 0) await trx.insertInto('received_messages').values(rows).execute();
-  if (events.length > 0) await trx.insertInto('events').values(events).execute();
+  await insertEventRows(trx, events);
   return results;
 }
 

@@ -9,6 +9,7 @@ import { inList, type Db, type Dialect } from '../db/database.js';
 import { flag, isSet, type Database, type EventType, type Flag, type WebhookDeliveriesTable, type WebhookFormat } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import type { Ids } from '../lib/ids.js';
+import { markFannedOut } from '../events/record.js';
 import { carries } from './formats/index.js';
 
 interface EndpointRow {
@@ -107,17 +108,11 @@ export async function fanOut(db: Db, deps: { dialect: Dialect; clock: Clock; ids
         .onConflict((oc) => oc.columns(['event_id', 'endpoint_id']).doNothing())
         .execute();
     }
-    await trx
-      .updateTable('events')
-      .set({ fanned_out: flag(true) })
-      .where(
-        inList(
-          deps.dialect,
-          'seq',
-          events.map((e) => e.seq),
-        ),
-      )
-      .execute();
+    await markFannedOut(
+      trx,
+      deps.dialect,
+      events.map((e) => e.seq),
+    );
   });
   return events.length;
 }
