@@ -143,7 +143,3 @@ export function scanReply(text: string): string | null {
   const kept = lines.slice(0, end).filter((l) => !/^\s*>/.test(l));
   return kept.length === lines.length ? null : kept.join('\n').trim();
 }
-
-export function stripReply(text: string): string {
-  return strippedReply(text) ?? unquotedReply(text);
-}

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import t from 'tap';
 import { createBudgets } from '../../src/cluster/budgets.js';
-import { ManualClock } from '../../src/lib/clock.js';
+import { ManualClock } from '../helpers/clock.js';
 import { testRedisUrl } from '../helpers/databases.js';
 import { logLines } from '../helpers/log-lines.js';
 import { until } from '../helpers/until.js';

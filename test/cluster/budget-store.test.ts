@@ -7,7 +7,7 @@ import t from 'tap';
 import { createBudgets, memoryBudget } from '../../src/cluster/budgets.js';
 import { openDatabase } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { ManualClock } from '../../src/lib/clock.js';
+import { ManualClock } from '../helpers/clock.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { freshPostgres } from '../helpers/databases.js';
 import { logLines } from '../helpers/log-lines.js';

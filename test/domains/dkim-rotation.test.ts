@@ -6,7 +6,7 @@
 // retired after it (the clock moves), and the API says to remove its record until it is gone.
 // The schedule starts the next rotation on its own; the CLI starts one on demand.
 import t from 'tap';
-import { ManualClock } from '../../src/lib/clock.js';
+import { ManualClock } from '../helpers/clock.js';
 import { bootDaemon } from '../helpers/daemon.js';
 import { dashboardLogin } from '../helpers/dashboard.js';
 import { testDatabases } from '../helpers/databases.js';

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createApp, type App } from '../../src/app.js';
 import { main } from '../../src/cli.js';
 import { loadConfig } from '../../src/config.js';
-import { ManualClock } from '../../src/lib/clock.js';
+import { ManualClock } from './clock.js';
 import { freshPostgres, type TestDb } from './databases.js';
 import { startDnsServer } from './dns-server.js';
 import { logLines } from './log-lines.js';

@@ -4,7 +4,7 @@ import nodemailer from 'nodemailer';
 import { bootDaemon, type TestDaemon } from './daemon.js';
 import type { TestDb } from './databases.js';
 import { startDnsServer, type DnsServer } from './dns-server.js';
-import type { ManualClock } from '../../src/lib/clock.js';
+import type { ManualClock } from './clock.js';
 
 interface T {
   teardown(fn: () => unknown): void;

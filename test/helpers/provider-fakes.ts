@@ -5,7 +5,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { pino } from 'pino';
-import { ManualClock } from '../../src/lib/clock.js';
+import { ManualClock } from './clock.js';
 import { createResolver } from '../../src/lib/dns.js';
 import type { TransportDeps } from '../../src/channels/provider.js';
 import type { ResolvedConnection } from '../../src/channels/provider.js';

@@ -7,7 +7,7 @@ import type { Request, Response } from 'express';
 import t from 'tap';
 import { createBudgets, memoryBudget, type Budget, type Rate } from '../../src/cluster/budgets.js';
 import { rateLimit } from '../../src/http/rate-limit.js';
-import { ManualClock } from '../../src/lib/clock.js';
+import { ManualClock } from '../helpers/clock.js';
 import { AppError } from '../../src/lib/errors.js';
 import { createLogger } from '../../src/lib/logger.js';
 

@@ -2,7 +2,7 @@
 // millisecond (receivedAt carries nine fractional digits and strictly increases).
 import t from 'tap';
 import { up } from '../../src/db/migrations/0009-received-stamps.js';
-import { ManualClock } from '../../src/lib/clock.js';
+import { ManualClock } from '../helpers/clock.js';
 import { testDatabases } from '../helpers/databases.js';
 import { createAddress, sendRaw, setup, simpleMail } from '../helpers/inbound.js';
 

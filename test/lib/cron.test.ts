@@ -5,7 +5,7 @@ import { createTask } from 'node-cron';
 import t from 'tap';
 import { purgeSchedule } from '../../src/start-up-checks.js';
 import { ConfigError } from '../../src/config.js';
-import { ManualClock } from '../../src/lib/clock.js';
+import { ManualClock } from '../helpers/clock.js';
 import { nextRun, scheduleCron, type CronFields, type CronTimers } from '../../src/lib/cron.js';
 import { until } from '../helpers/until.js';
 

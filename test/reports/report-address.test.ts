@@ -11,7 +11,7 @@ import { bounceDomainOf } from '../../src/domains/names.js';
 import { dayRows } from '../../src/reports/dmarc.js';
 import { REWRITE_AFTER_MS } from '../../src/reports/store.js';
 import { UNPACKED_LIMIT } from '../../src/reports/unpack.js';
-import { ManualClock } from '../../src/lib/clock.js';
+import { ManualClock } from '../helpers/clock.js';
 import { testDatabases } from '../helpers/databases.js';
 import { setup, transport, type InboundEnv } from '../helpers/inbound.js';
 import { startReceiver } from '../helpers/webhook-receiver.js';

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import tls from 'node:tls';
 import t from 'tap';
-import { ManualClock } from '../../src/lib/clock.js';
+import { ManualClock } from '../helpers/clock.js';
 import { createInboundTls, type InboundTls } from '../../src/reports/inbound-tls.js';
 import { starttlsFailure } from '../../src/smtp/starttls-outcomes.js';
 import { bootDaemon, type TestDaemon } from '../helpers/daemon.js';

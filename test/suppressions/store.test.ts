@@ -4,7 +4,7 @@
 // filters and search, the walk over every page, and the cursor's encoding refusing what it did not
 // make. What a daemon does with a listed recipient is test/suppressions/at-send.test.ts.
 import t from 'tap';
-import { ManualClock } from '../../src/lib/clock.js';
+import { ManualClock } from '../helpers/clock.js';
 import {
   addSuppressionBody,
   createSuppressHook,

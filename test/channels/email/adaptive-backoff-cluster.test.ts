@@ -6,7 +6,7 @@
 // first throttle's window the cluster as a whole offers the MX no more than R messages a window.
 // `postern queue reset-backoff` run against the database ends the back-off on both daemons.
 import t from 'tap';
-import { ManualClock } from '../../../src/lib/clock.js';
+import { ManualClock } from '../../helpers/clock.js';
 import { bootDaemon, type TestDaemon } from '../../helpers/daemon.js';
 import { freshPostgres } from '../../helpers/databases.js';
 import { startDnsServer } from '../../helpers/dns-server.js';

@@ -8,7 +8,7 @@ import t from 'tap';
 import { loadBounceRules } from '../../../src/channels/email/bounce-rules.js';
 import { judge } from '../../../src/channels/email/classify.js';
 import { ConfigError } from '../../../src/config.js';
-import { ManualClock } from '../../../src/lib/clock.js';
+import { ManualClock } from '../../helpers/clock.js';
 import { runBin } from '../../helpers/run-bin.js';
 import { sqliteOnly } from '../../helpers/databases.js';
 

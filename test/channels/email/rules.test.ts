@@ -1,7 +1,7 @@
 // Pure decisions, table-driven: SMTP failure classification, hard-bounce detection, rate parsing
 // and buckets, DSN field parsing, link rewriting and token signing.
 import t from 'tap';
-import { ManualClock } from '../../../src/lib/clock.js';
+import { ManualClock } from '../../helpers/clock.js';
 import { isHardDsnStatus, parseDeliveryStatus } from '../../../src/channels/email/bounces.js';
 import { classifySmtpError, isHardBounce } from '../../../src/channels/email/classify.js';
 import { createDomainRateLimiter, parseRate } from '../../../src/channels/email/rates.js';

@@ -9,7 +9,7 @@ import { createWarmUp } from '../../../src/channels/email/warm-up.js';
 import { loadConfig } from '../../../src/config.js';
 import { openDatabase } from '../../../src/db/database.js';
 import { migrateToLatest } from '../../../src/db/migrate.js';
-import { ManualClock } from '../../../src/lib/clock.js';
+import { ManualClock } from '../../helpers/clock.js';
 import { createLogger } from '../../../src/lib/logger.js';
 import { freshPostgres } from '../../helpers/databases.js';
 

@@ -6,7 +6,7 @@
 // for the pair that sent the message. An MX answering 451 pauses the ramp on the deferral rate, as
 // the dashboard's Sources & warm-up page shows it, until the deferrals leave the window.
 import t, { type Test } from 'tap';
-import { ManualClock } from '../../../src/lib/clock.js';
+import { ManualClock } from '../../helpers/clock.js';
 import { tripReason } from '../../../src/channels/email/warm-up.js';
 import { bootDaemon } from '../../helpers/daemon.js';
 import { dashboardLogin } from '../../helpers/dashboard.js';

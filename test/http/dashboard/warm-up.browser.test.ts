@@ -7,7 +7,7 @@ import { checkPage, launchBrowser, loggedIn } from '../../helpers/browser.js';
 import { bootDaemon } from '../../helpers/daemon.js';
 import { testDatabases } from '../../helpers/databases.js';
 import { startRemoteMx } from '../../helpers/smtp-sink.js';
-import { ManualClock } from '../../../src/lib/clock.js';
+import { ManualClock } from '../../helpers/clock.js';
 
 for (const db of testDatabases()) {
   t.test(`sources and warm-up schedules in the dashboard (${db})`, async (t) => {
