@@ -157,7 +157,7 @@ export function createCertificates(
 }
 
 /** A name a public CA can issue for: a domain with a dot, not an address and not localhost. */
-export function isPublicName(name: string): boolean {
+function isPublicName(name: string): boolean {
   const n = name.toLowerCase();
   return n.includes('.') && !/^[\d.]+$/.test(n) && !n.includes(':') && n !== 'localhost' && !n.endsWith('.localhost');
 }

@@ -19,7 +19,7 @@ function fileArg(positionals: string[]): string {
 }
 
 /** The environment variable a backup passphrase may come from. */
-export const PASSPHRASE_ENV = 'POSTERN_BACKUP_PASSPHRASE';
+const PASSPHRASE_ENV = 'POSTERN_BACKUP_PASSPHRASE';
 
 /**
  * The passphrase of `--passphrase-file` (its first line, without the line ending) or of

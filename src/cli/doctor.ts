@@ -16,7 +16,7 @@ function lines(checks: Check[]): string[] {
 }
 
 /** The report for a person: the host, then each domain, then the counts. */
-export function formatReport(report: DoctorReport): string {
+function formatReport(report: DoctorReport): string {
   const all = [...report.host, ...report.domains.flatMap((d) => d.checks)];
   const count = (s: Check['status']) => all.filter((c) => c.status === s).length;
   return [

@@ -43,7 +43,7 @@ function promptHidden(question: string): Promise<string> {
 }
 
 /** The new password: from stdin when it is not a terminal, else prompted for twice. */
-export async function readPassword(): Promise<string> {
+async function readPassword(): Promise<string> {
   if (!process.stdin.isTTY) {
     const line = await readStdinLine();
     if (!line)

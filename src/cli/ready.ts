@@ -8,7 +8,7 @@ import type { Config } from '../config.js';
 import { CommandFailure, UsageError, type SetupCommand } from './command.js';
 
 /** The address a client on this machine reaches the configured HTTP listener at. */
-export function localHttpUrl(config: Config): string {
+function localHttpUrl(config: Config): string {
   if (config.http.port === 0) throw new CommandFailure('http.port is 0 (any free port): name the daemon with --url');
   const host = config.http.host.replace(/^\[|\]$/g, '');
   // A wildcard listener answers on loopback too: the one of its address family.

@@ -24,7 +24,7 @@ import { privateDirectory } from '../lib/private-dir.js';
 import { holdExclusive, LockBusyError, type HeldLock } from './holder-lock.js';
 
 /** Files of the data directory a backup carries (when they exist). */
-export const CARRIED_FILES = ['secrets.key'];
+const CARRIED_FILES = ['secrets.key'];
 
 const TABLE = 'postern_backup';
 
@@ -108,7 +108,7 @@ async function copyDatabase(
 }
 
 /** Whether a database file holds any workspace (a fresh one made by `migrate` does not). */
-export function holdsData(file: string): boolean {
+function holdsData(file: string): boolean {
   if (!existsSync(file)) return false;
   const db = new SQLite(file, { readonly: true, fileMustExist: true });
   try {

@@ -10,7 +10,7 @@ import { closeSync, openSync } from 'node:fs';
 import SQLite from 'better-sqlite3';
 
 /** The lock file beside a database file. */
-export const lockFileOf = (databaseFile: string) => `${databaseFile}.lock`;
+const lockFileOf = (databaseFile: string) => `${databaseFile}.lock`;
 
 export interface HeldLock {
   release(): void;

@@ -81,7 +81,7 @@ export type DkimRotationDeps = Pick<Deps, 'config' | 'db' | 'clock' | 'ids' | 'd
 const recordName = (selector: string, domain: string) => `${selector}._domainkey.${domain}`;
 
 /** The selector of a rotation's key: the configured one, the UTC day, a count when that day has one already, and the algorithm. */
-export function nextSelector(base: string, at: Date, algorithm: DkimAlgorithm, taken: Set<string>): string {
+function nextSelector(base: string, at: Date, algorithm: DkimAlgorithm, taken: Set<string>): string {
   const day = at.toISOString().slice(0, 10).replace(/-/g, '');
   for (let n = 1; ; n++) {
     const selector = `${base}-${day}${n === 1 ? '' : `-${n}`}-${algorithm}`;

@@ -77,8 +77,7 @@ const EXPIRY_WARNING_MS = 14 * 24 * 3600 * 1000;
 
 const RANK: Record<CheckStatus, number> = { pass: 0, warn: 1, fail: 2 };
 /** The worst of several statuses (pass when there are none). */
-export const worst = (checks: Check[]): CheckStatus =>
-  checks.reduce<CheckStatus>((w, c) => (RANK[c.status] > RANK[w] ? c.status : w), 'pass');
+const worst = (checks: Check[]): CheckStatus => checks.reduce<CheckStatus>((w, c) => (RANK[c.status] > RANK[w] ? c.status : w), 'pass');
 
 const codeOf = (err: unknown) => (err as { code?: string })?.code ?? String(err);
 

@@ -21,7 +21,7 @@ export const MTA_STS_MODES: readonly MtaStsMode[] = ['testing', 'enforce', 'none
  * deployments' value, so a sender keeps the promise across a long outage of the policy host.
  * Testing and none: a day, so moving to enforce (or dropping the policy) reaches senders within a day.
  */
-export const MTA_STS_MAX_AGE: Record<MtaStsMode, number> = { enforce: 604_800, testing: 86_400, none: 86_400 };
+const MTA_STS_MAX_AGE: Record<MtaStsMode, number> = { enforce: 604_800, testing: 86_400, none: 86_400 };
 
 /** The host a policy is fetched from. */
 export const policyHostOf = (domain: string) => `mta-sts.${domain}`;

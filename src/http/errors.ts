@@ -31,7 +31,7 @@ export const STATUS: Record<ErrorCode, number> = {
 };
 
 /** Seconds a client is asked to wait while the database is away: about a restart's length. */
-export const UNAVAILABLE_RETRY_AFTER = 5;
+const UNAVAILABLE_RETRY_AFTER = 5;
 
 function sendError(res: Response, err: AppError): void {
   // The audit log records how a dashboard action ended by its code.

@@ -18,7 +18,7 @@ export interface SourceSpan {
 }
 
 /** Bodies shorter than this stay inline: a span saves little and costs the reader the source. */
-export const MIN_SPAN_BYTES = 1024;
+const MIN_SPAN_BYTES = 1024;
 
 /** Where `body` (as mailparser gives it: LF line ends) lies verbatim in `raw`, or null. */
 export function findSpan(raw: Buffer, body: string): SourceSpan | null {

@@ -23,7 +23,7 @@ export const UNDECODED_ENCODING = /^\s*(?:7bit|8bit|binary)\s*$/i;
  * glance only spares the second parse for mail that plainly is something else; `isPlainText`
  * decides.
  */
-export function mayBePlain(raw: Buffer, end: number): boolean {
+function mayBePlain(raw: Buffer, end: number): boolean {
   const head = raw.toString('latin1', 0, end);
   if (/^content-type:(?![ \t]*text\/plain)/im.test(head)) return false;
   if (/^content-(?:disposition:|transfer-encoding:[ \t]*(?:quoted|base64))/im.test(head)) return false;
@@ -32,7 +32,7 @@ export function mayBePlain(raw: Buffer, end: number): boolean {
 }
 
 /** Whether mailparser, given this header block, takes the body as one undecoded text/plain part. */
-export function isPlainText(parsed: ParsedMail): boolean {
+function isPlainText(parsed: ParsedMail): boolean {
   const lines = parsed.headerLines ?? [];
   const count = (key: string) => lines.filter((h) => h.key === key).length;
   if (count('content-type') > 1 || count('content-transfer-encoding') > 1 || count('content-disposition') > 0) return false;

@@ -31,7 +31,7 @@ export interface WireDns {
   tlsa(name: string): Promise<WireAnswer<TlsaRecord>>;
 }
 
-export class DnsWireError extends Error {
+class DnsWireError extends Error {
   constructor(
     message: string,
     readonly code: 'ETIMEOUT' | 'EBADRESP',

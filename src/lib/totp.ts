@@ -4,8 +4,8 @@
 // every other app reads.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
-export const TOTP_PERIOD_S = 30;
-export const TOTP_DIGITS = 6;
+const TOTP_PERIOD_S = 30;
+const TOTP_DIGITS = 6;
 const BASE32 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ234567';
 
 export function base32(bytes: Buffer): string {

@@ -21,7 +21,7 @@ export const STATUS_FILTERS = [...MESSAGE_STATUSES, 'deferred'] as const;
 export type StatusFilter = (typeof STATUS_FILTERS)[number];
 
 /** Whether a message is deferred in the sense of the `deferred` filter. */
-export const isDeferred = (m: Pick<Message, 'status' | 'error'>): boolean => m.status === 'dispatched' && m.error !== null;
+const isDeferred = (m: Pick<Message, 'status' | 'error'>): boolean => m.status === 'dispatched' && m.error !== null;
 
 export interface Scope {
   workspaceId: string;

@@ -216,5 +216,3 @@ export function createMessageStats(db: Db) {
     },
   };
 }
-
-export type MessageStats = ReturnType<typeof createMessageStats>;

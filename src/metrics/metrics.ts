@@ -22,19 +22,8 @@ import { isSet } from '../db/schema.js';
 import type { LedgerObservation } from '../messages/ledger.js';
 
 /** The message outcomes counted by postern_messages_total{event}. */
-export const MESSAGE_EVENTS = [
-  'accepted',
-  'delivered',
-  'sent',
-  'deferred',
-  'failed',
-  'bounced',
-  'complained',
-  'suppressed',
-  'opted_out',
-  'blocked',
-] as const;
-type MessageEvent = (typeof MESSAGE_EVENTS)[number];
+type MessageEvent =
+  'accepted' | 'delivered' | 'sent' | 'deferred' | 'failed' | 'bounced' | 'complained' | 'suppressed' | 'opted_out' | 'blocked';
 
 const FINAL: Record<string, MessageEvent | undefined> = {
   delivered: 'delivered',

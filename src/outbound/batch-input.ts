@@ -7,7 +7,7 @@ import { invalidBody, type Issue } from '../lib/errors.js';
 import type { BatchMode } from './accept.js';
 import { sendBody } from './send-input.js';
 
-export const MAX_BATCH = 500;
+const MAX_BATCH = 500;
 
 /** The batch body, as a zod schema for the API description; readBatchBody applies it. */
 export const batchBody = z.strictObject({

@@ -11,7 +11,7 @@ import { rowToMessage, type Message, type MessageRow } from '../messages/message
 import { scopedMessageRow, type Scope } from '../messages/read.js';
 
 /** Whether a row waits for its next attempt after a deferral (and no worker holds it now). */
-export function isAwaitingRetry(row: Pick<MessageRow, 'status' | 'due_at' | 'locked_until'>, now: string): boolean {
+function isAwaitingRetry(row: Pick<MessageRow, 'status' | 'due_at' | 'locked_until'>, now: string): boolean {
   return row.status === 'dispatched' && row.due_at !== null && (row.locked_until === null || row.locked_until <= now);
 }
 

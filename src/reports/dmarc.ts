@@ -1,8 +1,6 @@
 // DMARC aggregate reports (RFC 7489 appendix C, and the DMARC 2.0 schema of RFC 9990) in one
 // normalised shape, read by dmarc-reader.ts, and how a report's counts fall on UTC days.
 
-export type AuthResult = 'pass' | 'fail' | 'none' | 'neutral' | 'softfail' | 'temperror' | 'permerror' | 'policy';
-
 export interface DmarcRecord {
   sourceIp: string;
   count: number;

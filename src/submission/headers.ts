@@ -13,7 +13,7 @@ export interface PosternFields {
 }
 
 /** The header names, lower-cased as mailparser gives them. */
-export const POSTERN_HEADERS = {
+const POSTERN_HEADERS = {
   metadata: 'x-postern-metadata',
   scheduledAt: 'x-postern-scheduled-at',
   template: 'x-postern-template',

@@ -99,7 +99,7 @@ const toSuppression = (r: Row): Suppression => ({
 export const normalizeAddress = (a: string) => a.trim().toLowerCase();
 
 /** The wildcard entry that holds an address: `*@domain`, or null for a key without a domain (a phone number, a token). */
-export function wildcardOf(address: string): string | null {
+function wildcardOf(address: string): string | null {
   const at = address.lastIndexOf('@');
   return at > 0 && !address.startsWith('*@') ? `*@${address.slice(at + 1)}` : null;
 }

@@ -84,7 +84,7 @@ function locate(template: string, position: number): { line: number; column: num
  * How deep sections may nest. Rendering walks sections recursively, so a template nesting them
  * thousands deep would exhaust the stack at send time; real templates nest a handful.
  */
-export const MAX_SECTION_DEPTH = 100;
+const MAX_SECTION_DEPTH = 100;
 
 /**
  * Parse problems of every template field: unbalanced tags (with the position Mustache reports),

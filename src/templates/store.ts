@@ -16,7 +16,7 @@ import { contentSchemas } from '../contract/channels.js';
 import { SLUG_PATTERN, variablesSchema, type Variable } from './content.js';
 import { checkTemplates, renderContent, type RenderResult } from './render.js';
 
-export { TEMPLATE_STATUSES, type TemplateStatus };
+export { type TemplateStatus };
 
 export interface TemplateSummary {
   slug: string;

@@ -31,13 +31,13 @@ function scrypt(password: string, salt: Buffer, params: { N: number; r: number; 
   });
 }
 
-export async function hashPassword(password: string): Promise<string> {
+async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
   const key = await scrypt(password, salt, SCRYPT);
   return ['scrypt', SCRYPT.N, SCRYPT.r, SCRYPT.p, salt.toString('base64'), key.toString('base64')].join('$');
 }
 
-export async function checkPassword(password: string, stored: string): Promise<boolean> {
+async function checkPassword(password: string, stored: string): Promise<boolean> {
   const [kind, n, r, p, salt, hash] = stored.split('$');
   if (kind !== 'scrypt' || !hash) return false;
   const expected = Buffer.from(hash, 'base64');

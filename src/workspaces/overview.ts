@@ -45,7 +45,7 @@ export interface Overview {
 
 export const BOUNCE_RATE = { floor: 0.05, factor: 1.5, minFinished: 20 };
 
-export function bounceWarning(day: WindowFigures, week: WindowFigures): Warning | null {
+function bounceWarning(day: WindowFigures, week: WindowFigures): Warning | null {
   const finished = day.delivered + day.sent + day.failed;
   if (day.bounceRate === null || finished < BOUNCE_RATE.minFinished || day.bounceRate <= BOUNCE_RATE.floor) return null;
   if (week.bounceRate !== null && day.bounceRate <= week.bounceRate * BOUNCE_RATE.factor) return null;

@@ -33,7 +33,7 @@ export interface SingleSignOn {
 type SsoConfig = Config['dashboard']['sso'];
 
 /** The role the provider's claim gives, or null when the box's lists admit the account to neither. */
-export function roleFromClaim(sso: Pick<SsoConfig, 'ownerGroups' | 'memberGroups'>, claim: unknown): OperatorRole | null {
+function roleFromClaim(sso: Pick<SsoConfig, 'ownerGroups' | 'memberGroups'>, claim: unknown): OperatorRole | null {
   const values = new Set((Array.isArray(claim) ? claim : typeof claim === 'string' ? claim.split(/[\s,]+/) : []).map(String));
   if (sso.ownerGroups.some((g) => values.has(g))) return 'owner';
   if (sso.memberGroups.length === 0 || sso.memberGroups.some((g) => values.has(g))) return 'member';

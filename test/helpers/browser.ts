@@ -16,7 +16,7 @@ interface Teardown {
 }
 
 /** Where Chromium is: CHROMIUM_PATH, else Debian's package. A missing browser fails the test. */
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 const FLAGS = [
   '--no-sandbox',
@@ -60,7 +60,7 @@ export async function virtualAuthenticator(context: BrowserContext, page: Page):
 let screenshots: string | null = null;
 
 /** Screenshots go here (POSTERN_SCREENSHOTS, else one temp dir per test file), named by page. */
-export function screenshotDir(): string {
+function screenshotDir(): string {
   screenshots ??= process.env.POSTERN_SCREENSHOTS ?? mkdtempSync(path.join(tmpdir(), 'postern-dashboard-'));
   mkdirSync(screenshots, { recursive: true });
   return screenshots;
@@ -79,7 +79,7 @@ export async function ensureOwner(daemon: TestDaemon, who = OWNER): Promise<void
 }
 
 /** A laptop's screen, the size every page is checked at unless a test says otherwise. */
-export const DESKTOP = { width: 1280, height: 860 };
+const DESKTOP = { width: 1280, height: 860 };
 
 /** A fresh browser context logged in through the login page; errors in the page fail the test. */
 export async function loggedIn(
@@ -115,7 +115,7 @@ export interface AxeViolation {
  * Runs axe-core in the page (evaluated through the DevTools protocol, so the page's strict CSP
  * stays on) and returns the serious and critical violations, with the minor ones counted.
  */
-export async function axe(page: Page): Promise<{ serious: AxeViolation[]; all: number }> {
+async function axe(page: Page): Promise<{ serious: AxeViolation[]; all: number }> {
   await page.evaluate(AXE_SOURCE);
   const violations = (await page.evaluate(async () => {
     const g = globalThis as any;

@@ -116,7 +116,7 @@ const TYPES = [
   'message/rfc822',
 ] as const;
 
-export const attachmentArb: fc.Arbitrary<AttachmentShape> = fc
+const attachmentArb: fc.Arbitrary<AttachmentShape> = fc
   .record({
     filename: fc.constantFrom(...FILENAMES),
     contentType: fc.constantFrom(...TYPES),

@@ -114,7 +114,7 @@ const PARAGRAPHS = [
 ];
 
 /** A body: mostly text, sometimes long (spans start at 1,024 characters), now and then raw bytes. */
-export const bodyArb: fc.Arbitrary<Piece[]> = fc.oneof(
+const bodyArb: fc.Arbitrary<Piece[]> = fc.oneof(
   { weight: 3, arbitrary: fc.array(fc.constantFrom(...TEXT_PIECES), { maxLength: 20 }) },
   { weight: 2, arbitrary: fc.array(fc.constantFrom(...TEXT_PIECES), { minLength: 20, maxLength: 60 }) },
   {
@@ -222,7 +222,7 @@ const HIDDEN = [
 ];
 
 /** A part that is not multipart, of any kind. */
-export const leafArb: fc.Arbitrary<Leaf> = fc.record({
+const leafArb: fc.Arbitrary<Leaf> = fc.record({
   type: fc.oneof(
     { weight: 4, arbitrary: fc.constantFrom(...TEXT_TYPES) },
     { weight: 1, arbitrary: fc.constant(null) },
@@ -317,7 +317,7 @@ function multipartArb(subtype: fc.Arbitrary<string>, parts: fc.Arbitrary<Node[]>
 }
 
 /** A part: a leaf, or (while `depth` allows) a multipart (mixed, alternative, related) of one to three parts. */
-export function nodeArb(depth: number): fc.Arbitrary<Node> {
+function nodeArb(depth: number): fc.Arbitrary<Node> {
   const leaf = leafArb.map((l) => ({ leaf: l }));
   if (depth <= 0) return leaf;
   const parts = fc.array(nodeArb(depth - 1), { minLength: 1, maxLength: 3 });

@@ -33,7 +33,7 @@ import { promisify } from 'node:util';
 import { freePort } from './ports.js';
 
 const run = promisify(execFile);
-export const POSTFIX = '/usr/sbin/postfix';
+const POSTFIX = '/usr/sbin/postfix';
 const SENDMAIL = '/usr/sbin/sendmail';
 /** Debian's master.cf as packaged; /etc/postfix/master.cf is made from it at install. */
 const MASTER_CF = '/usr/share/postfix/master.cf.dist';

@@ -13,7 +13,7 @@ interface T {
 }
 
 /** The seed of this process's runs: FC_SEED, or a random one. */
-export const SEED = process.env.FC_SEED ? Number(process.env.FC_SEED) : randomInt(2 ** 31 - 1);
+const SEED = process.env.FC_SEED ? Number(process.env.FC_SEED) : randomInt(2 ** 31 - 1);
 
 /**
  * Checks a property over `numRuns` generated cases (FC_RUNS overrides), one assertion whatever

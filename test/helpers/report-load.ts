@@ -43,7 +43,7 @@ export const p99 = (xs: number[]) => {
 };
 
 /** Milliseconds of connect, greeting, EHLO and QUIT to the listener. */
-export function smtpSession(port: number): Promise<number> {
+function smtpSession(port: number): Promise<number> {
   const start = performance.now();
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
@@ -67,7 +67,7 @@ export function smtpSession(port: number): Promise<number> {
   });
 }
 
-export async function healthz(port: number): Promise<number> {
+async function healthz(port: number): Promise<number> {
   const start = performance.now();
   const res = await fetch(`http://127.0.0.1:${port}/healthz`);
   await res.arrayBuffer();

@@ -24,7 +24,7 @@ export interface Ran {
 }
 
 /** Runs a command to its end, feeding it `input`. */
-export function run(cmd: string, args: string[], input?: Buffer | string): Promise<Ran> {
+function run(cmd: string, args: string[], input?: Buffer | string): Promise<Ran> {
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';

@@ -4,7 +4,7 @@
 // wait: it is only reached when the thing never happens, so it is generous, and reaching it fails
 // the test with what it was waiting for.
 
-export const UNTIL_BOUND_MS = 60_000;
+const UNTIL_BOUND_MS = 60_000;
 
 /**
  * Calls `probe` until it returns something other than undefined, null or false, and resolves with

@@ -114,7 +114,7 @@ export function startWireChecker(t: { teardown(fn: () => unknown): void }): Wire
 }
 
 /** The invariants `f` breaks, given what was sent. */
-export function problemsOf(f: WireFacts, e: ExpectedMessage): string[] {
+function problemsOf(f: WireFacts, e: ExpectedMessage): string[] {
   const out: string[] = [];
   const expect = (ok: boolean, what: string) => {
     if (!ok) out.push(what);

@@ -19,7 +19,7 @@ export function Page(props: { title: string; actions?: ComponentChildren; childr
   );
 }
 
-export function describeError(error: unknown): string {
+function describeError(error: unknown): string {
   if (error instanceof ApiError) return error.describe();
   if (error instanceof Error) return error.message;
   return String(error);
@@ -98,7 +98,7 @@ export function Loading(props: { what?: string }) {
   );
 }
 
-export function Empty(props: { children: ComponentChildren }) {
+function Empty(props: { children: ComponentChildren }) {
   return <p class="empty">{props.children}</p>;
 }
 

@@ -3,9 +3,9 @@
 import type { ComponentChildren, JSX } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 
-export const BASE = '/dashboard';
+const BASE = '/dashboard';
 
-export function currentPath(): string {
+function currentPath(): string {
   const p = location.pathname.startsWith(BASE) ? location.pathname.slice(BASE.length) : location.pathname;
   return p === '' ? '/' : p;
 }

@@ -24,7 +24,7 @@ import { parseRate } from './rates.js';
 /** A back-off with no throttle for this long ends (see load()). */
 export const FORGET_AFTER_MS = 86_400_000;
 /** The rate a domain without a configured ceiling climbs back to, at least (messages a minute). */
-export const MIN_TARGET = 10;
+const MIN_TARGET = 10;
 const MINUTE = 60_000;
 // The lowered rate's bucket holds this much of it: mail spread over the minute.
 const BURST_MS = 10_000;
@@ -95,7 +95,7 @@ interface Row {
 const perMinute = (r: Rate) => (r.count * MINUTE) / r.perMs;
 
 /** The budget of `rate` messages a minute: a bucket of ten seconds' worth (at least one message). */
-export function paceRate(rate: number): Rate {
+function paceRate(rate: number): Rate {
   const count = Math.max(1, Math.ceil((rate * BURST_MS) / MINUTE));
   return { count, perMs: Math.round((count * MINUTE) / rate) };
 }

@@ -48,7 +48,7 @@ export function verpAddress(publicId: string, bounceDomain: string): string {
 }
 
 /** Index of the first CR not followed by LF, or LF not preceded by CR; -1 when every line ends in CRLF. */
-export function bareLineEnding(buf: Buffer): number {
+function bareLineEnding(buf: Buffer): number {
   for (let pos = 0; ;) {
     const cr = buf.indexOf(0x0d, pos);
     const lf = buf.indexOf(0x0a, pos);

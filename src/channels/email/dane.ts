@@ -19,7 +19,7 @@ export type DaneVerdict = { ok: true; matched: string } | { ok: false; reason: s
 export const isUsableTlsa = (r: Tlsa): boolean => (r.usage === 2 || r.usage === 3) && r.selector <= 1 && r.matchingType <= 2;
 
 /** `3 1 1`, the way TLSA records are written. */
-export const describeTlsa = (r: Tlsa): string => `${r.usage} ${r.selector} ${r.matchingType}`;
+const describeTlsa = (r: Tlsa): string => `${r.usage} ${r.selector} ${r.matchingType}`;
 
 function associated(cert: X509Certificate, r: Tlsa): Buffer {
   const selected = r.selector === 0 ? cert.raw : (cert.publicKey.export({ type: 'spki', format: 'der' }) as Buffer);

@@ -49,7 +49,7 @@ function keyOf(pem: string): KeyObject {
 }
 
 /** A header field in relaxed canonical form (RFC 6376 §3.4.2), without its line ending. */
-export function relaxedHeader(field: string): string {
+function relaxedHeader(field: string): string {
   const colon = field.indexOf(':');
   const name = field
     .slice(0, colon)

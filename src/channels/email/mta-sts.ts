@@ -41,7 +41,7 @@ const MAX_POLICY_BYTES = 64 * 1024;
 const MAX_AGE_LIMIT = 31_557_600;
 const MEMORY_MS = 60_000;
 
-export class StsPolicyError extends Error {}
+class StsPolicyError extends Error {}
 
 /** The `_mta-sts` TXT record's id, or null when the domain publishes none (or a broken one). */
 export function parseStsRecord(texts: string[]): { id: string } | { problem: string } | null {

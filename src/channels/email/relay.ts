@@ -39,7 +39,7 @@ export interface RelayDeps extends EmailDeps, Pick<Deps, 'dns'> {
 const PROVIDER = 'smtp-relay';
 
 /** The pool options `delivery.*` describes for the relay; throws a ConfigError for a bad URL or CA file. */
-export function relayPoolOptions(config: Config): SMTPPool.Options {
+function relayPoolOptions(config: Config): SMTPPool.Options {
   const d = config.delivery;
   let url: URL;
   try {
@@ -78,7 +78,7 @@ export function relayPoolOptions(config: Config): SMTPPool.Options {
 }
 
 /** The relay's address from dns.servers: an IP literal as is, else its A record, else its AAAA. */
-export async function relayAddress(dns: Pick<DnsResolver, 'resolve4' | 'resolve6'>, host: string): Promise<string> {
+async function relayAddress(dns: Pick<DnsResolver, 'resolve4' | 'resolve6'>, host: string): Promise<string> {
   if (net.isIP(host)) return host;
   const none = (err: unknown) => {
     if (isNoData(err)) return [];

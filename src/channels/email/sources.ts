@@ -38,7 +38,7 @@ export interface SourcePicker {
 }
 
 /** True when `pattern` (`example.com` or `*.example.com`) matches `name`. */
-export function patternMatches(pattern: string, name: string): boolean {
+function patternMatches(pattern: string, name: string): boolean {
   const p = pattern.toLowerCase().replace(/\.$/, '');
   const n = name.toLowerCase().replace(/\.$/, '');
   if (p.startsWith('*.')) return n.endsWith(p.slice(1));

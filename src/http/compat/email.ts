@@ -60,7 +60,7 @@ export function addressList(value: unknown, field: string, issues: Issue[]): str
 }
 
 /** The /v1/send bodies of one vendor email: one per recipient. */
-export function sendBodies(e: VendorEmail): Record<string, unknown>[] {
+function sendBodies(e: VendorEmail): Record<string, unknown>[] {
   const common: Record<string, unknown> = {};
   if (e.from) {
     common.from = e.from.address;

@@ -30,7 +30,7 @@ export interface Form {
 }
 
 /** `40mb` (the http.bodyLimit form) in bytes. */
-export function byteLimit(limit: string): number {
+function byteLimit(limit: string): number {
   const m = /^(\d+)(b|kb|mb)$/.exec(limit);
   if (!m) throw new Error(`not a size: ${limit}`);
   return Number(m[1]) * { b: 1, kb: 1024, mb: 1024 * 1024 }[m[2] as 'b' | 'kb' | 'mb'];

@@ -22,7 +22,7 @@ interface Asset {
 }
 
 /** The folder the build writes the bundle to: `dist/ui` of the package this file belongs to. */
-export function uiDir(): string {
+function uiDir(): string {
   let dir = path.dirname(fileURLToPath(import.meta.url));
   while (!existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
   return path.join(dir, 'dist', 'ui');

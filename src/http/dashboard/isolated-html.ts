@@ -20,7 +20,7 @@ export function imageSourcesAsked(query: { remote?: unknown }): ImageSources {
   return query.remote === '1' ? 'any' : 'embedded';
 }
 
-export function isolatedHtmlCsp(images: ImageSources): string {
+function isolatedHtmlCsp(images: ImageSources): string {
   return [
     "default-src 'none'",
     "style-src 'unsafe-inline'",
@@ -33,7 +33,7 @@ export function isolatedHtmlCsp(images: ImageSources): string {
 }
 
 /** Links open in a new tab without a handle on the dashboard: base target and rel on every link. */
-export function isolateLinks(html: string): string {
+function isolateLinks(html: string): string {
   const withRel = html.replace(/<(a|area)(?=[\s>/])/gi, '<$1 rel="noopener noreferrer" target="_blank"');
   return `<!doctype html><meta charset="utf-8"><base target="_blank">${withRel}`;
 }

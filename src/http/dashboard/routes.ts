@@ -23,7 +23,7 @@ import { webhookViewRoutes } from './webhooks.js';
 import { auditOnFinish, checkCsrf, checkSecondFactorRule, cookieToken } from './session.js';
 
 /** Security headers of every dashboard response: a strict CSP, no framing, no sniffing, no referrer. */
-export const securityHeaders: RequestHandler = (_req, res, next) => {
+const securityHeaders: RequestHandler = (_req, res, next) => {
   res.setHeader(
     'Content-Security-Policy',
     [

@@ -8,8 +8,8 @@ import type { Principal } from '../../workspaces/keys.js';
 import type { Client, Session, SessionStore } from '../../workspaces/sessions.js';
 import type { WorkspaceStore } from '../../workspaces/workspaces.js';
 
-export const COOKIE = 'postern_session';
-export const CSRF_HEADER = 'x-csrf-token';
+const COOKIE = 'postern_session';
+const CSRF_HEADER = 'x-csrf-token';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 

@@ -6,7 +6,7 @@ import { csvQuote } from '../../lib/csv.js';
 import { actingOn, type DashboardDeps } from './context.js';
 
 /** One CSV field for a spreadsheet: quoted when it must be, and a leading =+-@ defused. */
-export function csvField(value: string | null): string {
+function csvField(value: string | null): string {
   const v = value ?? '';
   return csvQuote(/^[=+\-@\t\r]/.test(v) ? `'${v}` : v);
 }

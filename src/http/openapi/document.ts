@@ -10,7 +10,7 @@ import { COMMON_ERRORS, OPERATIONS, type Operation } from './operations.js';
 
 type Json = Record<string, unknown>;
 
-export const SCOPE_DOC: Record<string, string> = {
+const SCOPE_DOC: Record<string, string> = {
   read: 'read messages, templates (and render them), suppressions, connections',
   send: 'send, retry, manage templates, suppressions and SMTP credentials',
   cancel: 'cancel messages',
@@ -19,7 +19,7 @@ export const SCOPE_DOC: Record<string, string> = {
 };
 
 /** `/v1/messages/:id` → `/v1/messages/{id}`. */
-export const openApiPath = (expressPath: string) => expressPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+const openApiPath = (expressPath: string) => expressPath.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 
 class Components {
   readonly schemas: Record<string, Json> = {};
@@ -52,7 +52,7 @@ class Components {
 }
 
 /** Every error code an operation can answer with, grouped by status. */
-export function errorsByStatus(op: Operation): Map<number, ErrorCode[]> {
+function errorsByStatus(op: Operation): Map<number, ErrorCode[]> {
   const codes = new Set<ErrorCode>([...(op.scope === null ? [] : COMMON_ERRORS), ...op.errors]);
   if (op.scope) codes.add('insufficient_scope');
   const by = new Map<number, ErrorCode[]>();

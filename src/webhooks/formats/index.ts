@@ -12,7 +12,7 @@ export type { PayloadFormat, SigningKeys, StoredEvent } from './format.js';
 export { newSigningKey, verificationKeyOf } from './sendgrid.js';
 
 /** The exact body of Postern's own format: stable across retries, built from the stored event. */
-export function payloadOf(ev: { id: string; type: string; created_at: string; data: string }): string {
+function payloadOf(ev: { id: string; type: string; created_at: string; data: string }): string {
   return `{"id":${JSON.stringify(ev.id)},"type":${JSON.stringify(ev.type)},"createdAt":${JSON.stringify(ev.created_at)},"data":${ev.data}}`;
 }
 

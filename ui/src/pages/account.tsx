@@ -153,7 +153,7 @@ function SetUpApp(props: { onDone(codes: string[]): void }) {
   );
 }
 
-export function SecondFactorCard() {
+function SecondFactorCard() {
   const session = useSession();
   const status = useAsync(() => get<Status>('/dashboard/api/account/second-factor'), []);
   const [codes, setCodes] = useState<string[] | null>(null);
@@ -214,7 +214,7 @@ export function SecondFactorCard() {
 }
 
 /** Passkeys: each signs in on its own, with the device's lock (fingerprint, face, PIN). */
-export function PasskeysCard(props: { onChange(): void }) {
+function PasskeysCard(props: { onChange(): void }) {
   const list = useAsync(() => get<{ data: Passkey[] }>('/dashboard/api/account/passkeys'), []);
   const [name, setName] = useState('');
   const add = useAction(async () => {
