@@ -12,7 +12,8 @@ import { readyCommands } from './cli/ready.js';
 import { secretsCommands } from './cli/secrets.js';
 import { CommandFailure, UsageError, type Command, type CommandInfo, type Io, type SetupCommand } from './cli/command.js';
 import { openExistingDatabase } from './cli/database.js';
-import { DatabaseFailure, databaseFailure, describeDatabase } from './db/open-failure.js';
+import { databaseFailure, describeDatabase } from './db/open-failure.js';
+import { ExitFailure } from './lib/exit-failure.js';
 import { commandHelp, groupHelp, groupOf, overview } from './cli/help.js';
 import { ConfigError, databaseTarget, loadConfig, type Config } from './config.js';
 import { openDatabase, type DatabaseHandle } from './db/database.js';
@@ -211,7 +212,7 @@ export async function main(argv: string[], env: NodeJS.ProcessEnv, io: Io = stdi
       io.err(`postern: ${err.message}\n`);
       return 2;
     }
-    if (err instanceof CommandFailure || err instanceof DatabaseFailure) {
+    if (err instanceof ExitFailure) {
       io.err(`postern: ${err.message}\n`);
       return err.exitCode;
     }

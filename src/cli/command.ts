@@ -2,6 +2,7 @@
 // lists those arrays (an explicit registry). Commands print JSON on stdout.
 import type { App } from '../app.js';
 import type { Config } from '../config.js';
+import { ExitFailure } from '../lib/exit-failure.js';
 
 export type OptionSpec = Record<string, { type: 'string' | 'boolean'; multiple?: boolean; short?: string }>;
 export type ArgValues = Record<string, string | boolean | string[] | undefined>;
@@ -26,19 +27,8 @@ export interface Command extends CommandInfo {
 /** Thrown for a missing or malformed argument; printed with the command's usage, exit code 2. */
 export class UsageError extends Error {}
 
-/**
- * A problem said in one line on stderr (`postern: …`), with its exit code: 2 for something the
- * operator must fix first (a setting, a missing database), 1 for a failure worth retrying.
- */
-export class CommandFailure extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: 1 | 2 = 2,
-  ) {
-    super(message);
-    this.name = 'CommandFailure';
-  }
-}
+/** A command's problem said in one line, with its exit code (lib/exit-failure.ts). */
+export class CommandFailure extends ExitFailure {}
 
 export function required(values: ArgValues, name: string): string {
   const v = values[name];

@@ -2,18 +2,11 @@
 // ends with: 2 for what the operator must fix (a database that does not exist, a wrong password, a
 // file that is not SQLite), 1 for a server to try again (unreachable). The daemon's start and the
 // commands say it alike.
+import { ExitFailure } from '../lib/exit-failure.js';
 import type { DatabaseTarget } from './database.js';
 
 /** A known failure to open or migrate the database: its one line, and the exit code. */
-export class DatabaseFailure extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: 1 | 2 = 2,
-  ) {
-    super(message);
-    this.name = 'DatabaseFailure';
-  }
-}
+export class DatabaseFailure extends ExitFailure {}
 
 /** The database as a person reads it: the SQLite file, or the PostgreSQL URL without its password. */
 export function describeDatabase(target: DatabaseTarget): string {
