@@ -6,7 +6,7 @@ import { ExitFailure } from '../lib/exit-failure.js';
 import type { DatabaseTarget } from './database.js';
 
 /** A known failure to open or migrate the database: its one line, and the exit code. */
-export class DatabaseFailure extends ExitFailure {}
+class DatabaseFailure extends ExitFailure {}
 
 /** The database as a person reads it: the SQLite file, or the PostgreSQL URL without its password. */
 export function describeDatabase(target: DatabaseTarget): string {

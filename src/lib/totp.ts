@@ -24,25 +24,6 @@ export function base32(bytes: Buffer): string {
   return out;
 }
 
-/** Decodes base32, ignoring case, spaces and padding (apps show keys in groups); null if not base32. */
-export function fromBase32(text: string): Buffer | null {
-  const clean = text.replace(/[\s=]/g, '').toUpperCase();
-  let bits = 0;
-  let value = 0;
-  const out: number[] = [];
-  for (const ch of clean) {
-    const v = BASE32.indexOf(ch);
-    if (v < 0) return null;
-    value = ((value << 5) | v) & 0xffff;
-    bits += 5;
-    if (bits >= 8) {
-      out.push((value >>> (bits - 8)) & 255);
-      bits -= 8;
-    }
-  }
-  return Buffer.from(out);
-}
-
 /** The step a moment falls in. */
 export const stepAt = (ms: number): number => Math.floor(ms / 1000 / TOTP_PERIOD_S);
 

@@ -321,12 +321,3 @@ function declarationEnd(b: string, from: number): number {
   }
   return -1;
 }
-
-/** A whole document read at once (tests, small documents); the daemon feeds the reader a stream. */
-export function parseDmarcReport(xml: string): DmarcHead & { records: DmarcRecord[]; partial: boolean } {
-  const reader = new DmarcReader();
-  reader.feed(xml);
-  reader.end();
-  reader.resume();
-  return { ...reader.head!, records: reader.take(), partial: reader.partial };
-}

@@ -150,11 +150,3 @@ export async function openReport(content: Buffer): Promise<OpenedReport> {
   }
   return { format, pieces: all() };
 }
-
-/** The whole report document in an attachment (TLS reports, which are small, and tests). */
-export async function unpackReport(content: Buffer): Promise<Unpacked> {
-  const { format, pieces } = await openReport(content);
-  const all: Buffer[] = [];
-  for await (const piece of pieces) all.push(piece);
-  return { format, text: Buffer.concat(all).toString('utf8') };
-}

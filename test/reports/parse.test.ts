@@ -7,9 +7,9 @@ import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import t from 'tap';
 import { dailyCounts } from '../../src/reports/dmarc.js';
-import { parseDmarcReport } from '../../src/reports/dmarc-reader.js';
 import { parseTlsReport } from '../../src/reports/tls.js';
-import { ReportRefused, UNPACKED_LIMIT, unpackReport, ZIP_ENTRY_LIMIT } from '../../src/reports/unpack.js';
+import { ReportRefused, UNPACKED_LIMIT, ZIP_ENTRY_LIMIT } from '../../src/reports/unpack.js';
+import { parseDmarcReport, unpackReport } from '../helpers/report-documents.js';
 import { zip } from '../helpers/zip.js';
 
 const fixture = (name: string) =>

@@ -219,7 +219,7 @@ for (const db of testDatabases())
     await d.request('POST', '/v1/inbound/domains', { key: ws.live, body: { domain: 'example.com' } });
     // A daemon stopped part way through a report: begun, a batch written, never finished.
     const xml = dmarcXml('half', 3);
-    const { parseDmarcReport } = await import('../../src/reports/dmarc-reader.js');
+    const { parseDmarcReport } = await import('../helpers/report-documents.js');
     const whole = parseDmarcReport(xml);
     const begun = await d.app.reports.store.beginDmarc(whole);
     t.equal(begun.kind, 'new');
