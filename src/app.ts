@@ -383,7 +383,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   };
   const workers = WORKERS.map((entry) => {
     const worker = createWorker(entry.spec(jobServices), log);
-    entry.attach(jobServices, worker);
+    entry.attach?.(jobServices, worker);
     return worker;
   });
 

@@ -31,15 +31,15 @@ export interface WorkerEntry {
   /** The worker's name, as its spec gives it (logs, metrics). */
   name: string;
   spec(s: JobServices): WorkerSpec;
-  /** Hands the module its started worker, so it can wake it after committing work. */
-  attach(s: JobServices, worker: Worker): void;
+  /** Hands the module its worker, so it can wake it after committing work. */
+  attach?(s: JobServices, worker: Worker): void;
 }
 
 export const WORKERS: readonly WorkerEntry[] = [
   { name: DISPATCHER_WORKER, spec: (s) => s.outbound.workerSpec, attach: (s, w) => s.outbound.attachWorker(w) },
   { name: 'webhooks', spec: (s) => s.webhooks.deliverer.spec, attach: (s, w) => s.webhooks.attach(w) },
   { name: 'forwarder', spec: (s) => s.forwarding.workerSpec, attach: (s, w) => s.forwarding.attach(w) },
-  { name: CHECKS_WORKER, spec: (s) => s.messageChecks.workerSpec, attach: () => undefined },
+  { name: CHECKS_WORKER, spec: (s) => s.messageChecks.workerSpec },
 ];
 
 export interface DailyJob {
