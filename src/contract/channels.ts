@@ -111,3 +111,72 @@ export const inlineContentSchemas: Record<Channel, z.ZodType> = {
     badge: z.string().max(2048).optional(),
   }),
 };
+
+// --- hints: how the dashboard shows a channel (it may import only the contract) ----------------
+
+/** One content field as the template editor edits it: a line, a text area, a number or a JSON object. */
+export interface ContentField {
+  key: string;
+  label: string;
+  kind: 'line' | 'area' | 'number' | 'json';
+}
+
+export interface ChannelHints {
+  label: string;
+  /**
+   * The content fields, in the editor's order. The `line` and `area` fields are Mustache templates
+   * (rendering reads them from here too), `json` objects have their strings rendered, numbers none.
+   */
+  fields: readonly ContentField[];
+  /** What a recipient of this channel is, for a form's hint and placeholder. */
+  recipient: { hint: string; placeholder: string };
+  /** Messages of this channel are MIME messages: an HTML preview, headers, a source and the message checks. */
+  mime: boolean;
+}
+
+const dataField: ContentField = { key: 'data', label: 'Data (JSON object)', kind: 'json' };
+
+export const CHANNEL_HINTS: Record<Channel, ChannelHints> = {
+  email: {
+    label: 'Email',
+    fields: [
+      { key: 'subject', label: 'Subject', kind: 'line' },
+      { key: 'preheader', label: 'Preheader', kind: 'line' },
+      { key: 'html', label: 'HTML body', kind: 'area' },
+      { key: 'text', label: 'Text body', kind: 'area' },
+    ],
+    recipient: { hint: 'An email address.', placeholder: 'someone@example.com' },
+    mime: true,
+  },
+  sms: {
+    label: 'SMS',
+    fields: [{ key: 'body', label: 'Body', kind: 'area' }],
+    recipient: { hint: 'An E.164 phone number.', placeholder: '+14155550100' },
+    mime: false,
+  },
+  push: {
+    label: 'Push',
+    fields: [
+      { key: 'title', label: 'Title', kind: 'line' },
+      { key: 'body', label: 'Body', kind: 'area' },
+      { key: 'sound', label: 'Sound', kind: 'line' },
+      { key: 'badge', label: 'Badge count', kind: 'number' },
+      dataField,
+    ],
+    recipient: { hint: 'A device token (APNs or FCM).', placeholder: 'device token' },
+    mime: false,
+  },
+  'web-push': {
+    label: 'Web push',
+    fields: [
+      { key: 'title', label: 'Title', kind: 'line' },
+      { key: 'body', label: 'Body', kind: 'area' },
+      { key: 'icon', label: 'Icon URL', kind: 'line' },
+      { key: 'clickUrl', label: 'Click URL', kind: 'line' },
+      { key: 'badge', label: 'Badge URL', kind: 'line' },
+      dataField,
+    ],
+    recipient: { hint: 'A web-push subscription, as JSON.', placeholder: '{"endpoint":"https://…","keys":{"p256dh":"…","auth":"…"}}' },
+    mime: false,
+  },
+};

@@ -23,7 +23,7 @@
 // so a slow receiver never delays the claim of what falls due meanwhile.
 import { performance } from 'node:perf_hooks';
 import type { ChannelOutput, ChannelTransport, DeliveryOutcome, OutboundMessage } from '../channel.js';
-import { simulationFor } from '../channels/test/recipients.js';
+import { simulationFor } from '../channels/registry.js';
 import { isDatabaseUnavailable } from '../db/database.js';
 import { isSet, type MessageStatus } from '../db/schema.js';
 import type { Deps } from '../deps.js';
