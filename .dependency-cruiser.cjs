@@ -112,6 +112,14 @@ module.exports = {
       to: { path: '^src/channels/[^/]+/', pathNot: '^src/channels/$1/' },
     },
     {
+      name: 'outbound-not-into-channel-folders',
+      severity: 'error',
+      comment:
+        "outbound/ serves every channel: it reaches them through the registry and what they share (src/channels/*.ts), never a channel folder's files.",
+      from: { path: '^src/outbound/' },
+      to: { path: '^src/channels/[^/]+/' },
+    },
+    {
       name: 'contract-imports-nothing-of-ours',
       severity: 'error',
       comment: "src/contract/ is the API's vocabulary the daemon, the dashboard and the SDK share; it depends on nothing of ours.",
@@ -156,7 +164,7 @@ module.exports = {
           '\\.d\\.ts$',
           '^src/main\\.ts$',
           '^src/cli\\.ts$',
-          '^src/outbound/delivery-thread\\.ts$',
+          '^src/channels/email/delivery-thread\\.ts$',
           '^src/inbound/analysis-worker\\.ts$',
           '^(test|bench)/',
           '(^|/)\\.[^/]+\\.(js|cjs|mjs|json)$',
