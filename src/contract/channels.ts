@@ -36,47 +36,47 @@ export interface WebPushContent {
 export type ChannelContent = EmailContent | SmsContent | PushContent | WebPushContent;
 
 // --- schemas: strict objects, an unknown field is a typo the caller wants to hear about ---------
+// Built in functions called as /* @__PURE__ */, so the dashboard's bundle, which reads only the
+// names and the hints, leaves them (and zod) out.
 
-export const channelSchema = z.enum(CHANNELS, { message: `channel must be one of ${CHANNELS.join(', ')}` });
+export const channelSchema = /* @__PURE__ */ (() => z.enum(CHANNELS, { message: `channel must be one of ${CHANNELS.join(', ')}` }))();
 
 const text = (max: number) => z.string().max(max);
-const data = z.record(z.string(), z.unknown());
+const data = /* @__PURE__ */ z.record(/* @__PURE__ */ z.string(), /* @__PURE__ */ z.unknown());
 
-const email = z
-  .strictObject({
-    subject: text(998).min(1, 'subject is required'),
-    preheader: text(1000).optional(),
-    html: text(5_000_000).optional(),
-    text: text(5_000_000).optional(),
-  })
-  .refine((c) => Boolean(c.html || c.text), { message: 'email content needs html or text', path: ['html'] });
+function templateContentSchemas(): Record<Channel, z.ZodType<ChannelContent>> {
+  const email = z
+    .strictObject({
+      subject: text(998).min(1, 'subject is required'),
+      preheader: text(1000).optional(),
+      html: text(5_000_000).optional(),
+      text: text(5_000_000).optional(),
+    })
+    .refine((c) => Boolean(c.html || c.text), { message: 'email content needs html or text', path: ['html'] });
 
-const sms = z.strictObject({ body: text(1600).min(1, 'body is required') });
+  const sms = z.strictObject({ body: text(1600).min(1, 'body is required') });
 
-const push = z.strictObject({
-  title: text(256).optional(),
-  body: text(4000).min(1, 'body is required'),
-  data: data.optional(),
-  badge: z.number().int().min(0).optional(),
-  sound: text(256).optional(),
-});
+  const push = z.strictObject({
+    title: text(256).optional(),
+    body: text(4000).min(1, 'body is required'),
+    data: data.optional(),
+    badge: z.number().int().min(0).optional(),
+    sound: text(256).optional(),
+  });
 
-const webPush = z.strictObject({
-  title: text(256).min(1, 'title is required'),
-  body: text(4000).optional(),
-  icon: text(2048).optional(),
-  clickUrl: text(2048).optional(),
-  data: data.optional(),
-  badge: text(2048).optional(),
-});
+  const webPush = z.strictObject({
+    title: text(256).min(1, 'title is required'),
+    body: text(4000).optional(),
+    icon: text(2048).optional(),
+    clickUrl: text(2048).optional(),
+    data: data.optional(),
+    badge: text(2048).optional(),
+  });
+  return { email, sms, push, 'web-push': webPush };
+}
 
 /** The content schema of each channel; the send pipeline may use these for inline content too. */
-export const contentSchemas: Record<Channel, z.ZodType<ChannelContent>> = {
-  email,
-  sms,
-  push,
-  'web-push': webPush,
-};
+export const contentSchemas: Record<Channel, z.ZodType<ChannelContent>> = /* @__PURE__ */ templateContentSchemas();
 
 /**
  * The content of an inline send (POST /v1/send with `content`): the fields of a template version's
@@ -84,33 +84,37 @@ export const contentSchemas: Record<Channel, z.ZodType<ChannelContent>> = {
  * 500 characters; push and web-push titles of 500). They differ from the template limits above for
  * no reason worth keeping; aligning them changes what the API accepts, so it waits for an API change.
  */
-const inlineText = z.string().max(1_000_000);
-export const inlineContentSchemas: Record<Channel, z.ZodType> = {
-  email: z
-    .strictObject({
-      subject: z.string().min(1).max(998),
-      html: inlineText.optional(),
-      text: inlineText.optional(),
-      preheader: z.string().max(500).optional(),
-    })
-    .refine((c) => !!(c.html || c.text), { message: 'email content needs html or text', path: ['html'] }),
-  sms: z.strictObject({ body: z.string().min(1).max(1600) }),
-  push: z.strictObject({
-    title: z.string().max(500).optional(),
-    body: z.string().min(1).max(4000),
-    data: data.optional(),
-    badge: z.number().int().min(0).optional(),
-    sound: z.string().max(200).optional(),
-  }),
-  'web-push': z.strictObject({
-    title: z.string().min(1).max(500),
-    body: z.string().max(4000).optional(),
-    icon: z.string().max(2048).optional(),
-    clickUrl: z.string().max(2048).optional(),
-    data: data.optional(),
-    badge: z.string().max(2048).optional(),
-  }),
-};
+export const inlineContentSchemas: Record<Channel, z.ZodType> = /* @__PURE__ */ inlineSchemas();
+
+function inlineSchemas(): Record<Channel, z.ZodType> {
+  const inlineText = z.string().max(1_000_000);
+  return {
+    email: z
+      .strictObject({
+        subject: z.string().min(1).max(998),
+        html: inlineText.optional(),
+        text: inlineText.optional(),
+        preheader: z.string().max(500).optional(),
+      })
+      .refine((c) => !!(c.html || c.text), { message: 'email content needs html or text', path: ['html'] }),
+    sms: z.strictObject({ body: z.string().min(1).max(1600) }),
+    push: z.strictObject({
+      title: z.string().max(500).optional(),
+      body: z.string().min(1).max(4000),
+      data: data.optional(),
+      badge: z.number().int().min(0).optional(),
+      sound: z.string().max(200).optional(),
+    }),
+    'web-push': z.strictObject({
+      title: z.string().min(1).max(500),
+      body: z.string().max(4000).optional(),
+      icon: z.string().max(2048).optional(),
+      clickUrl: z.string().max(2048).optional(),
+      data: data.optional(),
+      badge: z.string().max(2048).optional(),
+    }),
+  };
+}
 
 // --- hints: how the dashboard shows a channel (it may import only the contract) ----------------
 

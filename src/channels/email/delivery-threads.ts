@@ -17,14 +17,7 @@
 import type { Worker } from 'node:worker_threads';
 import type { ChannelOutput } from '../../channel.js';
 import { composeSigned, type ComposeRequest } from './compose.js';
-import {
-  errorFromWire,
-  resultFromWire,
-  type PoolCall,
-  type PoolSpec,
-  type WireError,
-  type WireSendResult,
-} from './pool-wire.js';
+import { errorFromWire, resultFromWire, type PoolCall, type PoolSpec, type WireError, type WireSendResult } from './pool-wire.js';
 import { createSmtpPool, type PoolOptions, type SmtpError, type SmtpPool } from './smtp-pool.js';
 import { asBuffer, createThreadPool, startThread } from '../../lib/threads.js';
 import type { Logger } from '../../lib/logger.js';
