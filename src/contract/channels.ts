@@ -1,7 +1,9 @@
 // The channels of the interface and the content a message of each is made of: the names, the
-// content shapes (as the API takes them, in a template version or an inline send) and their zod
-// schemas. Part of the contract (src/contract/): it imports nothing of ours, so the daemon, the
-// dashboard and the SDK generator read the same words.
+// content shapes (as the API takes them, in a template version or an inline send), the output
+// rendering makes of them, their zod schemas and how the dashboard shows each channel. Part of the
+// contract (src/contract/): it imports nothing of ours, so the daemon, the dashboard and the SDK
+// generator read the same words. A new channel's words are all here (docs/architecture.md, "Add
+// a channel").
 import { z } from 'zod';
 
 export const CHANNELS = ['email', 'sms', 'push', 'web-push'] as const;
@@ -34,6 +36,35 @@ export interface WebPushContent {
   badge?: string;
 }
 export type ChannelContent = EmailContent | SmsContent | PushContent | WebPushContent;
+
+// --- output: content rendered with a message's variables (the render endpoint's `output`), what a
+// transport sends
+
+export interface EmailOutput {
+  subject: string;
+  preheader: string;
+  html: string;
+  text: string;
+}
+export interface SmsOutput {
+  body: string;
+}
+export interface PushOutput {
+  title: string;
+  body: string;
+  data: Record<string, unknown>;
+  badge: number | null;
+  sound: string | null;
+}
+export interface WebPushOutput {
+  title: string;
+  body: string;
+  icon: string | null;
+  clickUrl: string | null;
+  data: Record<string, unknown>;
+  badge: string | null;
+}
+export type ChannelOutput = EmailOutput | SmsOutput | PushOutput | WebPushOutput;
 
 // --- schemas: strict objects, an unknown field is a typo the caller wants to hear about ---------
 // Built in functions called as /* @__PURE__ */, so the dashboard's bundle, which reads only the
