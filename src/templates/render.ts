@@ -1,6 +1,8 @@
-// Rendering: the one module that turns a channel's content and `vars` into output, used by the
-// render endpoint and by the send pipeline alike. Mustache, with HTML escaping only in `html`;
-// every other field is plain text and rendered verbatim. Partials are refused (no file access).
+// Rendering: the one entry that turns a channel's content and `vars` into output, used by the
+// render endpoint and by the send pipeline alike. Each channel's spec renders its own fields
+// (Mustache through mustache.ts: HTML escaping only in email's `html`, every other field plain text
+// rendered verbatim); here are the checks of a template and the variables it misses, which read the
+// Mustache fields from the contract's hints. Partials are refused (no file access).
 import type { Channel, ChannelContent, ChannelOutput } from '../channel.js';
 import { specOf } from '../channels/registry.js';
 import { CHANNEL_HINTS } from '../contract/channels.js';
