@@ -36,9 +36,8 @@ export interface ChannelSpec<C extends ChannelContent = ChannelContent, O extend
   live: { kind: 'config' } | { kind: 'connection'; providers: readonly Provider[] };
 }
 
-/** A spec of one channel's content and output, typed for its own functions, as the registry lists it. */
-export const channelSpec = <C extends ChannelContent, O extends ChannelOutput>(spec: ChannelSpec<C, O>): ChannelSpec =>
-  spec as unknown as ChannelSpec;
+/** A channel's spec, its functions typed with its own content and output, as the registry lists it. */
+export const channelSpec = <C extends ChannelContent, O extends ChannelOutput>(spec: ChannelSpec<C, O>): ChannelSpec => spec;
 
 /** The recipient as is: the key of channels whose recipient is already what identifies it. */
 export const asIs = (recipient: string) => recipient;
