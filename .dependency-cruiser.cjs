@@ -65,9 +65,10 @@ module.exports = {
     {
       name: 'ui-apart-from-the-daemon',
       severity: 'error',
-      comment: 'The browser code (ui/) talks to the daemon over HTTP only: it never imports src/, and src/ never imports it.',
+      comment:
+        "The browser code (ui/) talks to the daemon over HTTP; of src/ it imports only the contract (src/contract/: the API's words, schemas and types), and src/ never imports it.",
       from: { path: '^ui/' },
-      to: { path: '^(src|test|bench)/' },
+      to: { path: '^(src|test|bench)/', pathNot: '^src/contract/' },
     },
     {
       name: 'sdk-apart-from-the-daemon',
@@ -119,6 +120,14 @@ module.exports = {
       to: { path: '^src/channels/[^/]+/', pathNot: '^src/channels/$1/' },
     },
     {
+      name: 'outbound-not-into-channel-folders',
+      severity: 'error',
+      comment:
+        "outbound/ serves every channel: it reaches them through the registry and what they share (src/channels/*.ts), never a channel folder's files.",
+      from: { path: '^src/outbound/' },
+      to: { path: '^src/channels/[^/]+/' },
+    },
+    {
       name: 'contract-imports-nothing-of-ours',
       severity: 'error',
       comment: "src/contract/ is the API's vocabulary the daemon, the dashboard and the SDK share; it depends on nothing of ours.",
@@ -163,7 +172,7 @@ module.exports = {
           '\\.d\\.ts$',
           '^src/main\\.ts$',
           '^src/cli\\.ts$',
-          '^src/outbound/delivery-thread\\.ts$',
+          '^src/channels/email/delivery-thread\\.ts$',
           '^src/inbound/analysis-worker\\.ts$',
           '^(test|bench)/',
           '(^|/)\\.[^/]+\\.(js|cjs|mjs|json)$',

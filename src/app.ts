@@ -11,6 +11,7 @@ import { createConnectionTransports, type ConnectionTransports } from './channel
 import { createConnectionStore, type ConnectionStore } from './channels/connections.js';
 import { createBounceHandler, type BounceHandler } from './channels/email/bounces.js';
 import { createEmailSource, createEmailTransport, createTokenSource, policyFetch } from './channels/email/index.js';
+import { createDeliveryThreads } from './channels/email/delivery-threads.js';
 import { createCustomDomainPlanCheck, createSenderCapsCheck } from './channels/email/sender-caps.js';
 import { channelSsrfPolicy } from './channels/provider-http.js';
 import { createProviderStatusSink } from './channels/provider-status.js';
@@ -69,7 +70,6 @@ import { createMessageChecks } from './outbound/checks/checks.js';
 import { createLedger, type Ledger } from './messages/ledger.js';
 import { createMetrics } from './metrics/metrics.js';
 import { createMetricsServer } from './metrics/server.js';
-import { createDeliveryThreads } from './outbound/delivery-threads.js';
 import { createOutbound, DISPATCHER_WORKER, type Outbound } from './outbound/outbound.js';
 import { createSmtpListener, type SmtpListener } from './smtp/listener.js';
 import { createSubmissionListener, type SubmissionListener } from './smtp/submission.js';

@@ -4,38 +4,21 @@
 // retries and events (through the message ledger); a transport only attempts one delivery and says
 // how it went. It imports only the contract (src/contract/), so any layer may depend on it.
 
-import type { Channel, ChannelContent } from './contract/channels.js';
+import type { Channel, ChannelOutput } from './contract/channels.js';
 
 export { CHANNELS, type Channel } from './contract/channels.js';
-export type { ChannelContent, EmailContent, PushContent, SmsContent, WebPushContent } from './contract/channels.js';
-
-// --- output: content rendered with a message's variables, what a transport sends --------------
-
-export interface EmailOutput {
-  subject: string;
-  preheader: string;
-  html: string;
-  text: string;
-}
-export interface SmsOutput {
-  body: string;
-}
-export interface PushOutput {
-  title: string;
-  body: string;
-  data: Record<string, unknown>;
-  badge: number | null;
-  sound: string | null;
-}
-export interface WebPushOutput {
-  title: string;
-  body: string;
-  icon: string | null;
-  clickUrl: string | null;
-  data: Record<string, unknown>;
-  badge: string | null;
-}
-export type ChannelOutput = EmailOutput | SmsOutput | PushOutput | WebPushOutput;
+export type {
+  ChannelContent,
+  ChannelOutput,
+  EmailContent,
+  EmailOutput,
+  PushContent,
+  PushOutput,
+  SmsContent,
+  SmsOutput,
+  WebPushContent,
+  WebPushOutput,
+} from './contract/channels.js';
 
 // --- the transport interface ---------------------------------------------------------------
 

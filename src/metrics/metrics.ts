@@ -15,6 +15,8 @@
 // `other`), and every other label takes values from a closed list.
 import { sql } from 'kysely';
 import client from 'prom-client';
+import type { Channel } from '../channel.js';
+import { specOf } from '../channels/registry.js';
 import { NODE_HEALTHS, type NodeView } from '../cluster/nodes.js';
 import type { Config } from '../config.js';
 import { isDatabaseUnavailable, type Db } from '../db/database.js';
@@ -399,9 +401,9 @@ export function createMetrics(deps: {
   // Destination domains: the first N this node sends to keep their name, the rest read `other`.
   const topDomains = deps.config.metrics.topDomains;
   const named = new Set<string>();
-  const domainLabel = (channel: string, recipient: string): string => {
-    if (channel !== 'email') return 'none';
-    const domain = recipient.slice(recipient.lastIndexOf('@') + 1).toLowerCase();
+  const domainLabel = (channel: Channel, recipient: string): string => {
+    const domain = specOf(channel).destination(recipient);
+    if (domain === null) return 'none';
     if (named.has(domain)) return domain;
     if (named.size < topDomains) {
       named.add(domain);

@@ -23,7 +23,7 @@
 // so a slow receiver never delays the claim of what falls due meanwhile.
 import { performance } from 'node:perf_hooks';
 import type { ChannelOutput, ChannelTransport, DeliveryOutcome, OutboundMessage } from '../channel.js';
-import { simulationFor } from '../channels/test/recipients.js';
+import { simulationFor } from '../channels/registry.js';
 import { isDatabaseUnavailable } from '../db/database.js';
 import { isSet, type MessageStatus } from '../db/schema.js';
 import type { Deps } from '../deps.js';
@@ -31,7 +31,6 @@ import type { Change, Ledger } from '../messages/ledger.js';
 import type { Trigger } from '../messages/transitions.js';
 import { BLOCKED_NOTICE, rowToOutbound, type MessageRow } from '../messages/message.js';
 import type { RenderRequest } from '../templates/render.js';
-import type { DeliveryThreads } from './delivery-threads.js';
 import { claimDue, nextDueAfter, releaseLease, releaseLeases, renewLeases } from './queue.js';
 import { nextAttempt } from './retry.js';
 import { createScanner } from './scanner.js';
@@ -43,13 +42,22 @@ export type HoldCheck = (message: OutboundMessage) => Promise<{ kind: 'suppresse
 /** Told of a permanent failure whose transport asked for the recipient to be suppressed. */
 export type SuppressHook = (message: OutboundMessage, detail: string) => Promise<void>;
 
+/**
+ * Where messages are rendered: the delivery threads the composition root hands over
+ * (channels/email/delivery-threads.ts, which also compose and send email there), or the event loop.
+ */
+export interface Renderer {
+  /** The rendered output of a message's content; rejects when the content cannot be rendered. */
+  render(req: RenderRequest): Promise<ChannelOutput>;
+}
+
 export interface DispatcherDeps extends Pick<Deps, 'config' | 'db' | 'dialect' | 'clock' | 'ids' | 'log' | 'writes'> {
   ledger: Ledger;
   transports: TransportRegistry;
   holds: HoldCheck[];
   suppressHooks: SuppressHook[];
   /** Where rendering runs (delivery threads, or the event loop). */
-  threads: Pick<DeliveryThreads, 'render'>;
+  threads: Renderer;
   /** This node's id in the cluster: the prefix of its leases (a fresh one when absent). */
   nodeId?: string;
   /**

@@ -18,8 +18,7 @@ import {
 } from './accept.js';
 import { cancelMessage } from './cancel.js';
 import { retryMessageNow } from './retry-now.js';
-import type { DeliveryThreads } from './delivery-threads.js';
-import { createDispatcher, type HoldCheck, type SuppressHook } from './dispatcher.js';
+import { createDispatcher, type HoldCheck, type Renderer, type SuppressHook } from './dispatcher.js';
 import { createTransportRegistry } from './transports.js';
 
 export const DISPATCHER_WORKER = 'dispatcher';
@@ -62,7 +61,7 @@ export interface OutboundDeps extends Deps {
   ledger: Ledger;
   templates: TemplateResolver;
   /** Where messages are rendered (delivery threads, or the event loop). */
-  threads: Pick<DeliveryThreads, 'render'>;
+  threads: Renderer;
   /** This node's id in the cluster (the prefix of its leases). */
   nodeId?: string;
 }

@@ -6,15 +6,12 @@ import type { Issue } from '../lib/errors.js';
 import { zodIssues } from '../lib/validation.js';
 import { CHANNELS, type Channel } from '../channel.js';
 import { inlineContentSchemas } from '../contract/channels.js';
+import { specOf } from '../channels/registry.js';
+import { isEmailAddress } from '../lib/email-address.js';
 
-const EMAIL = /^[^\s@<>()[\],;:"\\]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
-const E164 = /^\+[1-9]\d{1,14}$/;
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}\s*$/;
 const MAX_SCHEDULE_MS = 30 * 24 * 3600 * 1000;
-
-/** Whether `s` is a bare address the send body takes (`to`, `from`, `cc`, …). */
-export const isEmailAddress = (s: string) => s.length <= 320 && EMAIL.test(s);
 
 const address = z.string().refine(isEmailAddress, 'must be a bare email address such as someone@example.com');
 const metadataKey = /^[^\u0000-\u001f\u007f]{1,40}$/;
@@ -154,40 +151,14 @@ export function shapeIssues(body: SendBody, opts: { raw: boolean; now: Date }): 
   return issues;
 }
 
-function webPushIssue(to: string): string | null {
-  let sub: { endpoint?: unknown; keys?: { p256dh?: unknown; auth?: unknown } };
-  try {
-    sub = JSON.parse(to);
-  } catch {
-    return 'must be a JSON-encoded web push subscription';
-  }
-  if (!sub || typeof sub !== 'object') return 'must be a JSON-encoded web push subscription';
-  try {
-    if (typeof sub.endpoint !== 'string' || new URL(sub.endpoint).protocol !== 'https:')
-      return 'subscription endpoint must be an https URL';
-  } catch {
-    return 'subscription endpoint must be an https URL';
-  }
-  if (typeof sub.keys?.p256dh !== 'string' || !sub.keys.p256dh || typeof sub.keys?.auth !== 'string' || !sub.keys.auth) {
-    return 'subscription needs keys.p256dh and keys.auth';
-  }
-  return null;
-}
-
 /** Checks that depend on the channel: the recipient's form and the email-only fields. */
 export function channelIssues(channel: Channel, body: SendBody): Issue[] {
   const issues: Issue[] = [];
   const to = body.to;
-  if (to) {
-    if (channel === 'email' && !isEmailAddress(to)) issues.push({ path: 'to', message: 'must be an email address' });
-    if (channel === 'sms' && !E164.test(to)) issues.push({ path: 'to', message: 'must be an E.164 phone number such as +14155550100' });
-    if (channel === 'push' && (to.trim() === '' || /\s/.test(to))) issues.push({ path: 'to', message: 'must be a push device token' });
-    if (channel === 'web-push') {
-      const problem = webPushIssue(to);
-      if (problem) issues.push({ path: 'to', message: problem });
-    }
-  }
-  if (channel !== 'email') {
+  const spec = specOf(channel);
+  const problem = to ? spec.recipientIssue(to) : null;
+  if (problem) issues.push({ path: 'to', message: problem });
+  if (!spec.envelope) {
     for (const f of ['from', 'fromName', 'cc', 'bcc', 'replyTo', 'attachments'] as const) {
       if (body[f] !== undefined) issues.push({ path: f, message: `${f} applies to email only` });
     }

@@ -2,7 +2,7 @@
 // by the composition root from the channel registry), and the test channel, which every test-mode
 // message goes to whatever its channel, so a test key can never reach a real provider.
 import type { Channel, ChannelTransport } from '../channel.js';
-import { createTestTransport } from '../channels/test/transport.js';
+import { createTestChannel } from '../channels/registry.js';
 
 export interface TransportRegistry {
   /** Registers (or replaces) the live transport of a channel. */
@@ -12,7 +12,7 @@ export interface TransportRegistry {
   closeAll(): Promise<void>;
 }
 
-export function createTransportRegistry(test: ChannelTransport = createTestTransport()): TransportRegistry {
+export function createTransportRegistry(test: ChannelTransport = createTestChannel()): TransportRegistry {
   const live = new Map<Channel, ChannelTransport>();
   return {
     register: (channel, transport) => void live.set(channel, transport),

@@ -8,7 +8,7 @@
 import type { Deps } from '../deps.js';
 import { domainOf, isVerifiedDomain } from '../domains/sending.js';
 import type { Outbound } from '../outbound/outbound.js';
-import { isEmailAddress } from '../outbound/send-input.js';
+import { isEmailAddress } from '../lib/email-address.js';
 import type { SuppressionStore } from '../suppressions/store.js';
 import type { Principal } from '../workspaces/keys.js';
 import type { Credentials } from './credentials.js';

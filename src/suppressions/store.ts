@@ -11,6 +11,8 @@
 // entry with `expiresAt` stops holding mail then, and reads no longer show it.
 import { sql } from 'kysely';
 import { z } from 'zod';
+import type { Channel } from '../channel.js';
+import { specOf } from '../channels/registry.js';
 import { queriesFor } from '../db/compiled-queries.js';
 import { escapeLike, isUniqueViolation } from '../db/database.js';
 import { readsTogether } from '../db/reads-together.js';
@@ -260,13 +262,13 @@ export function createSuppressionCheck(store: SuppressionStore, opts: { together
   return async (message: {
     workspaceId: string;
     livemode: boolean;
-    channel: string;
+    channel: Channel;
     recipient: string;
     templateSlug: string | null;
   }): Promise<{ kind: 'suppressed' | 'opted_out'; reason: string } | null> => {
     const s = await lookup(
       { workspaceId: message.workspaceId, livemode: message.livemode },
-      suppressionKey(message.channel, message.recipient),
+      specOf(message.channel).suppression.key(message.recipient),
     );
     if (!s) return null;
     if (s.reason === 'unsubscribe') {
@@ -276,31 +278,17 @@ export function createSuppressionCheck(store: SuppressionStore, opts: { together
   };
 }
 
-/**
- * The entry a recipient is listed under: the address for email and sms, the device token for push,
- * the push service endpoint for a web-push subscription (its keys may rotate, the endpoint not).
- */
-function suppressionKey(channel: string, recipient: string): string {
-  if (channel !== 'web-push') return recipient;
-  try {
-    const endpoint = (JSON.parse(recipient) as { endpoint?: unknown }).endpoint;
-    return typeof endpoint === 'string' ? endpoint : recipient;
-  } catch {
-    return recipient;
-  }
-}
-
 /** The dispatcher's hook for permanent failures that ask for suppression (any channel). */
 export function createSuppressHook(store: SuppressionStore) {
   return async (
-    message: { workspaceId: string; livemode: boolean; channel: string; recipient: string; publicId: string },
+    message: { workspaceId: string; livemode: boolean; channel: Channel; recipient: string; publicId: string },
     detail: string,
   ): Promise<void> => {
     await store.add(
       { workspaceId: message.workspaceId, livemode: message.livemode },
       {
-        address: suppressionKey(message.channel, message.recipient),
-        reason: message.channel === 'email' ? 'bounce' : 'unregistered',
+        address: specOf(message.channel).suppression.key(message.recipient),
+        reason: specOf(message.channel).suppression.reason,
         detail,
         messageId: message.publicId,
       },

@@ -14,7 +14,7 @@ import { z } from 'zod';
 import { csvQuote } from '../lib/csv.js';
 import type { Deps } from '../deps.js';
 import { flag, type SuppressionsTable } from '../db/schema.js';
-import { isEmailAddress } from '../outbound/send-input.js';
+import { isEmailAddress } from '../lib/email-address.js';
 import { normalizeAddress, WILDCARD, type ListScope, type Suppression, type SuppressionReason, type SuppressionStore } from './store.js';
 
 export type TransferFormat = 'csv' | 'ndjson' | 'json';

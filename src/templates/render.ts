@@ -1,22 +1,13 @@
-// Rendering: the one module that turns a channel's content and `vars` into output, used by the
-// render endpoint and by the send pipeline alike. Mustache, with HTML escaping only in `html`;
-// every other field is plain text and rendered verbatim. Partials are refused (no file access).
-import Mustache from 'mustache';
-import { compile } from 'html-to-text';
-import type {
-  Channel,
-  ChannelContent,
-  ChannelOutput,
-  EmailContent,
-  EmailOutput,
-  PushContent,
-  PushOutput,
-  SmsContent,
-  SmsOutput,
-  WebPushContent,
-  WebPushOutput,
-} from '../channel.js';
+// Rendering: the one entry that turns a channel's content and `vars` into output, used by the
+// render endpoint and by the send pipeline alike. Each channel's spec renders its own fields
+// (Mustache through mustache.ts: HTML escaping only in email's `html`, every other field plain text
+// rendered verbatim); here are the checks of a template and the variables it misses, which read the
+// Mustache fields from the contract's hints. Partials are refused (no file access).
+import type { Channel, ChannelContent, ChannelOutput } from '../channel.js';
+import { specOf } from '../channels/registry.js';
+import { CHANNEL_HINTS } from '../contract/channels.js';
 import type { Issue } from '../lib/errors.js';
+import { parse, type Token } from './mustache.js';
 
 export interface RenderResult<O extends ChannelOutput = ChannelOutput> {
   channel: Channel;
@@ -25,48 +16,12 @@ export interface RenderResult<O extends ChannelOutput = ChannelOutput> {
   missing: string[];
 }
 
-/** The string fields of each channel that are Mustache templates. */
-const TEMPLATE_FIELDS: Record<Channel, string[]> = {
-  email: ['subject', 'preheader', 'html', 'text'],
-  sms: ['body'],
-  push: ['title', 'body', 'sound'],
-  'web-push': ['title', 'body', 'icon', 'clickUrl', 'badge'],
-};
+/** The fields of each channel that are Mustache templates: its text fields and JSON objects (the contract's hints). */
+const TEMPLATE_FIELDS = Object.fromEntries(
+  Object.entries(CHANNEL_HINTS).map(([channel, hints]) => [channel, hints.fields.filter((f) => f.kind !== 'number').map((f) => f.key)]),
+) as Record<Channel, string[]>;
 
-type Token = [string, string, number, number, Token[]?, number?];
 type Vars = Record<string, unknown>;
-
-const verbatim = { escape: (s: unknown) => String(s) };
-
-// Mustache caches every parsed template forever in a plain object; in a daemon that renders
-// caller-supplied inline content that is a slow leak. A small LRU keeps the hot templates parsed.
-const TEMPLATE_CACHE_SIZE = 2000;
-function lruCache(max: number): NonNullable<typeof Mustache.templateCache> {
-  const map = new Map<string, string>();
-  return {
-    get(key) {
-      const v = map.get(key);
-      if (v !== undefined) {
-        map.delete(key);
-        map.set(key, v);
-      }
-      return v;
-    },
-    set(key, value) {
-      map.delete(key);
-      map.set(key, value);
-      if (map.size > max) map.delete(map.keys().next().value as string);
-    },
-    clear() {
-      map.clear();
-    },
-  };
-}
-Mustache.templateCache = lruCache(TEMPLATE_CACHE_SIZE);
-
-function parse(template: string): Token[] {
-  return Mustache.parse(template) as unknown as Token[];
-}
 
 /** A template problem; `position` is the character offset Mustache reports, with its line and column. */
 export interface TemplateIssue extends Issue {
@@ -136,7 +91,6 @@ export function checkTemplates(channel: Channel, content: Record<string, unknown
     }
   };
   for (const f of fields) visit(content[f], `${pathPrefix}.${f}`);
-  if (channel === 'push' || channel === 'web-push') visit(content.data, `${pathPrefix}.data`);
   return issues;
 }
 
@@ -214,38 +168,6 @@ export function missingVariables(templates: string[], vars: Vars): string[] {
   return [...out];
 }
 
-function renderText(template: string | undefined, vars: Vars): string {
-  return template ? Mustache.render(template, vars, {}, verbatim) : '';
-}
-
-function renderData(data: Record<string, unknown> | undefined, vars: Vars): Record<string, unknown> {
-  const walk = (v: unknown): unknown => {
-    if (typeof v === 'string') return Mustache.render(v, vars, {}, verbatim);
-    if (Array.isArray(v)) return v.map(walk);
-    if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x)]));
-    return v;
-  };
-  return (walk(data ?? {}) as Record<string, unknown>) ?? {};
-}
-
-const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-
-/** Puts the preheader as hidden preview text at the start of the html body. */
-function insertPreheader(html: string, preheader: string): string {
-  if (!preheader) return html;
-  const block = `<div style="display:none;max-height:0;max-width:0;opacity:0;overflow:hidden;mso-hide:all;font-size:1px;line-height:1px;color:transparent;" aria-hidden="true">${escapeHtml(preheader)}</div>`;
-  const body = /<body[^>]*>/i.exec(html);
-  if (body) return html.slice(0, body.index + body[0].length) + block + html.slice(body.index + body[0].length);
-  return block + html;
-}
-
-/** Plain text derived from html, for versions that have html and no text. */
-// Compiled once: htmlToText() would rebuild its selector tables on every call (milliseconds each).
-const htmlToPlain = compile({ wordwrap: 78, selectors: [{ selector: 'img', format: 'skip' }] });
-export function textFromHtml(html: string): string {
-  return htmlToPlain(html);
-}
-
 function templateStrings(channel: Channel, content: Record<string, unknown>): string[] {
   const out: string[] = [];
   const visit = (v: unknown) => {
@@ -254,86 +176,19 @@ function templateStrings(channel: Channel, content: Record<string, unknown>): st
     else if (v && typeof v === 'object') Object.values(v).forEach(visit);
   };
   for (const f of TEMPLATE_FIELDS[channel]) visit(content[f]);
-  if (channel === 'push' || channel === 'web-push') visit(content.data);
   return out;
 }
 
 /** Renders content of a channel with `vars`. The content must have passed checkTemplates(). */
 export function renderContent(channel: Channel, content: ChannelContent, vars: Vars = {}): RenderResult {
   const missing = missingVariables(templateStrings(channel, content as unknown as Record<string, unknown>), vars);
-  let output: ChannelOutput;
-  switch (channel) {
-    case 'email': {
-      const c = content as EmailContent;
-      const subject = renderText(c.subject, vars);
-      const preheader = renderText(c.preheader, vars);
-      const rawHtml = c.html ? Mustache.render(c.html, vars, {}) : '';
-      const text = c.text ? renderText(c.text, vars) : rawHtml ? textFromHtml(rawHtml) : '';
-      output = { subject, preheader, html: rawHtml ? insertPreheader(rawHtml, preheader) : '', text } satisfies EmailOutput;
-      break;
-    }
-    case 'sms':
-      output = { body: renderText((content as SmsContent).body, vars) } satisfies SmsOutput;
-      break;
-    case 'push': {
-      const c = content as PushContent;
-      output = {
-        title: renderText(c.title, vars),
-        body: renderText(c.body, vars),
-        data: renderData(c.data, vars),
-        badge: typeof c.badge === 'number' ? c.badge : null,
-        sound: c.sound ? renderText(c.sound, vars) : null,
-      } satisfies PushOutput;
-      break;
-    }
-    case 'web-push': {
-      const c = content as WebPushContent;
-      output = {
-        title: renderText(c.title, vars),
-        body: renderText(c.body, vars),
-        icon: c.icon ? renderText(c.icon, vars) : null,
-        clickUrl: c.clickUrl ? renderText(c.clickUrl, vars) : null,
-        data: renderData(c.data, vars),
-        badge: c.badge ? renderText(c.badge, vars) : null,
-      } satisfies WebPushOutput;
-      break;
-    }
-  }
+  const output = specOf(channel).render(content, vars);
   return { channel, output, missing };
 }
 
 /** Content used verbatim (a raw send without `interpolate`): the same output shape, no Mustache. */
 export function contentAsOutput(channel: Channel, content: ChannelContent): ChannelOutput {
-  switch (channel) {
-    case 'email': {
-      const c = content as EmailContent;
-      const html = c.html ?? '';
-      const preheader = c.preheader ?? '';
-      return {
-        subject: c.subject ?? '',
-        preheader,
-        html: html ? insertPreheader(html, preheader) : '',
-        text: c.text ?? (html ? textFromHtml(html) : ''),
-      };
-    }
-    case 'sms':
-      return { body: (content as SmsContent).body ?? '' };
-    case 'push': {
-      const c = content as PushContent;
-      return { title: c.title ?? '', body: c.body ?? '', data: c.data ?? {}, badge: c.badge ?? null, sound: c.sound ?? null };
-    }
-    case 'web-push': {
-      const c = content as WebPushContent;
-      return {
-        title: c.title ?? '',
-        body: c.body ?? '',
-        icon: c.icon ?? null,
-        clickUrl: c.clickUrl ?? null,
-        data: c.data ?? {},
-        badge: c.badge ?? null,
-      };
-    }
-  }
+  return specOf(channel).verbatim(content);
 }
 
 /** A stored message's content to render, as plain data (it may cross to a delivery thread). */

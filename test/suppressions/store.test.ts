@@ -4,6 +4,7 @@
 // filters and search, the walk over every page, and the cursor's encoding refusing what it did not
 // make. What a daemon does with a listed recipient is test/suppressions/at-send.test.ts.
 import t from 'tap';
+import type { Channel } from '../../src/channel.js';
 import { ManualClock } from '../helpers/clock.js';
 import {
   addSuppressionBody,
@@ -180,7 +181,7 @@ for (const db of testDatabases()) {
     t.test('the send check and the suppress hook', async (t) => {
       const check = createSuppressionCheck(store);
       const hook = createSuppressHook(store);
-      const msg = (recipient: string, channel = 'email', templateSlug: string | null = null) => ({
+      const msg = (recipient: string, channel: Channel = 'email', templateSlug: string | null = null) => ({
         workspaceId: 'w1',
         livemode: true,
         channel,

@@ -1,6 +1,7 @@
 // Pure rendering decisions, table-driven: which paths are missing, and what each field escapes.
 import t from 'tap';
-import { checkTemplates, contentAsOutput, missingVariables, renderContent, textFromHtml } from '../../src/templates/render.js';
+import { textFromHtml } from '../../src/channels/email/render.js';
+import { checkTemplates, contentAsOutput, missingVariables, renderContent } from '../../src/templates/render.js';
 
 t.test('missing paths', async (t) => {
   const cases: [string, Record<string, unknown>, string[]][] = [

@@ -1,20 +1,21 @@
 // The test channel: every test-mode message (sk_test_ keys) ends here, whatever its channel. It never
 // contacts anything and completes the message as delivered, unless the recipient is one of the
-// documented outcome-simulating ones (recipients.ts).
-import type { ChannelTransport, DeliveryOutcome, OutboundMessage } from '../../channel.js';
-import { simulationFor } from './recipients.js';
+// documented outcome-simulating ones (../simulation.ts; each channel's spec reads its recipients).
+import type { Channel, ChannelTransport, DeliveryOutcome, OutboundMessage } from '../../channel.js';
+import type { Simulation } from '../simulation.js';
 
-export function createTestTransport(): ChannelTransport {
+/** The test transport; `simulation` says what a recipient of a channel simulates (the registry's). */
+export function createTestTransport(simulation: (channel: Channel, recipient: string) => Simulation | null): ChannelTransport {
   return {
     name: 'test',
-    deliver: ({ message }) => Promise.resolve(outcomeFor(message)),
+    deliver: ({ message }) => Promise.resolve(outcomeFor(message, simulation(message.channel, message.recipient))),
   };
 }
 
-function outcomeFor(message: OutboundMessage): DeliveryOutcome {
+function outcomeFor(message: OutboundMessage, simulated: Simulation | null): DeliveryOutcome {
   const provider = 'test';
   const providerMessageId = `test_${message.publicId}`;
-  switch (simulationFor(message.channel, message.recipient)) {
+  switch (simulated) {
     case 'failed':
       return { kind: 'failed', provider, error: 'simulated permanent failure (test recipient)', suppress: true };
     case 'suppressed':

@@ -11,7 +11,7 @@ import { AppError, invalidBody, isAppError, type Issue } from '../../lib/errors.
 import type { MetadataValue } from '../../messages/message.js';
 import type { AcceptResponse, BatchItemResult, Sender } from '../../outbound/accept.js';
 import type { Outbound } from '../../outbound/outbound.js';
-import { isEmailAddress } from '../../outbound/send-input.js';
+import { isEmailAddress } from '../../lib/email-address.js';
 import { lazyRequire } from '../../lib/lazy.js';
 
 // Loaded at the first vendor call: an idle daemon does not load nodemailer (test/idle-memory.test.ts).

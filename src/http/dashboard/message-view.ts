@@ -12,6 +12,7 @@
 //   /dashboard/api/messages/:id/rendered     { channel, output, headers: [[name, value]] } (JSON)
 import { Router, type Response } from 'express';
 import type { EmailOutput } from '../../channel.js';
+import { CHANNEL_HINTS } from '../../contract/channels.js';
 import { AppError } from '../../lib/errors.js';
 import { rowToOutbound, type MessageRow } from '../../messages/message.js';
 import { scopedMessageRow } from '../../messages/read.js';
@@ -35,7 +36,7 @@ function rendered(row: MessageRow) {
 
 /** The message as delivery composes it, dated when it was accepted (a delivery is dated when it goes). */
 async function source(deps: DashboardDeps, row: MessageRow): Promise<Buffer> {
-  if (row.channel !== 'email') throw new AppError('not_found', 'only an email message has a MIME source');
+  if (!CHANNEL_HINTS[row.channel].mime) throw new AppError('not_found', 'only an email message has a MIME source');
   return deps.emailSource(rowToOutbound(row), rendered(row) as EmailOutput, new Date(row.created_at));
 }
 
@@ -58,7 +59,7 @@ export function messageViewRoutes(deps: DashboardDeps): Router {
   const r = Router();
   r.get('/messages/:id/html', async (req, res) => {
     const row = await rowOf(deps, res, String(req.params.id));
-    if (row.channel !== 'email') throw new AppError('not_found', 'only an email message has HTML');
+    if (!CHANNEL_HINTS[row.channel].mime) throw new AppError('not_found', 'only an email message has HTML');
     const out = rendered(row) as EmailOutput;
     sendIsolatedHtml(res, out.html || '<p>(no HTML part)</p>', imageSourcesAsked(req.query));
   });
@@ -78,7 +79,7 @@ export function messageApiRoutes(deps: DashboardDeps): Router {
   r.get('/messages/:id/rendered', async (req, res) => {
     const row = await rowOf(deps, res, String(req.params.id));
     const output = rendered(row);
-    res.json({ channel: row.channel, output, headers: row.channel === 'email' ? headersOf(await source(deps, row)) : [] });
+    res.json({ channel: row.channel, output, headers: CHANNEL_HINTS[row.channel].mime ? headersOf(await source(deps, row)) : [] });
   });
   return r;
 }

@@ -4,6 +4,7 @@
 // operator asks (?remote=1), the same rule as received mail (isolated-html.ts imageSourcesAsked).
 // It renders through the same store as POST /v1/templates/{slug}/render.
 import { Router } from 'express';
+import { CHANNEL_HINTS } from '../../contract/channels.js';
 import { invalidRequest } from '../../lib/errors.js';
 import { nestsDeeperThan, paramTooDeep } from '../../lib/json-depth.js';
 import { normalizeSlug } from '../../templates/store.js';
@@ -35,7 +36,7 @@ export function templateViewRoutes(deps: DashboardDeps): Router {
       vars: parseVars(req.query.vars),
       version,
     });
-    const html = result.channel === 'email' ? (result.output as { html: string }).html : '';
+    const html = CHANNEL_HINTS[result.channel].mime ? (result.output as { html: string }).html : '';
     sendIsolatedHtml(res, html || '<p>(No HTML part: the text version is shown beside.)</p>', imageSourcesAsked(req.query));
   });
   return r;

@@ -11,8 +11,7 @@
 // them again). The last result is stored per message and returned until the next run.
 import type * as Mailparser from 'mailparser';
 import type { z } from 'zod';
-import type { EmailOutput } from '../../channel.js';
-import type { EmailSource } from '../../channels/email/index.js';
+import type { EmailOutput, OutboundMessage } from '../../channel.js';
 import type { Deps } from '../../deps.js';
 import { flag } from '../../db/schema.js';
 import { rspamdVerdict } from '../../inbound/scan.js';
@@ -53,7 +52,8 @@ const DAY_MS = 86_400_000;
 const CURSOR_LAG = 1000;
 
 type CheckDeps = Pick<Deps, 'config' | 'db' | 'clock' | 'log' | 'dns'> & {
-  emailSource: EmailSource;
+  /** The email channel's composer outside delivery (channels/email `createEmailSource`). */
+  emailSource(message: OutboundMessage, content: EmailOutput, date: Date): Promise<Buffer>;
   publicUrl(): string;
 };
 

@@ -28,11 +28,12 @@ import { Link, navigate, useRoute } from '../router';
 import type { Route } from '../routes';
 import { useSelectionKey } from '../session';
 import { MessageChecks } from './message-checks';
+import { CHANNEL_HINTS, CHANNELS, type Channel } from '../../../src/contract/channels';
 
 interface Message {
   publicId: string;
   templateSlug: string | null;
-  channel: string;
+  channel: Channel;
   status: string;
   livemode: boolean;
   recipient: string;
@@ -63,7 +64,6 @@ const STATUSES = [
   'blocked',
   'canceled',
 ];
-const CHANNELS = ['email', 'sms', 'push', 'web-push'];
 
 interface Filters {
   status: string;
@@ -296,12 +296,12 @@ function Content(props: { m: Message }) {
   );
   const raw = useAsync(
     () =>
-      tab === 'source' && props.m.channel === 'email'
+      tab === 'source' && CHANNEL_HINTS[props.m.channel].mime
         ? fetch(`/dashboard/view/messages/${id}/source.eml`).then((r) => r.text())
         : Promise.resolve(''),
     [id, tab],
   );
-  const email = props.m.channel === 'email';
+  const email = CHANNEL_HINTS[props.m.channel].mime;
   const tabs: { key: DetailTab; label: string }[] = [
     { key: 'preview', label: 'Preview' },
     { key: 'text', label: email ? 'Text' : 'Content' },
@@ -467,7 +467,7 @@ function MessageDetail(props: { id: string }) {
         </section>
       </div>
       <Content m={m} />
-      {m.channel === 'email' && <MessageChecks id={m.publicId} livemode={m.livemode} />}
+      {CHANNEL_HINTS[m.channel].mime && <MessageChecks id={m.publicId} livemode={m.livemode} />}
     </Page>
   );
 }

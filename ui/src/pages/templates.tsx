@@ -22,12 +22,10 @@ import {
   useAsync,
 } from '../components';
 import { diffLines } from '../diff';
+import { CHANNEL_HINTS, CHANNELS, type Channel } from '../../../src/contract/channels';
 import { Link, navigate } from '../router';
 import type { Route } from '../routes';
 import { useSelectionKey } from '../session';
-
-type Channel = 'email' | 'sms' | 'push' | 'web-push';
-const CHANNELS: Channel[] = ['email', 'sms', 'push', 'web-push'];
 
 interface Variable {
   name: string;
@@ -58,37 +56,6 @@ interface Version {
   updatedAt: string;
   publishedAt: string | null;
 }
-
-/** The editable fields of each channel: text inputs, text areas, a number, and JSON objects. */
-interface FieldSpec {
-  key: string;
-  label: string;
-  kind: 'line' | 'area' | 'number' | 'json';
-}
-const FIELDS: Record<Channel, FieldSpec[]> = {
-  email: [
-    { key: 'subject', label: 'Subject', kind: 'line' },
-    { key: 'preheader', label: 'Preheader', kind: 'line' },
-    { key: 'html', label: 'HTML body', kind: 'area' },
-    { key: 'text', label: 'Text body', kind: 'area' },
-  ],
-  sms: [{ key: 'body', label: 'Body', kind: 'area' }],
-  push: [
-    { key: 'title', label: 'Title', kind: 'line' },
-    { key: 'body', label: 'Body', kind: 'area' },
-    { key: 'sound', label: 'Sound', kind: 'line' },
-    { key: 'badge', label: 'Badge count', kind: 'number' },
-    { key: 'data', label: 'Data (JSON object)', kind: 'json' },
-  ],
-  'web-push': [
-    { key: 'title', label: 'Title', kind: 'line' },
-    { key: 'body', label: 'Body', kind: 'area' },
-    { key: 'icon', label: 'Icon URL', kind: 'line' },
-    { key: 'clickUrl', label: 'Click URL', kind: 'line' },
-    { key: 'badge', label: 'Badge URL', kind: 'line' },
-    { key: 'data', label: 'Data (JSON object)', kind: 'json' },
-  ],
-};
 
 const tpath = (slug: string, rest = '') => `/v1/templates/${encodeURIComponent(slug)}${rest}`;
 
@@ -157,7 +124,7 @@ function TemplateList() {
 /** The form's text of a content value (JSON fields as pretty JSON). */
 function toForm(channel: Channel, content: Record<string, unknown>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const f of FIELDS[channel]) {
+  for (const f of CHANNEL_HINTS[channel].fields) {
     const v = content[f.key];
     out[f.key] = v === undefined || v === null ? '' : typeof v === 'string' ? v : JSON.stringify(v, null, 2);
   }
@@ -167,7 +134,7 @@ function toForm(channel: Channel, content: Record<string, unknown>): Record<stri
 /** The draft body's content from the form: empty fields left out, numbers and JSON parsed. */
 function fromForm(channel: Channel, form: Record<string, string>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const f of FIELDS[channel]) {
+  for (const f of CHANNEL_HINTS[channel].fields) {
     const v = form[f.key] ?? '';
     if (v.trim() === '') continue;
     if (f.kind === 'number') out[f.key] = Number(v);
@@ -272,7 +239,7 @@ function TemplateEditor(props: { slug: string }) {
           />
         )}
         {tab === 'versions' && <Versions versions={vs} channel={d.channel} />}
-        {tab === 'test' && <TestSend slug={d.slug} sample={sampleText} onSample={setSample} />}
+        {tab === 'test' && <TestSend slug={d.slug} channel={d.channel} sample={sampleText} onSample={setSample} />}
       </div>
     </Page>
   );
@@ -324,7 +291,7 @@ function DraftEditor(props: {
             No draft: saving opens v{props.latest.versionNumber + 1} from the published v{props.latest.versionNumber}.
           </p>
         )}
-        {FIELDS[channel].map((f) => (
+        {CHANNEL_HINTS[channel].fields.map((f) => (
           <Field label={f.label}>
             {(id) =>
               f.kind === 'area' || f.kind === 'json' ? (
@@ -452,7 +419,7 @@ function Preview(props: { slug: string; channel: Channel; version: number | null
                   .filter(([k, v]) => k !== 'html' && k !== 'text' && v !== '' && v !== undefined)
                   .map(([k, v]): [string, string] => [k, typeof v === 'string' ? v : JSON.stringify(v)])}
               />
-              {props.channel === 'email' && result.vars !== undefined && (
+              {CHANNEL_HINTS[props.channel].mime && result.vars !== undefined && (
                 <>
                   <div class="checks">
                     <label>
@@ -484,7 +451,7 @@ function Preview(props: { slug: string; channel: Channel; version: number | null
 /** A version as lines for the diff: each content field under its name, then the variables. */
 function versionText(channel: Channel, v: Version): string {
   const lines: string[] = [];
-  for (const f of FIELDS[channel]) {
+  for (const f of CHANNEL_HINTS[channel].fields) {
     const value = v.content[f.key];
     if (value === undefined) continue;
     lines.push(`[${f.key}]`);
@@ -555,7 +522,7 @@ function Versions(props: { versions: Version[]; channel: Channel }) {
   );
 }
 
-function TestSend(props: { slug: string; sample: string; onSample(t: string): void }) {
+function TestSend(props: { slug: string; channel: Channel; sample: string; onSample(t: string): void }) {
   const [to, setTo] = useState('');
   const [sent, setSent] = useState<{ id: string; status: string } | null>(null);
   const action = useAction(async () => {
@@ -579,8 +546,16 @@ function TestSend(props: { slug: string; sample: string; onSample(t: string): vo
         Sent through the test environment (whatever the top bar shows) with the latest version, draft included. Test sends reach no real
         provider; find them under Messages in the test environment.
       </p>
-      <Field label="Recipient" hint="An email address, phone number, device token or web-push subscription, by channel.">
-        {(id) => <input id={id} required value={to} onInput={(e) => setTo(e.currentTarget.value)} />}
+      <Field label="Recipient" hint={CHANNEL_HINTS[props.channel].recipient.hint}>
+        {(id) => (
+          <input
+            id={id}
+            required
+            value={to}
+            placeholder={CHANNEL_HINTS[props.channel].recipient.placeholder}
+            onInput={(e) => setTo(e.currentTarget.value)}
+          />
+        )}
       </Field>
       <Field label="Variables (JSON)">
         {(id) => <textarea id={id} class="mono" rows={5} value={props.sample} onInput={(e) => props.onSample(e.currentTarget.value)} />}

@@ -1,7 +1,7 @@
 // A delivery thread (see delivery-threads.ts): renders messages, composes and signs email, and
-// hosts the SMTP pools the email channel opens here (channels/email/pool-wire.ts).
-import { createPoolHost, errorToWire } from '../channels/email/pool-wire.js';
-import { serveThread, threadLog } from '../lib/threads.js';
+// hosts the SMTP pools the email channel opens here (pool-wire.ts).
+import { serveThread, threadLog } from '../../lib/threads.js';
+import { createPoolHost, errorToWire } from './pool-wire.js';
 import { runJob, type DeliveryJob } from './delivery-threads.js';
 
 const host = createPoolHost(threadLog);

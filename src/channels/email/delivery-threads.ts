@@ -1,12 +1,13 @@
-// Delivery work off the event loop. The dispatcher's pure CPU work — Mustache, deriving the text
+// Delivery work off the event loop, email's above all. The dispatcher's pure CPU work — Mustache, deriving the text
 // part from html (html-to-text), building the MIME message (MailComposer) and signing it (DKIM) —
 // took about a seventh of a busy daemon's event loop (`npm run bench delivery` profile), and
 // speaking SMTP to the remote servers (nodemailer's client: commands, replies, dot-stuffing the
 // message onto the socket) most of another tenth: time in which the loop could neither accept
 // sends nor commit. `dispatcher.renderThreads` delivery threads (default 1, lib/threads.ts) render
 // messages, compose and sign email, and host the email channel's direct-delivery SMTP pools
-// (channels/email/pool-wire.ts); the loop keeps the database, the queue and every decision. 0 keeps
-// all of it on the event loop.
+// (pool-wire.ts); the loop keeps the database, the queue and every decision. 0 keeps all of it on
+// the event loop. They live with email because email is what needs them (compose, DKIM, SMTP);
+// the dispatcher sees only their `render` (outbound's Renderer), which serves every channel.
 //
 // Render and compose jobs are pure (data in, data out), so nothing is lost if a thread dies: its
 // unfinished jobs run again on the event loop. Its SMTP transactions in progress fail as a dropped
@@ -14,20 +15,13 @@
 // is started for the next call; after a few deaths every job and pool stays on the event loop,
 // with an error in the log. Threads start on first use (a daemon that never sends never starts one).
 import type { Worker } from 'node:worker_threads';
-import type { ChannelOutput } from '../channel.js';
-import { composeSigned, type ComposeRequest } from '../channels/email/compose.js';
-import {
-  errorFromWire,
-  resultFromWire,
-  type PoolCall,
-  type PoolSpec,
-  type WireError,
-  type WireSendResult,
-} from '../channels/email/pool-wire.js';
-import { createSmtpPool, type PoolOptions, type SmtpError, type SmtpPool } from '../channels/email/smtp-pool.js';
-import { asBuffer, createThreadPool, startThread } from '../lib/threads.js';
-import type { Logger } from '../lib/logger.js';
-import { renderOutput, type RenderRequest } from '../templates/render.js';
+import type { ChannelOutput } from '../../channel.js';
+import { composeSigned, type ComposeRequest } from './compose.js';
+import { errorFromWire, resultFromWire, type PoolCall, type PoolSpec, type WireError, type WireSendResult } from './pool-wire.js';
+import { createSmtpPool, type PoolOptions, type SmtpError, type SmtpPool } from './smtp-pool.js';
+import { asBuffer, createThreadPool, startThread } from '../../lib/threads.js';
+import type { Logger } from '../../lib/logger.js';
+import { renderOutput, type RenderRequest } from '../../templates/render.js';
 
 /** What a delivery thread is asked to do. */
 export type DeliveryJob =

@@ -5,11 +5,11 @@
 import { Worker } from 'node:worker_threads';
 import { generateKeyPairSync } from 'node:crypto';
 import t from 'tap';
-import { createLogger } from '../../src/lib/logger.js';
-import type { ComposeRequest } from '../../src/channels/email/compose.js';
-import { createDeliveryThreads, onEventLoop } from '../../src/outbound/delivery-threads.js';
-import type { RenderRequest } from '../../src/templates/render.js';
-import { startSink } from '../helpers/smtp-sink.js';
+import { createLogger } from '../../../src/lib/logger.js';
+import type { ComposeRequest } from '../../../src/channels/email/compose.js';
+import { createDeliveryThreads, onEventLoop } from '../../../src/channels/email/delivery-threads.js';
+import type { RenderRequest } from '../../../src/templates/render.js';
+import { startSink } from '../../helpers/smtp-sink.js';
 
 const log = createLogger('silent');
 const html = `<html><body><h1>Hello {{name}}</h1><p>${'Lorem ipsum dolor sit amet, '.repeat(40)}</p><a href="https://example.com/x">link</a></body></html>`;
