@@ -3,8 +3,9 @@
 // pids): an unscoped key does not have it, a key gets it only by naming it, and only a box owner
 // may grant it (the CLI, or an owner in the dashboard; keys.ts refuses anyone else).
 
-const SCOPES = ['read', 'send', 'cancel', 'inbound', 'webhooks', 'cluster'] as const;
-export type Scope = (typeof SCOPES)[number];
+import { SCOPES, type Scope } from '../contract/vocabulary.js';
+
+export type { Scope };
 
 /** Scopes about the box rather than a workspace: never implied by an unscoped key; only an owner grants them. */
 export const BOX_SCOPES: readonly Scope[] = ['cluster'];

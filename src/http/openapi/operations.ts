@@ -17,7 +17,7 @@ import { createAddressBody, inboundAddressSchema } from '../../inbound/addresses
 import { receivedDetailSchema, receivedSummarySchema } from '../../inbound/received.js';
 import type { ErrorCode } from '../../lib/errors.js';
 import { messagePageSchema, messageSchema } from '../../messages/message.js';
-import { STATUS_FILTERS } from '../../messages/read.js';
+import { STATUS_FILTERS } from '../../contract/messages.js';
 import { acceptResponseSchema, batchResponseSchema } from '../../outbound/accept.js';
 import { batchBody } from '../../outbound/batch-input.js';
 import { messageChecksSchema } from '../../outbound/checks/schema.js';

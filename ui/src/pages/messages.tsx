@@ -5,6 +5,7 @@
 // iframe on /dashboard/view), text, headers and source, the checks of an email message
 // (message-checks.tsx); cancel, and retry a deferred one now.
 import { useEffect, useState } from 'preact/hooks';
+import { STATUS_FILTERS } from '../../../src/contract/messages';
 import { del, get, post, query } from '../api';
 import {
   Badge,
@@ -49,20 +50,6 @@ interface Message {
   pinnedVersion: number | null;
 }
 
-const STATUSES = [
-  'scheduled',
-  'queued',
-  'rendered',
-  'dispatched',
-  'deferred',
-  'sent',
-  'delivered',
-  'failed',
-  'suppressed',
-  'opted_out',
-  'blocked',
-  'canceled',
-];
 const CHANNELS = ['email', 'sms', 'push', 'web-push'];
 
 interface Filters {
@@ -129,7 +116,7 @@ function FilterForm(props: { initial: Filters }) {
         {(id) => (
           <select id={id} value={f.status} onChange={set('status')}>
             <option value="">any</option>
-            {STATUSES.map((s) => (
+            {STATUS_FILTERS.map((s) => (
               <option value={s}>{s.replace('_', ' ')}</option>
             ))}
           </select>

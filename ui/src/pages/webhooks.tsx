@@ -2,6 +2,7 @@
 // signing secret shown once), and per endpoint its settings, secret rotation (the new secret shown
 // once), enable/disable, removal, and the delivery log with every attempt and a replay button.
 import { useState } from 'preact/hooks';
+import { EVENT_TYPES } from '../../../src/contract/webhooks';
 import { del, get, patch, post, query } from '../api';
 import {
   Badge,
@@ -23,19 +24,6 @@ import {
 import type { Route } from '../routes';
 import { Link, navigate } from '../router';
 import { useSelectionKey } from '../session';
-
-/** The event types an endpoint may subscribe to (src/db/schema.ts EVENT_TYPES). */
-export const EVENT_TYPES = [
-  'message.received',
-  'message.sent',
-  'message.delivered',
-  'message.failed',
-  'message.suppressed',
-  'message.blocked',
-  'message.opted_out',
-  'message.opened',
-  'message.clicked',
-];
 
 interface Endpoint {
   id: string;
