@@ -10,6 +10,10 @@ export type Env = 'live' | 'test';
 export const TEMPLATE_STATUSES = ['active', 'archived'] as const;
 export type TemplateStatus = (typeof TEMPLATE_STATUSES)[number];
 
+/** The types a template variable may declare. */
+export const VARIABLE_TYPES = ['string', 'number', 'boolean', 'object', 'array'] as const;
+export type VariableType = (typeof VARIABLE_TYPES)[number];
+
 export const SUPPRESSION_REASONS = ['bounce', 'complaint', 'manual', 'unsubscribe', 'unregistered'] as const;
 export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
 

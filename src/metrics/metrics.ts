@@ -15,7 +15,8 @@
 // `other`), and every other label takes values from a closed list.
 import { sql } from 'kysely';
 import client from 'prom-client';
-import { NODE_HEALTHS, type NodeView } from '../cluster/nodes.js';
+import type { NodeView } from '../cluster/nodes.js';
+import { NODE_HEALTHS } from '../contract/cluster-schemas.js';
 import type { Config } from '../config.js';
 import { isDatabaseUnavailable, type Db } from '../db/database.js';
 import { isSet } from '../db/schema.js';

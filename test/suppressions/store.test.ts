@@ -5,14 +5,13 @@
 // make. What a daemon does with a listed recipient is test/suppressions/at-send.test.ts.
 import t from 'tap';
 import { ManualClock } from '../../src/lib/clock.js';
+import { addSuppressionBody, listSuppressionsQuery } from '../../src/contract/suppression-schemas.js';
 import {
-  addSuppressionBody,
   createSuppressHook,
   createSuppressionCheck,
   createSuppressionStore,
   decodePosition,
   encodePosition,
-  listSuppressionsQuery,
 } from '../../src/suppressions/store.js';
 import { testDatabases } from '../helpers/databases.js';
 import { openMigrated } from '../helpers/migrated-database.js';

@@ -2,6 +2,7 @@
 // the CLI uses (validation, sealing of secrets and the SSRF check all live there). The providers'
 // setting specs are served so the page builds its form from them. Credentials are write-only:
 // every answer is the store's public view, which names the secrets that are set, never their values.
+import type { DashboardAnswers } from '../../contract/dashboard.js';
 import { Router } from 'express';
 import { z } from 'zod';
 import { connectionView } from '../../channels/connections.js';
@@ -20,7 +21,7 @@ export function connectionRoutes(deps: DashboardDeps): Router {
   const r = Router();
 
   r.get('/connections/providers', (_req, res) => {
-    res.json({
+    const answer: DashboardAnswers['GET /dashboard/api/connections/providers'] = {
       data: PROVIDERS.map((p) => ({
         channel: p.channel,
         name: p.name,
@@ -34,7 +35,8 @@ export function connectionRoutes(deps: DashboardDeps): Router {
           describe: s.describe,
         })),
       })),
-    });
+    };
+    res.json(answer);
   });
 
   r.post('/connections', async (req, res) => {

@@ -4,7 +4,7 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { parseBody } from '../../lib/validation.js';
-import { DESCRIPTION_MAX } from '../../submission/smtp-credentials.js';
+import { DESCRIPTION_MAX } from '../../contract/smtp-credential-schemas.js';
 import { GENERIC_USER } from '../../submission/credentials.js';
 import { actingOn, auditAs, type DashboardDeps } from './context.js';
 

@@ -92,9 +92,9 @@ function ProofForm(props: { label: string; danger?: boolean; onProof(proof: { co
 function SetUpApp(props: { onDone(codes: string[]): void }) {
   const [enrollment, setEnrollment] = useState<Enrollment | null>(null);
   const [code, setCode] = useState('');
-  const start = useAction(async () => setEnrollment(await post<Enrollment>('/dashboard/api/account/second-factor/totp')));
+  const start = useAction(async () => setEnrollment(await post('/dashboard/api/account/second-factor/totp')));
   const confirm = useAction(async () => {
-    const { recoveryCodes } = await post<{ recoveryCodes: string[] }>('/dashboard/api/account/second-factor/totp/confirm', {
+    const { recoveryCodes } = await post('/dashboard/api/account/second-factor/totp/confirm', {
       code: code.trim(),
     });
     props.onDone(recoveryCodes);
@@ -155,7 +155,7 @@ function SetUpApp(props: { onDone(codes: string[]): void }) {
 
 export function SecondFactorCard() {
   const session = useSession();
-  const status = useAsync(() => get<Status>('/dashboard/api/account/second-factor'), []);
+  const status = useAsync(() => get('/dashboard/api/account/second-factor'), []);
   const [codes, setCodes] = useState<string[] | null>(null);
   const done = () => {
     status.reload();
@@ -182,11 +182,7 @@ export function SecondFactorCard() {
           </Notice>
           <ProofForm
             label="New recovery codes"
-            onProof={async (proof) =>
-              setCodes(
-                (await post<{ recoveryCodes: string[] }>('/dashboard/api/account/second-factor/recovery-codes', proof)).recoveryCodes,
-              )
-            }
+            onProof={async (proof) => setCodes((await post('/dashboard/api/account/second-factor/recovery-codes', proof)).recoveryCodes)}
           />
           <ProofForm
             label="Remove the app"
@@ -215,10 +211,11 @@ export function SecondFactorCard() {
 
 /** Passkeys: each signs in on its own, with the device's lock (fingerprint, face, PIN). */
 export function PasskeysCard(props: { onChange(): void }) {
-  const list = useAsync(() => get<{ data: Passkey[] }>('/dashboard/api/account/passkeys'), []);
+  const list = useAsync(() => get('/dashboard/api/account/passkeys'), []);
   const [name, setName] = useState('');
   const add = useAction(async () => {
-    const optionsJSON = await post<PublicKeyCredentialCreationOptionsJSON>('/dashboard/api/account/passkeys/options');
+    // The options' shape is WebAuthn's (the W3C's), not the contract's.
+    const optionsJSON = (await post('/dashboard/api/account/passkeys/options')) as PublicKeyCredentialCreationOptionsJSON;
     const response = await startRegistration({ optionsJSON });
     await post('/dashboard/api/account/passkeys', { response, name: name.trim() });
     setName('');

@@ -237,7 +237,7 @@ function EditAccess(props: { op: Operator; workspaces: Workspace[]; onSaved(): v
 
 /** The box's sign-in rule: whether every operator must have a second factor. */
 function SignInRule() {
-  const rule = useAsync(() => get<{ requireSecondFactor: boolean }>('/dashboard/api/security'), []);
+  const rule = useAsync(() => get('/dashboard/api/security'), []);
   const change = useAction(async (on: boolean) => {
     await put('/dashboard/api/security', { requireSecondFactor: on });
     rule.reload();
@@ -263,9 +263,9 @@ function SignInRule() {
 
 function WorkspacesPage() {
   const session = useSession();
-  const workspaces = useAsync(() => get<{ data: Workspace[] }>('/dashboard/api/workspaces'), []);
-  const plans = useAsync(() => get<{ data: string[] }>('/dashboard/api/plans'), []);
-  const operators = useAsync(() => get<{ data: Operator[] }>('/dashboard/api/operators'), []);
+  const workspaces = useAsync(() => get('/dashboard/api/workspaces'), []);
+  const plans = useAsync(() => get('/dashboard/api/plans'), []);
+  const operators = useAsync(() => get('/dashboard/api/operators'), []);
   const [editing, setEditing] = useState<string | null>(null);
   const wsList = workspaces.data?.data ?? [];
   const names = (ids: string[]) => ids.map((id) => wsList.find((w) => w.id === id)?.name ?? id).join(', ');
@@ -372,11 +372,8 @@ function AuditPage() {
   const [applied, setApplied] = useState('');
   const [cursors, setCursors] = useState<(number | undefined)[]>([undefined]);
   const before = cursors[cursors.length - 1];
-  const workspaces = useAsync(() => get<{ data: Workspace[] }>('/dashboard/api/workspaces'), []);
-  const log = useAsync(
-    () => get<{ data: AuditEntry[]; nextBefore: number | null }>(`/dashboard/api/audit${query({ operator: applied, before, limit: 50 })}`),
-    [applied, before],
-  );
+  const workspaces = useAsync(() => get('/dashboard/api/workspaces'), []);
+  const log = useAsync(() => get(`/dashboard/api/audit${query({ operator: applied, before, limit: 50 })}`), [applied, before]);
   const wsName = (id: string | null) => (id ? (workspaces.data?.data.find((w) => w.id === id)?.slug ?? id) : null);
   return (
     <Page title="Audit log">
@@ -437,7 +434,7 @@ function AuditPage() {
 // released), whether it is stopping, and its deliveries in flight and claimed messages.
 const HEALTH_TONE = { ok: 'ok', late: 'warn', gone: 'bad' } as const;
 function NodesPage() {
-  const nodes = useAsync(() => get<{ data: ClusterNode[]; heartbeatMs: number; nodeTimeoutMs: number }>('/dashboard/api/nodes'), []);
+  const nodes = useAsync(() => get('/dashboard/api/nodes'), []);
   const standing = (n: ClusterNode) => (
     <>
       <Badge tone={HEALTH_TONE[n.health]}>{n.health}</Badge>

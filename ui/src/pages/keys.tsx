@@ -46,7 +46,7 @@ function NewKey(props: { onCreated(secret: string): void }) {
   const [env, setEnv] = useState<'live' | 'test'>(me.selection?.env ?? 'live');
   const [scopes, setScopes] = useState<string[]>([]);
   const action = useAction(async () => {
-    const r = await post<{ key: ApiKey; secret: string }>('/dashboard/api/keys', { name: name || undefined, env, scopes });
+    const r = await post('/dashboard/api/keys', { name: name || undefined, env, scopes });
     setName('');
     setScopes([]);
     props.onCreated(r.secret);
@@ -99,7 +99,7 @@ function NewKey(props: { onCreated(secret: string): void }) {
 
 function KeysPage() {
   const selection = useSelectionKey();
-  const keys = useAsync(() => get<{ data: ApiKey[] }>('/dashboard/api/keys'), [selection]);
+  const keys = useAsync(() => get('/dashboard/api/keys'), [selection]);
   const [secret, setSecret] = useState<string | null>(null);
   return (
     <Page title="API keys">

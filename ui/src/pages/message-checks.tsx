@@ -53,8 +53,8 @@ function Item(props: { name: string; status: Status; summary: string; children?:
 export function MessageChecks(props: { id: string; livemode: boolean }) {
   const [asked, setAsked] = useState(!props.livemode);
   const [fresh, setFresh] = useState<Checks | null>(null);
-  const stored = useAsync(() => (asked ? get<Checks>(`/v1/messages/${props.id}/checks`) : Promise.resolve(null)), [props.id, asked]);
-  const rerun = useAction(async () => setFresh(await post<Checks>(`/v1/messages/${props.id}/checks`)));
+  const stored = useAsync(() => (asked ? get(`/v1/messages/${props.id}/checks`) : Promise.resolve(null)), [props.id, asked]);
+  const rerun = useAction(async () => setFresh(await post(`/v1/messages/${props.id}/checks`)));
   const c = fresh ?? stored.data ?? null;
   return (
     <section aria-labelledby="checks-title">

@@ -88,7 +88,7 @@ function filtersFrom(params: URLSearchParams): Filters {
 }
 
 /** The query string of GET /v1/messages for these filters (and the page URL's). */
-function filterQuery(f: Filters, extra: Record<string, string | undefined> = {}): string {
+function filterQuery(f: Filters, extra: Record<string, string | undefined> = {}): '' | `?${string}` {
   const base = query({ status: f.status, channel: f.channel, template: f.template, q: f.q, limit: f.limit, ...extra });
   const params = new URLSearchParams(base.slice(1));
   for (const pair of f.metadata.split(',')) {
@@ -229,10 +229,7 @@ function MessageList() {
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   useEffect(() => setCursors([undefined]), [q, key]);
   const cursor = cursors[cursors.length - 1];
-  const page = useAsync(
-    () => get<{ data: Message[]; nextCursor: string | null }>(`/v1/messages${filterQuery(filters, { cursor })}`),
-    [q, cursor, key],
-  );
+  const page = useAsync(() => get(`/v1/messages${filterQuery(filters, { cursor })}`), [q, cursor, key]);
   return (
     <Page
       title="Messages"
@@ -274,13 +271,7 @@ function Content(props: { m: Message }) {
   const id = props.m.publicId;
   const [tab, setTab] = useState<DetailTab>('preview');
   const [width, setWidth] = useState<'desktop' | 'mobile'>('desktop');
-  const rendered = useAsync(
-    () =>
-      get<{ channel: string; output: Record<string, string | undefined>; headers: [string, string][] }>(
-        `/dashboard/api/messages/${id}/rendered`,
-      ),
-    [id],
-  );
+  const rendered = useAsync(() => get(`/dashboard/api/messages/${id}/rendered`), [id]);
   const raw = useAsync(
     () =>
       tab === 'source' && props.m.channel === 'email'
@@ -369,7 +360,7 @@ function Content(props: { m: Message }) {
 
 function MessageDetail(props: { id: string }) {
   const key = useSelectionKey();
-  const { data: m, error, loading, reload } = useAsync(() => get<Message>(`/v1/messages/${props.id}`), [props.id, key]);
+  const { data: m, error, loading, reload } = useAsync(() => get(`/v1/messages/${props.id}`), [props.id, key]);
   const [done, setDone] = useState('');
   const retry = useAction(async () => {
     await post(`/v1/messages/${props.id}/retry`);

@@ -145,7 +145,7 @@ function MeterBar(props: { label: string; meter: Meter }) {
 
 function OverviewPage() {
   const key = useSelectionKey();
-  const { data, error, loading } = useAsync(() => get<Overview>('/dashboard/api/overview'), [key]);
+  const { data, error, loading } = useAsync(() => get('/dashboard/api/overview'), [key]);
   if (!data) return <Page title="Overview">{loading ? <Loading what="the overview" /> : <ErrorLine error={error} />}</Page>;
   const o = data;
   return (

@@ -43,7 +43,7 @@ interface Settings {
 
 function SettingsCard() {
   const selection = useSelectionKey();
-  const settings = useAsync(() => get<Settings>('/dashboard/api/smtp/settings'), [selection]);
+  const settings = useAsync(() => get('/dashboard/api/smtp/settings'), [selection]);
   if (settings.error) return <ErrorLine error={settings.error} />;
   if (!settings.data) return <Loading what="SMTP settings" />;
   const s = settings.data;
@@ -87,7 +87,7 @@ function NewCredential(props: { onCreated(c: SmtpCredential, secret: string): vo
   const [description, setDescription] = useState('');
   const [env, setEnv] = useState<'live' | 'test'>(me.selection?.env ?? 'live');
   const action = useAction(async () => {
-    const r = await post<{ credential: SmtpCredential; secret: string }>('/dashboard/api/smtp/credentials', {
+    const r = await post('/dashboard/api/smtp/credentials', {
       env,
       description: description || undefined,
     });
@@ -125,7 +125,7 @@ function NewCredential(props: { onCreated(c: SmtpCredential, secret: string): vo
 
 function SmtpPage() {
   const selection = useSelectionKey();
-  const credentials = useAsync(() => get<{ data: SmtpCredential[] }>('/dashboard/api/smtp/credentials'), [selection]);
+  const credentials = useAsync(() => get('/dashboard/api/smtp/credentials'), [selection]);
   const [created, setCreated] = useState<{ credential: SmtpCredential; secret: string } | null>(null);
   return (
     <Page title="SMTP">

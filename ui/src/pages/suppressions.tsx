@@ -77,7 +77,7 @@ function ImportSuppressions(props: { onImported(): void }) {
     if (!file) return;
     setResult(null);
     setSent({ bytes: 0, total: file.size });
-    const answer = await upload<ImportResult>(`/v1/suppressions/import${query({ reason })}`, file, typeOf(file), (bytes, total) =>
+    const answer = await upload(`/v1/suppressions/import${query({ reason })}`, file, typeOf(file), (bytes, total) =>
       setSent({ bytes, total }),
     );
     setResult(answer);
@@ -159,10 +159,7 @@ function SuppressionsPage() {
   // The cursors of the pages walked through, to go back ("newer").
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const cursor = cursors[cursors.length - 1];
-  const list = useAsync(
-    () => get<{ data: Suppression[]; nextCursor: string | null }>(`/v1/suppressions${query({ q: applied, cursor })}`),
-    [selection, applied, cursor],
-  );
+  const list = useAsync(() => get(`/v1/suppressions${query({ q: applied, cursor })}`), [selection, applied, cursor]);
   return (
     <Page
       title="Suppressions"

@@ -57,7 +57,7 @@ function nextStep(s: Schedule): string {
 }
 
 function WarmUpPage() {
-  const view = useAsync(() => get<WarmUpView>('/dashboard/api/warm-up'), []);
+  const view = useAsync(() => get('/dashboard/api/warm-up'), []);
   const v = view.data;
   const assigned = v
     ? [

@@ -21,44 +21,13 @@ import {
   useAction,
   useAsync,
 } from '../components';
+import type { ResponseOf } from '../../../src/contract/responses';
 import type { Route } from '../routes';
 import { Link, navigate } from '../router';
 import { useSelectionKey } from '../session';
 
-interface Endpoint {
-  id: string;
-  url: string;
-  description: string;
-  events: string[];
-  enabled: boolean;
-  livemode: boolean;
-  format: string;
-  verificationKey: string | null;
-  failingSince: string | null;
-  disabledReason: string | null;
-  previousSecretExpiresAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-interface Attempt {
-  at: string;
-  statusCode: number | null;
-  error: string | null;
-  durationMs: number;
-}
-interface Delivery {
-  id: string;
-  eventId: string;
-  eventType: string;
-  status: string;
-  attemptCount: number;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  nextAttemptAt: string | null;
-  createdAt: string;
-  deliveredAt: string | null;
-  attempts: Attempt[];
-}
+type Endpoint = ResponseOf<'GET /v1/webhooks/:id'>;
+type Delivery = ResponseOf<'GET /v1/webhooks/:id/deliveries'>['data'][number];
 
 const endpointState = (e: Endpoint) =>
   !e.enabled ? <StatusBadge status="disabled" /> : e.failingSince ? <Badge tone="warn">failing</Badge> : <StatusBadge status="active" />;
@@ -100,7 +69,7 @@ function NewEndpoint(props: { onCreated(endpoint: Endpoint, secret: string): voi
   const [format, setFormat] = useState('postern');
   const [events, setEvents] = useState<string[]>([]);
   const action = useAction(async () => {
-    const r = await post<Endpoint & { secret: string }>('/v1/webhooks', {
+    const r = await post('/v1/webhooks', {
       url,
       ...(description ? { description } : {}),
       format,
@@ -163,7 +132,7 @@ function NewEndpoint(props: { onCreated(endpoint: Endpoint, secret: string): voi
 
 function WebhooksPage() {
   const selection = useSelectionKey();
-  const list = useAsync(() => get<{ data: Endpoint[] }>('/v1/webhooks'), [selection]);
+  const list = useAsync(() => get('/v1/webhooks'), [selection]);
   const [secret, setSecret] = useState<string | null>(null);
   return (
     <Page title="Webhooks">
@@ -201,13 +170,6 @@ function WebhooksPage() {
   );
 }
 
-interface DeliveryRequest {
-  method: string;
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-}
-
 function pretty(body: string): string {
   try {
     return JSON.stringify(JSON.parse(body), null, 2);
@@ -219,7 +181,7 @@ function pretty(body: string): string {
 function AttemptDetails(props: { endpoint: Endpoint; delivery: Delivery }) {
   const { endpoint, delivery: d } = props;
   const request = useAsync(
-    () => get<DeliveryRequest>(`/dashboard/api/webhooks/${encodeURIComponent(endpoint.id)}/deliveries/${encodeURIComponent(d.id)}/request`),
+    () => get(`/dashboard/api/webhooks/${encodeURIComponent(endpoint.id)}/deliveries/${encodeURIComponent(d.id)}/request`),
     [endpoint.id, d.id],
   );
   const headers = request.data ? Object.entries(request.data.headers).map(([k, v]) => `${k}: ${v}`) : [];
@@ -277,14 +239,14 @@ function AttemptDetails(props: { endpoint: Endpoint; delivery: Delivery }) {
 }
 
 function Deliveries(props: { endpoint: Endpoint }) {
-  const base = `/v1/webhooks/${encodeURIComponent(props.endpoint.id)}`;
+  const base = `/v1/webhooks/${encodeURIComponent(props.endpoint.id)}` as const;
   const [status, setStatus] = useState('');
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const [open, setOpen] = useState<string | null>(null);
   const [notice, setNotice] = useState('');
   const before = cursors[cursors.length - 1];
   const limit = 25;
-  const list = useAsync(() => get<{ data: Delivery[] }>(`${base}/deliveries${query({ status, before, limit })}`), [status, before]);
+  const list = useAsync(() => get(`${base}/deliveries${query({ status, before, limit })}`), [status, before]);
   const replay = useAction(async (d: Delivery) => {
     await post(`${base}/deliveries/${encodeURIComponent(d.id)}/retry`);
     setNotice(`Delivery ${d.id} queued to be sent again.`);
@@ -376,8 +338,8 @@ function Deliveries(props: { endpoint: Endpoint }) {
 
 function EndpointPage(props: { id: string }) {
   const selection = useSelectionKey();
-  const base = `/v1/webhooks/${encodeURIComponent(props.id)}`;
-  const ep = useAsync(() => get<Endpoint>(base), [selection, props.id]);
+  const base = `/v1/webhooks/${encodeURIComponent(props.id)}` as const;
+  const ep = useAsync(() => get(base), [selection, props.id]);
   const [secret, setSecret] = useState<string | null>(null);
   const toggle = useAction(async (enabled: boolean) => {
     await patch(base, { enabled });
@@ -395,7 +357,7 @@ function EndpointPage(props: { id: string }) {
               question="Rotate the signing secret? The old one keeps signing beside the new one for a while, so receivers can switch over."
               confirmLabel="Rotate"
               onConfirm={async () => {
-                const r = await post<Endpoint & { secret: string }>(`${base}/rotate-secret`);
+                const r = await post(`${base}/rotate-secret`);
                 setSecret(r.secret);
                 ep.reload();
               }}
