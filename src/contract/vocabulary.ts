@@ -19,6 +19,8 @@ export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
 
 export const SCOPES = ['read', 'send', 'cancel', 'inbound', 'webhooks', 'cluster'] as const;
 export type Scope = (typeof SCOPES)[number];
+/** Scopes about the box rather than a workspace: never implied by an unscoped key; only an owner grants them. */
+export const BOX_SCOPES: readonly Scope[] = ['cluster'];
 
 /** The closed catalogue of `error.code` values (lib/errors.ts throws them, http/errors.ts maps them). */
 export const ERROR_CODES = [

@@ -5,26 +5,12 @@ import { startRegistration, type PublicKeyCredentialCreationOptionsJSON } from '
 import { useState } from 'preact/hooks';
 import { del, get, post } from '../api';
 import { ConfirmButton, CopyButton, ErrorLine, Facts, Field, Loading, Notice, Page, Table, Time, useAction, useAsync } from '../components';
+import type { Passkey, SecondFactorStatus, TotpEnrollment } from '../../../src/contract/dashboard';
 import type { Route } from '../routes';
 import { useSession } from '../session';
 
-interface Status {
-  totp: boolean;
-  recoveryCodesLeft: number;
-  passkeys: number;
-  required: boolean;
-}
-interface Passkey {
-  id: string;
-  name: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-}
-interface Enrollment {
-  secret: string;
-  uri: string;
-  qrSvg: string;
-}
+type Status = SecondFactorStatus;
+type Enrollment = TotpEnrollment;
 
 /** The key as apps show it for typing: groups of four. */
 const grouped = (secret: string) => secret.replace(/(.{4})/g, '$1 ').trim();

@@ -4,49 +4,14 @@
 import { useState } from 'preact/hooks';
 import { del, get, post, put, query } from '../api';
 import { Badge, ConfirmButton, ErrorLine, Field, Loading, Notice, Page, Pager, Table, Time, useAction, useAsync } from '../components';
+import type { AuditEntry, OperatorView, WorkspaceView } from '../../../src/contract/dashboard';
+import type { ResponseOf } from '../../../src/contract/responses';
 import type { Route } from '../routes';
 import { useSession } from '../session';
 
-interface Workspace {
-  id: string;
-  slug: string;
-  name: string;
-  plan: string;
-  createdAt?: string;
-}
-interface Operator {
-  id: string;
-  email: string;
-  role: 'owner' | 'member';
-  workspaces: string[];
-  createdAt: string;
-  /** An authenticator app is set up. */
-  secondFactor: boolean;
-}
-interface ClusterNode {
-  id: string;
-  host: string;
-  pid: number;
-  version: string;
-  startedAt: string;
-  heartbeatAt: string;
-  health: 'ok' | 'late' | 'gone';
-  stopping: boolean;
-  self: boolean;
-  inFlight: number;
-  claimed: number;
-}
-interface AuditEntry {
-  id: number;
-  at: string;
-  operator: { id: string | null; email: string };
-  action: string;
-  target: string;
-  workspaceId: string | null;
-  env: string | null;
-  ip: string;
-  outcome: string;
-}
+type Workspace = WorkspaceView;
+type Operator = OperatorView;
+type ClusterNode = ResponseOf<'GET /v1/nodes'>['data'][number];
 
 function CreateWorkspace(props: { plans: string[]; onCreated(): void }) {
   const [slug, setSlug] = useState('');

@@ -5,40 +5,13 @@
 // senders opened to this box's MX (inbound, per MX host: they name no domain).
 import { get, query } from '../api';
 import { Badge, ErrorLine, Loading, Table, useAsync, type Tone } from '../components';
+import type { ResponseOf } from '../../../src/contract/responses';
 import { useSelectionKey } from '../session';
 
-interface Check {
-  name: string;
-  status: 'pass' | 'warn' | 'fail';
-  detail: string;
-  fix?: { type: string; name: string; value: string };
-}
-
-interface DmarcDay {
-  day: string;
-  messages: number;
-  passed: number;
-  passRate: number;
-  dispositions: { none: number; quarantine: number; reject: number };
-  own: { messages: number; passed: number };
-  foreign: { messages: number; passed: number };
-  failingSources: { own: { ip: string; count: number }[]; foreign: { ip: string; count: number }[] };
-}
-
-interface TlsDay {
-  day: string;
-  successful: number;
-  failed: number;
-  failures: Record<string, number>;
-}
-
-interface InboundTlsDay {
-  hostname: string;
-  day: string;
-  successful: number;
-  failed: number;
-  failures: Record<string, number>;
-}
+type Check = ResponseOf<'GET /v1/inbound/domains/:id/checks'>['checks'][number];
+type DmarcDay = ResponseOf<'GET /v1/reports/dmarc'>['data'][number];
+type TlsDay = ResponseOf<'GET /v1/reports/tls'>['data'][number];
+type InboundTlsDay = ResponseOf<'GET /v1/reports/tls'>['inbound'][number];
 
 const failureList = (failures: Record<string, number>) =>
   Object.entries(failures)

@@ -6,6 +6,7 @@
 // (message-checks.tsx); cancel, and retry a deferred one now.
 import { useEffect, useState } from 'preact/hooks';
 import { STATUS_FILTERS } from '../../../src/contract/messages';
+import type { ResponseOf } from '../../../src/contract/responses';
 import { del, get, post, query } from '../api';
 import {
   Badge,
@@ -30,25 +31,7 @@ import type { Route } from '../routes';
 import { useSelectionKey } from '../session';
 import { MessageChecks } from './message-checks';
 
-interface Message {
-  publicId: string;
-  templateSlug: string | null;
-  channel: string;
-  status: string;
-  livemode: boolean;
-  recipient: string;
-  metadata: Record<string, string | number | boolean>;
-  provider: string | null;
-  providerMessageId: string | null;
-  latencyMs: number | null;
-  openedAt: string | null;
-  clickedAt: string | null;
-  error: string | null;
-  timeline: { t: string; e: string }[];
-  createdAt: string;
-  scheduledAt: string | null;
-  pinnedVersion: number | null;
-}
+type Message = ResponseOf<'GET /v1/messages/:id'>;
 
 const CHANNELS = ['email', 'sms', 'push', 'web-push'];
 

@@ -19,27 +19,11 @@ import {
   useAction,
   useAsync,
 } from '../components';
+import type { ResponseOf } from '../../../src/contract/responses';
 import type { Route } from '../routes';
 import { useSelectionKey, useSession } from '../session';
 
-export interface SmtpCredential {
-  id: string;
-  username: string;
-  env: 'live' | 'test';
-  livemode: boolean;
-  description: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
-
-interface Settings {
-  enabled: boolean;
-  host: string;
-  starttlsPort: number | null;
-  tlsPort: number | null;
-  usernames: string[];
-}
+type SmtpCredential = ResponseOf<'GET /v1/smtp-credentials'>['data'][number];
 
 function SettingsCard() {
   const selection = useSelectionKey();

@@ -4,16 +4,11 @@
 import { useState } from 'preact/hooks';
 import { del, get, post, query, upload } from '../api';
 import { Badge, ConfirmButton, ErrorLine, Field, Loading, Page, Pager, Table, Time, useAction, useAsync } from '../components';
+import type { ResponseOf } from '../../../src/contract/responses';
 import type { Route } from '../routes';
 import { useSelectionKey } from '../session';
 
-interface Suppression {
-  address: string;
-  reason: string;
-  detail: string | null;
-  messageId: string | null;
-  createdAt: string;
-}
+type Suppression = ResponseOf<'GET /v1/suppressions'>['data'][number];
 
 const REASON_TONES: Record<string, 'bad' | 'warn' | 'muted'> = { bounce: 'bad', complaint: 'bad', unsubscribe: 'warn', manual: 'muted' };
 
@@ -52,13 +47,7 @@ function AddSuppression(props: { onAdded(): void }) {
   );
 }
 
-interface ImportResult {
-  lines: number;
-  stored: number;
-  unchanged: number;
-  refused: number;
-  errors: { line: number; message: string }[];
-}
+type ImportResult = ResponseOf<'POST /v1/suppressions/import'>;
 
 // What the import reads, by the file's name (browsers give CSV files a type, rarely NDJSON ones).
 const TYPES: [RegExp, string][] = [
