@@ -4,7 +4,7 @@
 // retries and events (through the message ledger); a transport only attempts one delivery and says
 // how it went. It imports only the contract (src/contract/), so any layer may depend on it.
 
-import type { Channel, ChannelContent } from './contract/channels.js';
+import type { Channel } from './contract/channels.js';
 
 export { CHANNELS, type Channel } from './contract/channels.js';
 export type { ChannelContent, EmailContent, PushContent, SmsContent, WebPushContent } from './contract/channels.js';

@@ -21,7 +21,6 @@ import type { Deps } from '../deps.js';
 import { flag, isSet } from '../db/schema.js';
 import { packageVersion } from '../lib/version.js';
 
-
 /**
  * A node's health from the age of its last beat: `ok` within two heartbeats (one beat may be a
  * little late), `late` up to `nodeTimeout`, `gone` past it (presumed dead; about to be removed).

@@ -51,12 +51,12 @@ type Matches<P extends string[], K extends string[]> = P extends [infer PH, ...i
     : false;
 type WithoutQuery<P extends string> = P extends `${infer Path}?${string}` ? Path : P;
 type KeyOf<M extends Method, P extends string> = {
-  [K in keyof Answers & string]: K extends `${M} ${infer Pattern}`
+  [K in keyof Answers]: K extends `${M} ${infer Pattern}`
     ? Matches<Split<WithoutQuery<P>>, Split<Pattern>> extends true
       ? K
       : never
     : never;
-}[keyof Answers & string];
+}[keyof Answers];
 /** What `METHOD path` answers: the matching operation's entry, or `unknown` when none matches. */
 export type AnswerOf<M extends Method, P extends string> = [KeyOf<M, P>] extends [never] ? unknown : Answers[KeyOf<M, P>];
 

@@ -5,11 +5,10 @@ import { startRegistration, type PublicKeyCredentialCreationOptionsJSON } from '
 import { useState } from 'preact/hooks';
 import { del, get, post } from '../api';
 import { ConfirmButton, CopyButton, ErrorLine, Facts, Field, Loading, Notice, Page, Table, Time, useAction, useAsync } from '../components';
-import type { Passkey, SecondFactorStatus, TotpEnrollment } from '../../../src/contract/dashboard';
+import type { TotpEnrollment } from '../../../src/contract/dashboard';
 import type { Route } from '../routes';
 import { useSession } from '../session';
 
-type Status = SecondFactorStatus;
 type Enrollment = TotpEnrollment;
 
 /** The key as apps show it for typing: groups of four. */

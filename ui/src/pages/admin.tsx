@@ -4,7 +4,7 @@
 import { useState } from 'preact/hooks';
 import { del, get, post, put, query } from '../api';
 import { Badge, ConfirmButton, ErrorLine, Field, Loading, Notice, Page, Pager, Table, Time, useAction, useAsync } from '../components';
-import type { AuditEntry, OperatorView, WorkspaceView } from '../../../src/contract/dashboard';
+import type { OperatorView, WorkspaceView } from '../../../src/contract/dashboard';
 import type { ResponseOf } from '../../../src/contract/responses';
 import type { Route } from '../routes';
 import { useSession } from '../session';

@@ -151,7 +151,7 @@ function ConnectionsPage() {
                     question={`Remove the ${c.channel} connection “${c.name ?? c.provider}”? Live ${c.channel} messages fail until another is added.`}
                     confirmLabel="Remove"
                     onConfirm={async () => {
-                      await del(`/dashboard/api/connections/${encodeURIComponent(c.id!)}`);
+                      await del(`/dashboard/api/connections/${encodeURIComponent(c.id)}`);
                       list.reload();
                     }}
                   />

@@ -9,9 +9,6 @@ import type { ResponseOf } from '../../../src/contract/responses';
 import { useSelectionKey } from '../session';
 
 type Check = ResponseOf<'GET /v1/inbound/domains/:id/checks'>['checks'][number];
-type DmarcDay = ResponseOf<'GET /v1/reports/dmarc'>['data'][number];
-type TlsDay = ResponseOf<'GET /v1/reports/tls'>['data'][number];
-type InboundTlsDay = ResponseOf<'GET /v1/reports/tls'>['inbound'][number];
 
 const failureList = (failures: Record<string, number>) =>
   Object.entries(failures)

@@ -27,18 +27,16 @@ import {
   type Tone,
 } from '../components';
 import { Link, navigate, useRoute } from '../router';
-import { DkimKeys, type DkimInfo } from './dkim-keys';
+import { DkimKeys } from './dkim-keys';
 import { DomainChecks, DomainReports } from './domain-health';
 import type { ResponseOf } from '../../../src/contract/responses';
 import type { Route } from '../routes';
 import { useSelectionKey, useSession } from '../session';
 
-type Summary = ResponseOf<'GET /v1/inbound/messages'>['messages'][number];
 type Detail = ResponseOf<'GET /v1/inbound/messages/:id'>;
 type Mailbox = Detail['from'];
 const mailbox = (m: Mailbox | null | undefined) => (!m ? '' : m.name ? `${m.name} <${m.email}>` : m.email);
 
-type Domain = ResponseOf<'GET /v1/inbound/domains/:id'>;
 type Address = ResponseOf<'POST /v1/inbound/addresses/:id/deactivate'>;
 
 const msgPath = <R extends string = ''>(id: string, rest = '' as R) => `/v1/inbound/messages/${encodeURIComponent(id)}${rest}` as const;
@@ -158,7 +156,7 @@ function Verdicts(props: { verdicts: Detail['verdicts'] }) {
       'Spam',
       {
         result: v.spam?.result ?? 'none',
-        details: v.spam?.score !== undefined ? `score ${String(v.spam.score)} (${text(v.spam.action)})` : text(v.spam?.details),
+        details: typeof v.spam?.score === 'number' ? `score ${v.spam.score} (${text(v.spam.action)})` : text(v.spam?.details),
       },
     ],
     ['Virus', { result: v.virus?.result ?? 'none', details: text(v.virus?.signature) || text(v.virus?.details) }],

@@ -16,12 +16,9 @@ import {
   useAction,
   useAsync,
 } from '../components';
-import type { ApiKeyView } from '../../../src/contract/dashboard';
 import { BOX_SCOPES, SCOPES, type Scope } from '../../../src/contract/vocabulary';
 import type { Route } from '../routes';
 import { useSelectionKey, useSession } from '../session';
-
-type ApiKey = ApiKeyView;
 
 /** What each scope lets a key do, for the new-key form. */
 const SCOPE_HINTS: Record<Scope, string> = {

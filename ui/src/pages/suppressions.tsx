@@ -8,8 +8,6 @@ import type { ResponseOf } from '../../../src/contract/responses';
 import type { Route } from '../routes';
 import { useSelectionKey } from '../session';
 
-type Suppression = ResponseOf<'GET /v1/suppressions'>['data'][number];
-
 const REASON_TONES: Record<string, 'bad' | 'warn' | 'muted'> = { bounce: 'bad', complaint: 'bad', unsubscribe: 'warn', manual: 'muted' };
 
 function AddSuppression(props: { onAdded(): void }) {

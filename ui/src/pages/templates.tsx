@@ -31,7 +31,6 @@ import { useSelectionKey } from '../session';
 type Channel = 'email' | 'sms' | 'push' | 'web-push';
 const CHANNELS: Channel[] = ['email', 'sms', 'push', 'web-push'];
 
-type Summary = ResponseOf<'GET /v1/templates'>['data'][number];
 type Detail = ResponseOf<'GET /v1/templates/:slug'>;
 type Version = ResponseOf<'GET /v1/templates/:slug/versions'>['data'][number];
 type Variable = Version['variables'][number];
@@ -333,7 +332,7 @@ function DraftEditor(props: {
             </Field>
             <Field label="Type">
               {(id) => (
-                <select id={id} value={v.type} onChange={(e) => setVar(i, { type: e.currentTarget.value as Variable['type'] })}>
+                <select id={id} value={v.type} onChange={(e) => setVar(i, { type: e.currentTarget.value })}>
                   {VARIABLE_TYPES.map((t) => (
                     <option value={t}>{t}</option>
                   ))}

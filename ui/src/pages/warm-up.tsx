@@ -4,10 +4,9 @@
 // only: the sources are the box's. Everything here is set in the config (delivery.*).
 import { Badge, ErrorLine, Facts, Loading, Notice, Page, Table, Time, useAsync } from '../components';
 import { get } from '../api';
-import type { ScheduleView, WarmUpSource } from '../../../src/contract/warm-up';
+import type { ScheduleView } from '../../../src/contract/warm-up';
 import type { Route } from '../routes';
 
-type Source = WarmUpSource;
 type Schedule = ScheduleView;
 
 function Standing(props: { s: Schedule }) {
