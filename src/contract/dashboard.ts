@@ -66,6 +66,7 @@ export interface OperatorView {
   secondFactor: boolean;
 }
 
+/** One line of the audit log (workspaces/audit.ts writes it; owners read it). */
 export interface AuditEntry {
   id: number;
   at: string;
@@ -73,7 +74,7 @@ export interface AuditEntry {
   action: string;
   target: string;
   workspaceId: string | null;
-  env: string | null;
+  env: Env | null;
   ip: string;
   outcome: string;
 }
@@ -95,14 +96,18 @@ export interface ProviderSpecView {
   settings: ProviderSetting[];
 }
 
-export interface ApiKeyView {
+/** An API key as the dashboard lists it (never its secret). */
+export interface ApiKey {
   id: string;
+  workspaceId: string;
   name: string;
   env: Env;
   prefix: string;
+  /** null: unscoped, full access. */
   scopes: Scope[] | null;
   createdAt: string;
   revokedAt: string | null;
+  /** When a request last authenticated with it, to the minute; null if never. */
   lastUsedAt: string | null;
 }
 
@@ -122,10 +127,25 @@ export interface DeliveryRequest {
   body: string;
 }
 
-/** A message rendered again from what was stored: the channel's output and, for email, the header lines. */
+/**
+ * A message rendered again from what was stored: the channel's output (channel.ts ChannelOutput:
+ * each channel fills its own of these fields) and, for email, the header lines.
+ */
 export interface RenderedMessage {
   channel: Channel;
-  output: Record<string, string | undefined>;
+  output: {
+    subject?: string;
+    preheader?: string;
+    html?: string;
+    text?: string;
+    title?: string;
+    body?: string;
+    data?: Record<string, unknown>;
+    badge?: number | string | null;
+    sound?: string | null;
+    icon?: string | null;
+    clickUrl?: string | null;
+  };
   headers: [string, string][];
 }
 
@@ -137,7 +157,7 @@ export interface DashboardAnswers {
   'POST /dashboard/api/setup': Me;
   'POST /dashboard/api/login': Me;
   'POST /dashboard/api/login/passkey': Me;
-  'POST /dashboard/api/logout': { redirect: string | null };
+  'POST /dashboard/api/logout': { loggedOut: true; redirect: string | null };
   'GET /dashboard/api/me': Me;
   'PUT /dashboard/api/selection': Me;
   'GET /dashboard/api/account/second-factor': SecondFactorStatus;
@@ -152,8 +172,8 @@ export interface DashboardAnswers {
   'GET /dashboard/api/audit': { data: AuditEntry[]; nextBefore: number | null };
   'GET /dashboard/api/nodes': z.output<typeof nodeListSchema>;
   'GET /dashboard/api/connections/providers': { data: ProviderSpecView[] };
-  'GET /dashboard/api/keys': { data: ApiKeyView[] };
-  'POST /dashboard/api/keys': { key: ApiKeyView; secret: string };
+  'GET /dashboard/api/keys': { data: ApiKey[] };
+  'POST /dashboard/api/keys': { key: ApiKey; secret: string };
   'GET /dashboard/api/messages/:id/rendered': RenderedMessage;
   'GET /dashboard/api/overview': Overview;
   'GET /dashboard/api/smtp/settings': SmtpSettings;

@@ -2,13 +2,12 @@
 // the CLI uses (validation, sealing of secrets and the SSRF check all live there). The providers'
 // setting specs are served so the page builds its form from them. Credentials are write-only:
 // every answer is the store's public view, which names the secrets that are set, never their values.
-import type { DashboardAnswers } from '../../contract/dashboard.js';
 import { Router } from 'express';
 import { z } from 'zod';
 import { connectionView } from '../../channels/connections.js';
 import { PROVIDERS } from '../../channels/registry.js';
 import { invalidBody, notFound } from '../../lib/errors.js';
-import { actingOn, auditAs, type DashboardDeps } from './context.js';
+import { actingOn, answer, auditAs, type DashboardDeps } from './context.js';
 
 const addInput = z.object({
   channel: z.string().max(20),
@@ -21,7 +20,7 @@ export function connectionRoutes(deps: DashboardDeps): Router {
   const r = Router();
 
   r.get('/connections/providers', (_req, res) => {
-    const answer: DashboardAnswers['GET /dashboard/api/connections/providers'] = {
+    answer(res, 'GET /dashboard/api/connections/providers', {
       data: PROVIDERS.map((p) => ({
         channel: p.channel,
         name: p.name,
@@ -35,8 +34,7 @@ export function connectionRoutes(deps: DashboardDeps): Router {
           describe: s.describe,
         })),
       })),
-    };
-    res.json(answer);
+    });
   });
 
   r.post('/connections', async (req, res) => {
