@@ -92,3 +92,13 @@ export const forwardViewSchema = z.object({
   reason: z.string().nullable(),
   message: messageSchema.nullable(),
 });
+
+/** The query of GET /v1/inbound/messages. */
+export const inboundMessagesQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(100).optional(),
+  before: z.string().optional().describe('the `receivedAt` of the last message of the previous page'),
+  address: z.string().optional().describe('only mail received at this address'),
+});
+
+/** The query of GET /v1/inbound/addresses. */
+export const addressesQuery = z.object({ domainId: z.string().optional() });

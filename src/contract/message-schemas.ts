@@ -3,7 +3,7 @@
 // the dashboard reads it.
 import { z } from 'zod';
 import { CHANNELS, type Channel } from './channels.js';
-import { MESSAGE_STATUSES, type MessageStatus } from './messages.js';
+import { MESSAGE_STATUSES, STATUS_FILTERS, type MessageStatus } from './messages.js';
 
 export type MetadataValue = string | number | boolean;
 
@@ -73,3 +73,21 @@ export const messageSchema = z
 
 /** One page of a message list: newest first, `nextCursor` null on the last page. */
 export const messagePageSchema = z.object({ data: z.array(messageSchema), nextCursor: z.string().nullable() });
+
+// The query GET /v1/messages reads (routes/messages.ts parseFilters checks the same rules).
+export const messagesQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: z.string().optional().describe('the `nextCursor` of the previous page'),
+  status: z
+    .enum(STATUS_FILTERS)
+    .optional()
+    .describe('a status, or `deferred`: `dispatched` after a temporary failure, waiting for (or in) its next attempt'),
+  template: z.string().optional().describe('template slug'),
+  channel: z.enum(CHANNELS).optional(),
+  q: z.string().max(512).optional().describe('a part of the public id, recipient, template slug or a metadata key or value'),
+  metadata: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe('metadata filters, given as `metadata[key]=value` (deepObject); every one must match'),
+  tail: z.enum(['0', '1']).optional().describe('1: answer with a Server-Sent Events stream instead of a page'),
+});

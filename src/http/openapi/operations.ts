@@ -5,14 +5,12 @@
 // and the error codes it can answer with (their statuses come from http/errors.ts).
 // A test compares this table with the routes the app mounts (listRoutes), both ways, so a route
 // without a row, or a row without a route, fails the build. Query strings some routes still read by
-// hand (messages, inbound messages) are described here with zod schemas that accept the same values.
+// hand (messages, inbound messages) are described by contract schemas that accept the same values.
 import { z } from 'zod';
-import { CHANNELS } from '../../contract/channels.js';
 import { destinationsQuery, purgeBody, suspendBody } from '../../contract/destination-schemas.js';
 import { claimDomainBody, rotateDkimBody } from '../../contract/domain-schemas.js';
-import { createAddressBody } from '../../contract/inbound-schemas.js';
-import { messageSchema } from '../../contract/message-schemas.js';
-import { STATUS_FILTERS } from '../../contract/messages.js';
+import { addressesQuery, createAddressBody, inboundMessagesQuery } from '../../contract/inbound-schemas.js';
+import { messageSchema, messagesQuery } from '../../contract/message-schemas.js';
 import { reportQuery } from '../../contract/report-schemas.js';
 import { RESPONSES } from '../../contract/responses.js';
 import { createSmtpCredentialBody } from '../../contract/smtp-credential-schemas.js';
@@ -62,32 +60,6 @@ export const COMMON_ERRORS: ErrorCode[] = [
   'unavailable',
   'internal',
 ];
-
-// The query GET /v1/messages reads (routes/messages.ts parseFilters checks the same rules).
-const messagesQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().optional().describe('the `nextCursor` of the previous page'),
-  status: z
-    .enum(STATUS_FILTERS)
-    .optional()
-    .describe('a status, or `deferred`: `dispatched` after a temporary failure, waiting for (or in) its next attempt'),
-  template: z.string().optional().describe('template slug'),
-  channel: z.enum(CHANNELS).optional(),
-  q: z.string().max(512).optional().describe('a part of the public id, recipient, template slug or a metadata key or value'),
-  metadata: z
-    .record(z.string(), z.string())
-    .optional()
-    .describe('metadata filters, given as `metadata[key]=value` (deepObject); every one must match'),
-  tail: z.enum(['0', '1']).optional().describe('1: answer with a Server-Sent Events stream instead of a page'),
-});
-
-const inboundMessagesQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).optional(),
-  before: z.string().optional().describe('the `receivedAt` of the last message of the previous page'),
-  address: z.string().optional().describe('only mail received at this address'),
-});
-
-const addressesQuery = z.object({ domainId: z.string().optional() });
 
 const SSE = [
   'A Server-Sent Events stream: first a `: tail` comment, then the 50 most recent matching messages',

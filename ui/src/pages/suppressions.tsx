@@ -5,10 +5,19 @@ import { useState } from 'preact/hooks';
 import { del, get, post, query, upload } from '../api';
 import { Badge, ConfirmButton, ErrorLine, Field, Loading, Page, Pager, Table, Time, useAction, useAsync } from '../components';
 import type { ResponseOf } from '../../../src/contract/responses';
+import type { SuppressionReason } from '../../../src/contract/vocabulary';
 import type { Route } from '../routes';
 import { useSelectionKey } from '../session';
 
-const REASON_TONES: Record<string, 'bad' | 'warn' | 'muted'> = { bounce: 'bad', complaint: 'bad', unsubscribe: 'warn', manual: 'muted' };
+// The reasons an imported address list may carry (`unregistered` is a push token's, never a list's).
+const IMPORT_REASONS: SuppressionReason[] = ['manual', 'bounce', 'complaint', 'unsubscribe'];
+
+const REASON_TONES: Partial<Record<SuppressionReason, 'bad' | 'warn' | 'muted'>> = {
+  bounce: 'bad',
+  complaint: 'bad',
+  unsubscribe: 'warn',
+  manual: 'muted',
+};
 
 function AddSuppression(props: { onAdded(): void }) {
   const [address, setAddress] = useState('');
@@ -100,7 +109,7 @@ function ImportSuppressions(props: { onImported(): void }) {
         <Field label="Reason for lines without one">
           {(id) => (
             <select id={id} value={reason} onChange={(e) => setReason(e.currentTarget.value)}>
-              {['manual', 'bounce', 'complaint', 'unsubscribe'].map((r) => (
+              {IMPORT_REASONS.map((r) => (
                 <option value={r}>{r}</option>
               ))}
             </select>

@@ -2,7 +2,7 @@
 // signing secret shown once), and per endpoint its settings, secret rotation (the new secret shown
 // once), enable/disable, removal, and the delivery log with every attempt and a replay button.
 import { useState } from 'preact/hooks';
-import { EVENT_TYPES } from '../../../src/contract/webhooks';
+import { EVENT_TYPES, WEBHOOK_FORMATS, type WebhookFormat } from '../../../src/contract/webhooks';
 import { del, get, patch, post, query } from '../api';
 import {
   Badge,
@@ -55,13 +55,13 @@ function EventChecks(props: { chosen: string[]; onChange(events: string[]): void
 
 // The payload formats (docs/api/webhooks.md, "Payload formats"): Postern's own, or a hosted
 // vendor's shape for consumers written against it.
-const FORMATS: [string, string][] = [
-  ['postern', 'Postern (Standard Webhooks)'],
-  ['sendgrid', 'SendGrid Event Webhook (signed with ECDSA)'],
-  ['postmark', 'Postmark'],
-  ['resend', 'Resend (signed by Svix’s scheme)'],
-];
-const formatName = (format: string) => FORMATS.find(([f]) => f === format)?.[1] ?? format;
+const FORMAT_NAMES: Record<WebhookFormat, string> = {
+  postern: 'Postern (Standard Webhooks)',
+  sendgrid: 'SendGrid Event Webhook (signed with ECDSA)',
+  postmark: 'Postmark',
+  resend: 'Resend (signed by Svix’s scheme)',
+};
+const formatName = (format: WebhookFormat) => FORMAT_NAMES[format];
 
 function NewEndpoint(props: { onCreated(endpoint: Endpoint, secret: string): void }) {
   const [url, setUrl] = useState('');
@@ -111,8 +111,8 @@ function NewEndpoint(props: { onCreated(endpoint: Endpoint, secret: string): voi
       <Field label="Payload format">
         {(id) => (
           <select id={id} value={format} onChange={(e) => setFormat(e.currentTarget.value)}>
-            {FORMATS.map(([value, label]) => (
-              <option value={value}>{label}</option>
+            {WEBHOOK_FORMATS.map((value) => (
+              <option value={value}>{FORMAT_NAMES[value]}</option>
             ))}
           </select>
         )}
