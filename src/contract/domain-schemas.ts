@@ -13,6 +13,15 @@ import {
   MTA_STS_MODES,
 } from './domains.js';
 
+/** A DNS record to publish. */
+const dnsRecord = z.object({
+  type: z.enum(['MX', 'TXT']),
+  name: z.string(),
+  value: z.string(),
+  priority: z.number().int().optional(),
+  purpose: z.string(),
+});
+
 /** The InboundDomain JSON as a zod schema, for the API description. */
 export const inboundDomainSchema = z
   .object({
@@ -21,16 +30,7 @@ export const inboundDomainSchema = z
     kind: z.enum(DOMAIN_KINDS),
     status: z.enum(DOMAIN_STATUSES),
     records: z.array(
-      z.object({
-        type: z.enum(['MX', 'TXT']),
-        name: z.string(),
-        value: z.string(),
-        priority: z.number().int().optional(),
-        purpose: z.string(),
-        check: z.enum(['inboundMx', 'dkim']),
-        verified: z.boolean(),
-        stillPublished: z.boolean().nullable(),
-      }),
+      dnsRecord.extend({ check: z.enum(['inboundMx', 'dkim']), verified: z.boolean(), stillPublished: z.boolean().nullable() }),
     ),
     returnPath: z
       .object({
@@ -38,15 +38,7 @@ export const inboundDomainSchema = z
         verified: z.boolean(),
         verifiedAt: z.string().nullable(),
         stillPublished: z.boolean().nullable(),
-        records: z.array(
-          z.object({
-            type: z.enum(['MX', 'TXT']),
-            name: z.string(),
-            value: z.string(),
-            priority: z.number().int().optional(),
-            purpose: z.string(),
-          }),
-        ),
+        records: z.array(dnsRecord),
       })
       .nullable(),
     mtaSts: z
