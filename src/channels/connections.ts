@@ -3,7 +3,6 @@
 // transport (or a callback's signature check); the public view lists which secrets are set, never
 // their values. A URL setting that resolves to a private address is refused when the connection is
 // added, unless the channels' SSRF policy allows it (the transport checks again on every connection).
-import { z } from 'zod';
 import { CHANNELS, type Channel } from '../channel.js';
 import type { Db } from '../db/database.js';
 import { isUniqueViolation } from '../db/database.js';
@@ -192,22 +191,3 @@ export function connectionView(c: Connection) {
     ...(c.removedAt ? { removedAt: c.removedAt } : {}),
   };
 }
-
-/**
- * A connection as GET /v1/connections shows it (connectionView here, emailConnectionView for the
- * configured email transport, which says `source: "config"`), never a secret: only its name.
- */
-export const connectionViewSchema = z
-  .object({
-    id: z.string(),
-    env: z.enum(['live', 'test']),
-    channel: z.enum(CHANNELS),
-    provider: z.string(),
-    name: z.string(),
-    settings: z.record(z.string(), z.unknown()),
-    credentials: z.array(z.object({ name: z.string(), set: z.literal(true) })),
-    createdAt: z.string().optional(),
-    removedAt: z.string().optional(),
-    source: z.literal('config').optional(),
-  })
-  .meta({ id: 'Connection' });

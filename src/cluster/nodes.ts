@@ -16,14 +16,10 @@
 // deliveries in flight into its row on every beat, since only it knows them; what it has claimed
 // is counted from the queue's leases.
 import { hostname } from 'node:os';
-import { z } from 'zod';
+import type { NodeHealth } from '../contract/cluster-schemas.js';
 import type { Deps } from '../deps.js';
 import { flag, isSet } from '../db/schema.js';
 import { packageVersion } from '../lib/version.js';
-
-/** How a node's heartbeat looks to the others; see healthOf. */
-export const NODE_HEALTHS = ['ok', 'late', 'gone'] as const;
-export type NodeHealth = (typeof NODE_HEALTHS)[number];
 
 /**
  * A node's health from the age of its last beat: `ok` within two heartbeats (one beat may be a
@@ -50,28 +46,6 @@ export interface NodeView {
   /** Queue messages the node holds a lease on (claimed, waiting or in flight). */
   claimed: number;
 }
-
-/** A node as the API answers it (GET /v1/nodes), for the API description. */
-export const nodeViewSchema = z.object({
-  id: z.string(),
-  host: z.string(),
-  pid: z.number().int(),
-  version: z.string(),
-  startedAt: z.string(),
-  heartbeatAt: z.string(),
-  health: z.enum(NODE_HEALTHS),
-  stopping: z.boolean(),
-  self: z.boolean(),
-  inFlight: z.number().int(),
-  claimed: z.number().int(),
-});
-
-/** GET /v1/nodes: the nodes, and the timings their health is judged by. */
-export const nodeListSchema = z.object({
-  data: z.array(nodeViewSchema),
-  heartbeatMs: z.number().int(),
-  nodeTimeoutMs: z.number().int(),
-});
 
 export interface NodeRegistry {
   readonly id: string;

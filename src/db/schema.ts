@@ -5,6 +5,31 @@
 // closed set of values has that union as its type, so a query cannot store a misspelt status.
 import type { Generated } from 'kysely';
 import type { Channel } from '../channel.js';
+import type { DkimKeyState, DomainKind, DomainStatus, MtaStsMode } from '../contract/domains.js';
+import { MESSAGE_STATUSES, type MessageStatus } from '../contract/messages.js';
+import {
+  DELIVERY_STATUSES,
+  EVENT_TYPES,
+  WEBHOOK_FORMATS,
+  type DeliveryStatus,
+  type EventType,
+  type WebhookFormat,
+} from '../contract/webhooks.js';
+import {
+  PLANS,
+  SUPPRESSION_REASONS,
+  TEMPLATE_STATUSES,
+  type Env,
+  type Plan,
+  type SuppressionReason,
+  type TemplateStatus,
+} from '../contract/vocabulary.js';
+
+// The stored vocabulary is the API's (src/contract/); re-exported here so the many modules that
+// read it with their row types keep one import.
+export { DELIVERY_STATUSES, EVENT_TYPES, MESSAGE_STATUSES, PLANS, SUPPRESSION_REASONS, TEMPLATE_STATUSES, WEBHOOK_FORMATS };
+export type { DkimKeyState, DomainKind, DomainStatus, MtaStsMode };
+export type { DeliveryStatus, Env, EventType, MessageStatus, Plan, SuppressionReason, TemplateStatus, WebhookFormat };
 
 // --- the stored vocabulary -----------------------------------------------------------------
 
@@ -17,65 +42,12 @@ export const flag = (b: boolean): Flag => (b ? 1 : 0);
 /** The one reading of a stored flag (drivers may hand back 0/1 as number or string). */
 export const isSet = (v: number | string | null | undefined): boolean => Number(v) === 1;
 
-export const PLANS = ['free', 'starter', 'pro', 'custom'] as const;
-export type Plan = (typeof PLANS)[number];
-
-export type Env = 'live' | 'test';
-
-export const MESSAGE_STATUSES = [
-  'scheduled',
-  'queued',
-  'rendered',
-  'dispatched',
-  'sent',
-  'delivered',
-  'failed',
-  'opted_out',
-  'suppressed',
-  'blocked',
-  'canceled',
-] as const;
-export type MessageStatus = (typeof MESSAGE_STATUSES)[number];
-
-export const TEMPLATE_STATUSES = ['active', 'archived'] as const;
-export type TemplateStatus = (typeof TEMPLATE_STATUSES)[number];
-
-export type DomainKind = 'shared' | 'custom';
-export type DomainStatus = 'pending' | 'verified' | 'failed';
-/** What a custom domain's MTA-STS policy asks of senders (RFC 8461 §5); `none` withdraws it. */
-export type MtaStsMode = 'testing' | 'enforce' | 'none';
-
 export type RecipientKind = 'to' | 'cc' | 'bcc';
 export type RecipientStatus = 'pending' | 'accepted' | 'deferred' | 'failed' | 'suppressed';
 
-export const SUPPRESSION_REASONS = ['bounce', 'complaint', 'manual', 'unsubscribe', 'unregistered'] as const;
-export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
-
 export type ReceivedStatus = 'received' | 'dropped' | 'quota_exceeded';
 
-export const DELIVERY_STATUSES = ['pending', 'succeeded', 'failed'] as const;
-export type DeliveryStatus = (typeof DELIVERY_STATUSES)[number];
-
 export type ForwardStatus = 'queued' | 'skipped' | 'refused';
-
-export const EVENT_TYPES = [
-  'message.received',
-  'message.sent',
-  'message.delivered',
-  'message.failed',
-  'message.suppressed',
-  'message.blocked',
-  'message.opted_out',
-  'message.opened',
-  'message.clicked',
-  'report.dmarc',
-  'report.tls',
-] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
-
-/** The payload shape of a webhook endpoint's deliveries (webhooks/formats/). */
-export const WEBHOOK_FORMATS = ['postern', 'sendgrid', 'postmark', 'resend'] as const;
-export type WebhookFormat = (typeof WEBHOOK_FORMATS)[number];
 
 // --- foundation: workspaces and keys ---------------------------------------------------------
 
@@ -177,7 +149,6 @@ export interface DomainsTable {
 
 export type DkimAlgorithm = 'rsa' | 'ed25519';
 /** pending → verified → active → retiring → retired (domains/dkim-rotation.ts). */
-export type DkimKeyState = 'pending' | 'verified' | 'active' | 'retiring' | 'retired';
 
 /** A key a DKIM rotation brought in or retired (domains/dkim-rotation.ts). */
 export interface DkimKeysTable {

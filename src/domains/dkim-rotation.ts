@@ -18,6 +18,7 @@
 // counted from the last switch, or from the claim's confirmation) says are due. Every transition
 // is guarded by the state it leaves, so nodes reading the same domain at once move it once.
 import type { Selectable } from 'kysely';
+import type { DkimRotationState } from '../contract/domains.js';
 import { isUniqueViolation } from '../db/database.js';
 import type { DkimAlgorithm, DkimKeyState, DkimKeysTable, DomainsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
@@ -53,7 +54,7 @@ export interface DkimKeyView {
 /** A domain's DKIM keys and where its rotation stands. */
 export interface DkimInfo {
   /** pending: new records to publish; verified: found, signing about to switch; retiring: in the overlap; idle: nothing under way. */
-  rotation: 'idle' | 'pending' | 'verified' | 'retiring';
+  rotation: DkimRotationState;
   /** When the schedule starts the next rotation (null: only on demand, or the domain does not sign yet). */
   nextRotationAt: string | null;
   lastRotatedAt: string | null;

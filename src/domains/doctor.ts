@@ -8,7 +8,6 @@
 //     as a sending MTA does and holds it, the TXT id and the MX certificate to what is served.
 // Fixes reuse the values the claim lists (publishedRecordsOf), so the doctor and the API name the
 // same record. Nothing here writes: a lookup that fails decides nothing and is a warn.
-import { z } from 'zod';
 import { X509Certificate } from 'node:crypto';
 import type { Selectable } from 'kysely';
 import type { DomainsTable } from '../db/schema.js';
@@ -508,21 +507,3 @@ export function createDoctor({ config, db, dns, clock, certificate, fetchPolicy 
     },
   };
 }
-
-/** The JSON of one domain's checks (GET /v1/inbound/domains/{id}/checks), for the API description. */
-const checkSchema = z.object({
-  name: z.string(),
-  status: z.enum(['pass', 'warn', 'fail']),
-  detail: z.string(),
-  fix: z.object({ type: z.string(), name: z.string(), value: z.string() }).optional(),
-});
-export const domainChecksSchema = z
-  .object({
-    id: z.string(),
-    domain: z.string(),
-    workspace: z.string(),
-    status: z.enum(['pass', 'warn', 'fail']),
-    checks: z.array(checkSchema),
-    host: z.array(checkSchema),
-  })
-  .meta({ id: 'DomainChecks' });

@@ -16,7 +16,6 @@
 // until both are confirmed, then verified (with `verifiedAt`). A claim with neither confirmed 7
 // days after creation becomes failed and no longer blocks other claims.
 import type { Selectable } from 'kysely';
-import { z } from 'zod';
 import { isUniqueViolation } from '../db/database.js';
 import { flag, type DomainKind, type DomainsTable, type DomainStatus, type MtaStsMode } from '../db/schema.js';
 import type { Deps } from '../deps.js';
@@ -632,91 +631,3 @@ export function createDomainStore({ config, db, clock, ids, dns, log, bus, box }
   };
   return store;
 }
-
-/** The InboundDomain JSON as a zod schema, for the API description. */
-export const inboundDomainSchema = z
-  .object({
-    id: z.string(),
-    domain: z.string(),
-    kind: z.enum(['shared', 'custom']),
-    status: z.enum(['pending', 'verified', 'failed']),
-    records: z.array(
-      z.object({
-        type: z.enum(['MX', 'TXT']),
-        name: z.string(),
-        value: z.string(),
-        priority: z.number().int().optional(),
-        purpose: z.string(),
-        check: z.enum(['inboundMx', 'dkim']),
-        verified: z.boolean(),
-        stillPublished: z.boolean().nullable(),
-      }),
-    ),
-    returnPath: z
-      .object({
-        host: z.string(),
-        verified: z.boolean(),
-        verifiedAt: z.string().nullable(),
-        stillPublished: z.boolean().nullable(),
-        records: z.array(
-          z.object({
-            type: z.enum(['MX', 'TXT']),
-            name: z.string(),
-            value: z.string(),
-            priority: z.number().int().optional(),
-            purpose: z.string(),
-          }),
-        ),
-      })
-      .nullable(),
-    mtaSts: z
-      .object({
-        mode: z.enum(['testing', 'enforce', 'none']),
-        maxAge: z.number().int(),
-        policyId: z.string(),
-        url: z.string(),
-        served: z.boolean(),
-        records: z.array(z.object({ type: z.enum(['TXT']), name: z.string(), value: z.string(), purpose: z.string() })),
-      })
-      .nullable(),
-    dkim: z
-      .object({
-        rotation: z.enum(['idle', 'pending', 'verified', 'retiring']),
-        nextRotationAt: z.string().nullable(),
-        lastRotatedAt: z.string().nullable(),
-        keys: z.array(
-          z.object({
-            selector: z.string(),
-            algorithm: z.enum(['rsa', 'ed25519']),
-            state: z.enum(['pending', 'verified', 'active', 'retiring', 'retired']),
-            action: z.enum(['publish', 'keep', 'remove']),
-            type: z.enum(['TXT']),
-            name: z.string(),
-            value: z.string(),
-            purpose: z.string(),
-            createdAt: z.string().nullable(),
-            verifiedAt: z.string().nullable(),
-            activatedAt: z.string().nullable(),
-            retireAt: z.string().nullable(),
-            retiredAt: z.string().nullable(),
-          }),
-        ),
-      })
-      .nullable(),
-    sending: z.object({ verified: z.boolean(), verifiedAt: z.string().nullable() }),
-    receiving: z.object({ verified: z.boolean(), verifiedAt: z.string().nullable() }),
-    verifiedAt: z.string().nullable(),
-    createdAt: z.string(),
-  })
-  .meta({ id: 'InboundDomain' });
-
-/** The body of POST /v1/inbound/domains/{id}/dkim/rotate (optional). */
-export const rotateDkimBody = z.strictObject({
-  ed25519: z.boolean().optional(),
-});
-
-/** The body of POST /v1/inbound/domains. */
-export const claimDomainBody = z.strictObject({
-  domain: z.string(),
-  acknowledgeExistingMx: z.boolean().optional(),
-});

@@ -1,14 +1,13 @@
 // Forwarding of received mail, as the composition root sees it: the forwarder worker, the bytes it
 // hands the email channel, the forward a DSN to an SRS address is about, the link from a received
 // message to its forward, and the ARC DNS record.
-import { z } from 'zod';
 import type { ForwardedBounces } from '../channels/email/bounces.js';
 import type { RawSource } from '../channels/email/prepare.js';
 import { flag } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { notFound } from '../lib/errors.js';
 import type { Worker, WorkerSpec } from '../lib/worker.js';
-import { messageSchema, type Message } from '../messages/message.js';
+import type { Message } from '../messages/message.js';
 import type { Outbound } from '../outbound/outbound.js';
 import { forwardBounces } from './bounces.js';
 import { createForwarder } from './forwarder.js';
@@ -72,12 +71,3 @@ export function createForwarding(deps: Deps, outbound: Outbound): Forwarding {
     },
   };
 }
-
-/** The ForwardView JSON as a zod schema, for the API description. */
-export const forwardViewSchema = z.object({
-  receivedId: z.string(),
-  forwardTo: z.string(),
-  status: z.enum(['queued', 'skipped', 'refused']),
-  reason: z.string().nullable(),
-  message: messageSchema.nullable(),
-});

@@ -1,7 +1,6 @@
 // Inbound addresses: a local part on the workspace's shared domain or on one of its verified custom
 // domains. `*` is the catch-all. Reserved local parts (RFC 2142 role names and the like) cannot be
 // created as their own address; mail to them reaches the catch-all only.
-import { z } from 'zod';
 import { isUniqueViolation } from '../db/database.js';
 import { flag, isSet, type InboundAddressesTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
@@ -216,28 +215,3 @@ export function createAddressStore({
     },
   };
 }
-
-/** The InboundAddress JSON as a zod schema, for the API description. */
-export const inboundAddressSchema = z
-  .object({
-    id: z.string(),
-    address: z.string(),
-    description: z.string(),
-    forwardTo: z.string().nullable(),
-    webhookEndpointId: z.string().nullable(),
-    domainId: z.string(),
-    active: z.boolean(),
-    livemode: z.boolean(),
-    createdAt: z.string(),
-  })
-  .meta({ id: 'InboundAddress' });
-
-/** The body of POST /v1/inbound/addresses. */
-export const createAddressBody = z.strictObject({
-  localPart: z.string().min(1).max(64).optional(),
-  description: z.string().max(200).optional(),
-  forwardTo: z.string().max(320).nullable().optional(),
-  webhookEndpointId: z.string().min(1).max(100).nullable().optional(),
-  domainId: z.string().min(1).max(100).optional(),
-  livemode: z.boolean().optional(),
-});

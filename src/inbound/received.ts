@@ -2,7 +2,6 @@
 // payload of message.received (the event stores only the message's id; eventPayload renders it at
 // delivery), so both come from toDetail(). Raw source and attachments are served for
 // `inbound.retention` (30 days) after receipt, then 410 gone; purge() drops the bytes.
-import { z } from 'zod';
 import { flag, type ReceivedMessagesTable, type ReceivedStatus } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { toStamp } from '../lib/clock.js';
@@ -263,53 +262,3 @@ export function createReceivedReader({
     },
   };
 }
-
-// The JSON shapes of a received message (summary and detail) as zod schemas, for the API description.
-const receivedStatus = z.enum(['received', 'dropped', 'quota_exceeded']);
-const verdict = z.looseObject({ result: z.string() });
-const mailbox = z.object({ email: z.string(), name: z.string() });
-// Rows stored before the scanners (inbound/scan.ts) existed have no spam or virus verdict.
-const spam = z.looseObject({ result: z.enum(['ham', 'spam', 'temperror', 'none']) });
-const virus = z.looseObject({ result: z.enum(['clean', 'infected', 'temperror', 'none']) });
-
-export const receivedSummarySchema = z
-  .object({
-    id: z.string(),
-    status: receivedStatus,
-    from: z.string(),
-    subject: z.string(),
-    plusTag: z.string(),
-    sizeBytes: z.number().int(),
-    receivedAt: z.string(),
-  })
-  .meta({ id: 'ReceivedMessageSummary' });
-
-export const receivedDetailSchema = z
-  .object({
-    id: z.string(),
-    status: receivedStatus,
-    channel: z.literal('email'),
-    // The address it was received at; null when a catch-all or no address matched.
-    address: z.string().nullable(),
-    plusTag: z.string(),
-    from: mailbox,
-    to: z.array(mailbox),
-    cc: z.array(mailbox),
-    envelope: z.object({ from: z.string(), to: z.array(z.string()) }),
-    subject: z.string(),
-    messageId: z.string().nullable().optional(),
-    inReplyTo: z.string().nullable().optional(),
-    text: z.string().nullable().optional(),
-    html: z.string().nullable().optional(),
-    strippedReply: z.string().nullable().optional(),
-    truncated: z.boolean().optional(),
-    headers: z.unknown(),
-    attachments: z.array(
-      z.object({ index: z.number().int(), filename: z.string(), contentType: z.string(), size: z.number().int(), url: z.string() }),
-    ),
-    verdicts: z.object({ spf: verdict, dkim: verdict, dmarc: verdict, arc: verdict, spam: spam.optional(), virus: virus.optional() }),
-    sizeBytes: z.number().int(),
-    rawUrl: z.string(),
-    receivedAt: z.string(),
-  })
-  .meta({ id: 'ReceivedMessage' });

@@ -1,29 +1,9 @@
 // The closed catalogue of error codes. Domain code throws AppError with a code and never a status
 // number; http/errors.ts maps codes to statuses and the envelope, smtp/ maps them to replies.
 
-export type ErrorCode =
-  | 'invalid_request'
-  | 'invalid_body'
-  | 'unauthorized'
-  | 'insufficient_scope'
-  | 'forbidden'
-  | 'plan_limit'
-  | 'not_found'
-  | 'conflict'
-  | 'not_cancelable'
-  | 'already_exists'
-  | 'domain_claimed'
-  | 'existing_mx'
-  | 'shared_domain'
-  | 'gone'
-  | 'payload_too_large'
-  | 'unsupported_media_type'
-  | 'invalid_domain'
-  | 'rate_limited'
-  | 'quota_exceeded'
-  | 'managed_disabled'
-  | 'unavailable'
-  | 'internal';
+import type { ErrorCode } from '../contract/vocabulary.js';
+
+export type { ErrorCode };
 
 /** One validation problem, as listed in `error.issues`. */
 export interface Issue {

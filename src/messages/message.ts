@@ -1,84 +1,15 @@
-// The Message as the API shows it, and the row → Message mappings (the one place a message row's
-// flags and JSON columns are read). Internal queue columns (due_at, lease, attempts, stored
+// The row → Message mappings (the one place a message row's flags and JSON columns are read); the
+// Message itself is the contract's (contract/message-schemas.ts). Internal queue columns (due_at, lease, attempts, stored
 // content, search text) never leave through these.
 import type { Selectable } from 'kysely';
-import { z } from 'zod';
-import { CHANNELS, type Attachment, type Channel, type OutboundMessage } from '../channel.js';
-import { isSet, MESSAGE_STATUSES, type MessagesTable, type MessageStatus } from '../db/schema.js';
+import type { Attachment, OutboundMessage } from '../channel.js';
+import type { Message, MetadataValue, TimelineEntry } from '../contract/message-schemas.js';
+import { isSet, type MessagesTable } from '../db/schema.js';
 
-export { MESSAGE_STATUSES, type MessageStatus };
-
-export type MetadataValue = string | number | boolean;
-
-export interface TimelineEntry {
-  t: string;
-  e: string;
-}
+export type { Message, MetadataValue, TimelineEntry };
 
 /** The customer-visible timeline entry of a scanner block; the real reason goes to the operator log. */
 export const BLOCKED_NOTICE = 'blocked: automated content safety checks blocked this message';
-
-export interface Message {
-  id: string;
-  workspaceId: string;
-  publicId: string;
-  templateSlug: string | null;
-  channel: Channel;
-  status: MessageStatus;
-  livemode: boolean;
-  recipient: string;
-  vars: Record<string, unknown>;
-  metadata: Record<string, MetadataValue>;
-  fromOverride: string | null;
-  fromNameOverride: string | null;
-  interpolate: boolean;
-  pinnedVersion: number | null;
-  provider: string | null;
-  providerConnectionId: string | null;
-  providerMessageId: string | null;
-  latencyMs: number | null;
-  openedAt: string | null;
-  clickedAt: string | null;
-  error: string | null;
-  timeline: TimelineEntry[];
-  createdAt: string;
-  scheduledAt: string | null;
-  idempotencyKey: string | null;
-}
-
-/** The Message JSON as a zod schema: what the API description says a Message is (http/openapi/). */
-export const messageSchema = z
-  .object({
-    id: z.string(),
-    workspaceId: z.string(),
-    publicId: z.string(),
-    templateSlug: z.string().nullable(),
-    channel: z.enum(CHANNELS),
-    status: z.enum(MESSAGE_STATUSES),
-    livemode: z.boolean(),
-    recipient: z.string(),
-    vars: z.record(z.string(), z.unknown()),
-    metadata: z.record(z.string(), z.union([z.string(), z.number(), z.boolean()])),
-    fromOverride: z.string().nullable(),
-    fromNameOverride: z.string().nullable(),
-    interpolate: z.boolean(),
-    pinnedVersion: z.number().int().nullable(),
-    provider: z.string().nullable(),
-    providerConnectionId: z.string().nullable(),
-    providerMessageId: z.string().nullable(),
-    latencyMs: z.number().nullable(),
-    openedAt: z.string().nullable(),
-    clickedAt: z.string().nullable(),
-    error: z.string().nullable(),
-    timeline: z.array(z.object({ t: z.string(), e: z.string() })),
-    createdAt: z.string(),
-    scheduledAt: z.string().nullable(),
-    idempotencyKey: z.string().nullable(),
-  })
-  .meta({ id: 'Message' });
-
-/** One page of a message list: newest first, `nextCursor` null on the last page. */
-export const messagePageSchema = z.object({ data: z.array(messageSchema), nextCursor: z.string().nullable() });
 
 export type MessageRow = Selectable<MessagesTable>;
 

@@ -8,17 +8,8 @@ import type { Channel } from '../channel.js';
 import { containsText, escapeLike, ilike, type Db, type Dialect } from '../db/database.js';
 import { flag, type Database } from '../db/schema.js';
 import { AppError, notFound } from '../lib/errors.js';
-import { MESSAGE_STATUSES, rowToMessage, type Message, type MessageRow } from './message.js';
-
-/**
- * What the list's `status` filter accepts: a stored status, or `deferred`, which is not one. A
- * deferred message is `dispatched` after at least one temporary failure: it waits for its next
- * attempt (or is in it right now), and its `error` holds the failure that deferred it. A first
- * attempt in flight is `dispatched` with no error, so `error` tells the two apart, in SQL and in
- * memory alike (the dashboard shows such a message as deferred by the same rule).
- */
-export const STATUS_FILTERS = [...MESSAGE_STATUSES, 'deferred'] as const;
-export type StatusFilter = (typeof STATUS_FILTERS)[number];
+import type { StatusFilter } from '../contract/messages.js';
+import { rowToMessage, type Message, type MessageRow } from './message.js';
 
 /** Whether a message is deferred in the sense of the `deferred` filter. */
 const isDeferred = (m: Pick<Message, 'status' | 'error'>): boolean => m.status === 'dispatched' && m.error !== null;

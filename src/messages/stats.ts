@@ -12,56 +12,13 @@
 // usage tables are one row per month or period.
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
+import type { DayFigures, QueueFigures, WindowFigures } from '../contract/overview.js';
 import { flag, type Database, type MessageStatus } from '../db/schema.js';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 
 export type StatusCounts = Partial<Record<MessageStatus, number>>;
-
-export interface WindowFigures {
-  /** Messages accepted in the window. */
-  accepted: number;
-  /** Handed to a relay or provider that accepted them (no delivery confirmation yet). */
-  sent: number;
-  delivered: number;
-  /** Still dispatched: waiting for a retry after a deferral (or in flight). */
-  deferred: number;
-  failed: number;
-  /** Addresses suppressed in the window after a hard bounce (the environment's suppressions). */
-  bounced: number;
-  /** Addresses suppressed in the window after a spam complaint (the environment's). */
-  complained: number;
-  optedOut: number;
-  suppressed: number;
-  blocked: number;
-  canceled: number;
-  /** failed / (delivered + sent + failed); null with nothing finished. */
-  bounceRate: number | null;
-}
-
-export interface DayFigures {
-  /** YYYY-MM-DD (UTC). */
-  day: string;
-  delivered: number;
-  sent: number;
-  failed: number;
-  /** Every other status (queued, deferred, suppressed, opted out, blocked, canceled, …). */
-  other: number;
-}
-
-export interface QueueFigures {
-  scheduled: number;
-  queued: number;
-  rendered: number;
-  /** Dispatched and waiting for the next attempt after a deferral. */
-  deferred: number;
-  /** Dispatched and in a worker's hands right now. */
-  inFlight: number;
-  /** due_at of the oldest message whose time has come and that no worker holds; null when none. */
-  oldestReadyAt: string | null;
-  oldestReadyAgeSeconds: number | null;
-}
 
 interface Scope {
   workspaceId: string;

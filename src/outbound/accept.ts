@@ -7,7 +7,6 @@
 // unique index (PostgreSQL) or on the single writer (SQLite) and then finds the original, so two
 // racing requests can never both create a message. Keys expire after 24 hours.
 import type { Kysely, Transaction } from 'kysely';
-import { z } from 'zod';
 import type { Channel, ChannelContent, OutboundMessage } from '../channel.js';
 import { queriesFor } from '../db/compiled-queries.js';
 import type { BulkKind } from '../db/group-commit.js';
@@ -506,22 +505,3 @@ export function createAccept(deps: AcceptDeps) {
     acceptBatch,
   };
 }
-
-/** What POST /v1/send and /v1/send-raw answer (202), as a zod schema for the API description. */
-export const acceptResponseSchema = z.object({ id: z.string(), status: z.enum(['queued', 'scheduled']), livemode: z.boolean() });
-
-/** What POST /v1/send/batch answers (202): one result per message, in order. */
-export const batchResponseSchema = z.object({
-  data: z.array(
-    z.union([
-      acceptResponseSchema,
-      z.object({
-        error: z.object({
-          code: z.string(),
-          message: z.string(),
-          issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
-        }),
-      }),
-    ]),
-  ),
-});

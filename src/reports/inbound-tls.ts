@@ -8,32 +8,9 @@
 //
 // The host is the name the listener greets as (`hostname`): the receiving domain is not known when
 // STARTTLS is spoken (it comes with RCPT TO, after it), and the certificate presented is the host's.
-import { z } from 'zod';
+import type { InboundTlsFailure } from '../contract/report-schemas.js';
 import type { Deps } from '../deps.js';
 
-/**
- * Why an inbound STARTTLS handshake failed. `certificate-not-trusted` and `certificate-expired` are
- * RFC 8460's (4.3) and come from the alert the client sent about our certificate; the others are
- * Postern's, for what RFC 8460 has no name for, seen from the receiving side.
- */
-export const INBOUND_TLS_FAILURES = [
-  /** The client offered only protocol versions below TLS 1.2. */
-  'protocol-version',
-  /** No cipher suite, key-exchange group or signature algorithm in common. */
-  'no-shared-cipher',
-  /** The client refused our certificate (unknown CA, bad or unknown certificate, wrong name). */
-  'certificate-not-trusted',
-  /** The client found our certificate expired. */
-  'certificate-expired',
-  /** The client did not finish the handshake in time (smtp.commandTimeout, smtp.socketTimeout). */
-  'handshake-timeout',
-  /** The client closed or reset the connection in the middle of the handshake, without an alert. */
-  'handshake-aborted',
-  /** Anything else (a malformed hello, another alert). */
-  'starttls-handshake-failure',
-] as const;
-
-export type InboundTlsFailure = (typeof INBOUND_TLS_FAILURES)[number];
 export type InboundTlsOutcome = 'successful' | InboundTlsFailure;
 
 export interface InboundTlsDay {
@@ -146,14 +123,3 @@ export function createInboundTls(
     },
   };
 }
-
-/** One inbound day as GET /v1/reports/tls answers it (`inbound`), for the API description. */
-export const inboundTlsDaySchema = z
-  .object({
-    hostname: z.string(),
-    day: z.string(),
-    successful: z.number().int(),
-    failed: z.number().int(),
-    failures: z.record(z.string(), z.number().int()).describe(`failed sessions by result type: ${INBOUND_TLS_FAILURES.join(', ')}`),
-  })
-  .meta({ id: 'InboundTlsDay' });

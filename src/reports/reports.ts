@@ -4,22 +4,12 @@
 // inbound ones (inbound-tls.ts): the STARTTLS sessions senders opened to this box's MX, per MX host
 // and day. They name no domain (STARTTLS comes before RCPT TO) and the MX receives for every
 // workspace, so every workspace sees them, whatever `domain` asks.
-import { z } from 'zod';
 import type { Deps } from '../deps.js';
 import { notFound } from '../lib/errors.js';
 import { createInboundTls, type InboundTls, type InboundTlsDay } from './inbound-tls.js';
 import { createReportInbox, type ReportInbox } from './inbox.js';
 import { createReportReading } from './report-reading.js';
 import { createReportStore, type DmarcDay, type ReportStore, type TlsDay } from './store.js';
-
-const day = z.iso.date();
-
-/** The query of GET /v1/reports/dmarc and /tls, as the route reads it (the API description uses it too). */
-export const reportQuery = z.strictObject({
-  domain: z.string().min(1).max(253).optional(),
-  from: day.optional(),
-  to: day.optional(),
-});
 
 export interface ReportQuery {
   /** One of the workspace's domains; all of them when absent. */

@@ -6,7 +6,6 @@
 // begun and never finished (the daemon stopped) is cleared when the same report arrives again after
 // REWRITE_AFTER, and until then the copy is told to come back later. The summaries read the
 // per-day rows of the asked domains and add them up here.
-import { z } from 'zod';
 import { isUniqueViolation } from '../db/database.js';
 import type { Insertable } from 'kysely';
 import { flag, type Database } from '../db/schema.js';
@@ -322,31 +321,3 @@ export function createReportStore({ db, clock, ids }: Pick<Deps, 'db' | 'clock' 
     },
   };
 }
-
-// The summaries' JSON (GET /v1/reports/dmarc and /tls) as zod schemas, for the API description.
-const sources = z.array(z.object({ ip: z.string(), count: z.number().int() }));
-export const dmarcDaySchema = z
-  .object({
-    domain: z.string(),
-    day: z.string(),
-    messages: z.number().int(),
-    passed: z.number().int(),
-    passRate: z.number(),
-    dispositions: z.object({ none: z.number().int(), quarantine: z.number().int(), reject: z.number().int() }),
-    own: z.object({ messages: z.number().int(), passed: z.number().int() }),
-    foreign: z.object({ messages: z.number().int(), passed: z.number().int() }),
-    failingSources: z.object({ own: sources, foreign: sources }),
-    reports: z.number().int(),
-  })
-  .meta({ id: 'DmarcDay' });
-
-export const tlsDaySchema = z
-  .object({
-    domain: z.string(),
-    day: z.string(),
-    successful: z.number().int(),
-    failed: z.number().int(),
-    failures: z.record(z.string(), z.number().int()),
-    reports: z.number().int(),
-  })
-  .meta({ id: 'TlsDay' });

@@ -11,7 +11,7 @@
 // API keys). Nothing is cached: AUTH happens once per connection, and a revocation holds at once on
 // every node. The last use is written at most once a minute per credential.
 import { randomBytes } from 'node:crypto';
-import { z } from 'zod';
+import { DESCRIPTION_MAX } from '../contract/smtp-credential-schemas.js';
 import type { Env, SmtpCredentialsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { hashSecret, lastUseDue, mintSecret, secretMatches } from '../lib/bearer-secret.js';
@@ -29,30 +29,6 @@ export interface SmtpCredential {
   lastUsedAt: string | null;
   revokedAt: string | null;
 }
-
-export const DESCRIPTION_MAX = 200;
-
-/** POST /v1/smtp-credentials (the environment is the key's). */
-export const createSmtpCredentialBody = z.strictObject({
-  description: z.string().max(DESCRIPTION_MAX).optional().describe('what the credential is for (an application, a host)'),
-});
-
-// Output shapes, for the API description.
-export const smtpCredentialSchema = z
-  .object({
-    id: z.string(),
-    username: z.string(),
-    env: z.enum(['live', 'test']),
-    livemode: z.boolean(),
-    description: z.string(),
-    createdAt: z.string(),
-    lastUsedAt: z.string().nullable(),
-    revokedAt: z.string().nullable(),
-  })
-  .meta({ id: 'SmtpCredential' });
-
-/** A credential with its secret: only the create answer carries it. */
-export const smtpCredentialWithSecretSchema = smtpCredentialSchema.extend({ secret: z.string() });
 
 const USERNAME = /^smtp_[a-z0-9]{20}$/;
 const SECRET = /^sp_(live|test)_[0-9A-Za-z]{20,64}$/;

@@ -10,12 +10,12 @@
 // is kept as the entry's detail (SendGrid's bounce export carries the SMTP reply there).
 import { pipeline, type Readable } from 'node:stream';
 import { parse as parseCsv } from 'csv-parse';
-import { z } from 'zod';
 import { csvQuote } from '../lib/csv.js';
 import type { Deps } from '../deps.js';
 import { flag, type SuppressionsTable } from '../db/schema.js';
 import { isEmailAddress } from '../lib/email-address.js';
-import { normalizeAddress, WILDCARD, type ListScope, type Suppression, type SuppressionReason, type SuppressionStore } from './store.js';
+import { WILDCARD } from '../contract/suppression-schemas.js';
+import { normalizeAddress, type ListScope, type Suppression, type SuppressionReason, type SuppressionStore } from './store.js';
 
 export type TransferFormat = 'csv' | 'ndjson' | 'json';
 
@@ -93,15 +93,6 @@ export interface ImportResult {
   /** The first refused lines: line number (1 = the first line of the body) and why. */
   errors: { line: number; message: string }[];
 }
-
-/** The ImportResult as a zod schema, for the API description. */
-export const importResultSchema = z.object({
-  lines: z.number(),
-  stored: z.number(),
-  unchanged: z.number(),
-  refused: z.number(),
-  errors: z.array(z.object({ line: z.number(), message: z.string() })),
-});
 
 /** A time given as ISO 8601 or Unix seconds (SendGrid's `created`), as ISO; undefined when empty, null when not a time. */
 function timeOf(v: unknown): string | null | undefined {

@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { invalidBody, isAppError, type Issue } from '../lib/errors.js';
 import { channelSchema, contentSchemas } from '../contract/channels.js';
-import { descriptionSchema, slugSchema, variablesSchema, type Variable } from './content.js';
+import { descriptionSchema, slugSchema, variablesSchema, type Variable } from '../contract/template-content.js';
 import type { Channel, ChannelContent } from '../channel.js';
 import { checkTemplates } from './render.js';
 import type { TemplateStore } from './store.js';

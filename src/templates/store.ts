@@ -5,15 +5,13 @@
 // number is ever reused). Content is checked when it is saved, so send time never meets a template
 // that does not parse.
 import type { Channel, ChannelContent } from '../channel.js';
-import { z } from 'zod';
-import { CHANNELS } from '../channel.js';
 import { isUniqueViolation } from '../db/database.js';
 import { TEMPLATE_STATUSES, type TemplateStatus, type TemplatesTable, type TemplateVersionsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError, invalidBody, notFound, type Issue } from '../lib/errors.js';
 import { planLimits } from '../workspaces/plans.js';
 import { contentSchemas } from '../contract/channels.js';
-import { SLUG_PATTERN, variablesSchema, type Variable } from './content.js';
+import { SLUG_PATTERN, variablesSchema, type Variable } from '../contract/template-content.js';
 import { checkTemplates, renderContent, type RenderResult } from './render.js';
 
 export { type TemplateStatus };
@@ -380,45 +378,3 @@ export function createTemplateStore({ config, db, clock, ids }: Pick<Deps, 'conf
   };
   return store;
 }
-
-// The JSON shapes above as zod schemas, for the API description (http/openapi/).
-const variableOut = z.object({ name: z.string(), type: z.string(), description: z.string(), required: z.boolean() });
-const contentOut = z.record(z.string(), z.unknown()).describe("the channel's content fields (see docs/templates.md)");
-
-export const templateSummarySchema = z
-  .object({
-    slug: z.string(),
-    channel: z.enum(CHANNELS),
-    description: z.string(),
-    status: z.enum(TEMPLATE_STATUSES),
-    updatedAt: z.string(),
-  })
-  .meta({ id: 'TemplateSummary' });
-
-export const templateVersionSchema = z
-  .object({
-    versionNumber: z.number().int(),
-    status: z.enum(['draft', 'published']),
-    content: contentOut,
-    variables: z.array(variableOut),
-    createdAt: z.string(),
-    updatedAt: z.string(),
-    publishedAt: z.string().nullable(),
-  })
-  .meta({ id: 'TemplateVersion' });
-
-export const templateDetailSchema = templateSummarySchema
-  .extend({
-    createdAt: z.string(),
-    currentVersion: z
-      .object({ versionNumber: z.number().int(), variables: z.array(variableOut), publishedAt: z.string(), content: contentOut })
-      .nullable(),
-    draft: z.object({ versionNumber: z.number().int(), updatedAt: z.string() }).nullable(),
-  })
-  .meta({ id: 'Template' });
-
-export const renderResultSchema = z.object({
-  channel: z.enum(CHANNELS),
-  output: z.record(z.string(), z.unknown()).describe('the rendered channel output (email: subject, html, text; sms: body; …)'),
-  missing: z.array(z.string()),
-});

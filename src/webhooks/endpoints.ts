@@ -14,7 +14,7 @@ import {
 } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { invalidBody, invalidRequest, notFound } from '../lib/errors.js';
-import type { CreateEndpointInput, ListDeliveriesInput, UpdateEndpointInput } from './schemas.js';
+import type { CreateEndpointInput, ListDeliveriesInput, UpdateEndpointInput } from '../contract/webhook-schemas.js';
 import { FORMATS, newSigningKey, verificationKeyOf } from './formats/index.js';
 import { generateSecret } from './signing.js';
 import { urlProblem } from '../lib/ssrf.js';

@@ -1,19 +1,10 @@
 // The audit log: who did what, when, from where, to which workspace, and how it ended, for every
 // action taken in the dashboard. Owners read it in the dashboard and with `postern audit list`.
-import type { AuditLogTable, Env } from '../db/schema.js';
+import type { AuditEntry } from '../contract/dashboard.js';
+import type { AuditLogTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 
-export interface AuditEntry {
-  id: number;
-  at: string;
-  operator: { id: string | null; email: string };
-  action: string;
-  target: string;
-  workspaceId: string | null;
-  env: Env | null;
-  ip: string;
-  outcome: string;
-}
+export type { AuditEntry };
 
 export interface AuditLog {
   record(entry: Omit<AuditEntry, 'id' | 'at'>): Promise<void>;

@@ -1,6 +1,7 @@
 // API keys. The secret is `sk_live_`/`sk_test_` + 32 random bytes in base62, shown once; only its
 // SHA-256 is stored (lib/bearer-secret.ts, shared with the SMTP credentials). The environment
 // comes from the stored row, never from the prefix a client sends.
+import type { ApiKey } from '../contract/dashboard.js';
 import type { ApiKeysTable, Env } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError, invalidBody, notFound } from '../lib/errors.js';
@@ -8,19 +9,7 @@ import { hashSecret, lastUseDue, mintSecret } from '../lib/bearer-secret.js';
 import { BOX_SCOPES, parseScopes, type Scope } from './scopes.js';
 import type { Workspace } from './workspaces.js';
 
-export interface ApiKey {
-  id: string;
-  workspaceId: string;
-  name: string;
-  env: Env;
-  prefix: string;
-  /** null: unscoped, full access. */
-  scopes: Scope[] | null;
-  createdAt: string;
-  revokedAt: string | null;
-  /** When a request last authenticated with it, to the minute; null if never. */
-  lastUsedAt: string | null;
-}
+export type { ApiKey };
 
 /** What a request is allowed to act as, once its key checks out. */
 export interface Principal {

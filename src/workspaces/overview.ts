@@ -8,40 +8,11 @@
 // the 7-day rate, with at least 20 messages finished in the 24 hours (fewer make a noisy rate).
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
+import type { Meter, Overview, Warning, WindowFigures } from '../contract/overview.js';
 import { flag, type Env } from '../db/schema.js';
-import { createMessageStats, type DayFigures, type QueueFigures, type WindowFigures } from '../messages/stats.js';
+import { createMessageStats } from '../messages/stats.js';
 import { planLimits } from './plans.js';
 import type { Workspace } from './workspaces.js';
-
-export interface Meter {
-  used: number;
-  /** null: unlimited. */
-  limit: number | null;
-}
-
-export interface Warning {
-  kind: 'unverified_domain' | 'failed_domain' | 'dns_mismatch' | 'bounce_rate' | 'certificate' | 'dkim_rotation';
-  message: string;
-}
-
-/** The body of GET /dashboard/api/overview (documented in src/http/dashboard/overview.ts). */
-export interface Overview {
-  generatedAt: string;
-  workspace: { id: string; slug: string; name: string; plan: string };
-  env: Env;
-  windows: { '24h': WindowFigures; '7d': WindowFigures };
-  daily: DayFigures[];
-  queue: QueueFigures;
-  inbound: { '24h': number; '7d': number };
-  webhooks: { failing: { id: string; url: string; failingSince: string | null; disabled: boolean; disabledReason: string | null }[] };
-  quota: {
-    messages: Meter | null;
-    inbound: Meter | null;
-    /** Direct live email only; empty when sender caps are off, in relay mode or in test mode. */
-    senderCaps: ({ tier: 'shared' | 'domain'; period: 'day' | 'month' } & Meter)[];
-  };
-  warnings: Warning[];
-}
 
 export const BOUNCE_RATE = { floor: 0.05, factor: 1.5, minFinished: 20 };
 

@@ -3,11 +3,10 @@
 // pids): an unscoped key does not have it, a key gets it only by naming it, and only a box owner
 // may grant it (the CLI, or an owner in the dashboard; keys.ts refuses anyone else).
 
-const SCOPES = ['read', 'send', 'cancel', 'inbound', 'webhooks', 'cluster'] as const;
-export type Scope = (typeof SCOPES)[number];
+import { BOX_SCOPES, SCOPES, type Scope } from '../contract/vocabulary.js';
 
-/** Scopes about the box rather than a workspace: never implied by an unscoped key; only an owner grants them. */
-export const BOX_SCOPES: readonly Scope[] = ['cluster'];
+export { BOX_SCOPES };
+export type { Scope };
 
 export function parseScopes(raw: string | undefined): { ok: true; scopes: Scope[] | null } | { ok: false; message: string } {
   if (raw === undefined || raw.trim() === '') return { ok: true, scopes: null };

@@ -6,14 +6,13 @@
 import t from 'tap';
 import type { Channel } from '../../src/channel.js';
 import { ManualClock } from '../helpers/clock.js';
+import { addSuppressionBody, listSuppressionsQuery } from '../../src/contract/suppression-schemas.js';
 import {
-  addSuppressionBody,
   createSuppressHook,
   createSuppressionCheck,
   createSuppressionStore,
   decodePosition,
   encodePosition,
-  listSuppressionsQuery,
 } from '../../src/suppressions/store.js';
 import { testDatabases } from '../helpers/databases.js';
 import { openMigrated } from '../helpers/migrated-database.js';

@@ -1,5 +1,10 @@
 // Every call the dashboard makes: same-origin fetch with the session cookie, the CSRF token on
 // state-changing calls, JSON both ways, and the interface's error envelope turned into ApiError.
+// What a call answers is typed from the contract (src/contract/): get/post/put/patch/del find the
+// operation whose path matches the one called (`/v1/messages/${id}` is `GET /v1/messages/:id`) and
+// answer its entry of RESPONSES (the schema the API description states) or of DashboardAnswers.
+import type { DashboardAnswers } from '../../src/contract/dashboard';
+import type { OperationKey, ResponseOf } from '../../src/contract/responses';
 let csrfToken = '';
 
 export function setCsrfToken(token: string): void {
@@ -27,10 +32,38 @@ export class ApiError extends Error {
   }
 }
 
+/** Every answer the dashboard may read, by operation key (`METHOD /path/:param`). */
+type Answers = { [K in OperationKey]: ResponseOf<K> } & DashboardAnswers;
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+// Matching a called path against the operation keys, one segment at a time: `:param` matches any
+// one segment, a query string is left out. A path no operation matches answers `unknown`.
+type Split<S extends string> = S extends `${infer Head}/${infer Tail}` ? [Head, ...Split<Tail>] : [S];
+type SegmentOf<K extends string> = K extends `:${string}` ? string : K;
+type Matches<P extends string[], K extends string[]> = P extends [infer PH, ...infer PT extends string[]]
+  ? K extends [infer KH extends string, ...infer KT extends string[]]
+    ? PH extends SegmentOf<KH>
+      ? Matches<PT, KT>
+      : false
+    : false
+  : K extends []
+    ? true
+    : false;
+type WithoutQuery<P extends string> = P extends `${infer Path}?${string}` ? Path : P;
+type KeyOf<M extends Method, P extends string> = {
+  [K in keyof Answers]: K extends `${M} ${infer Pattern}`
+    ? Matches<Split<WithoutQuery<P>>, Split<Pattern>> extends true
+      ? K
+      : never
+    : never;
+}[keyof Answers];
+/** What `METHOD path` answers: the matching operation's entry, or `unknown` when none matches. */
+export type AnswerOf<M extends Method, P extends string> = [KeyOf<M, P>] extends [never] ? unknown : Answers[KeyOf<M, P>];
+
 /** Fired when a call finds the session gone, so the shell can show the login page. */
 export const SESSION_ENDED = 'postern:session-ended';
 
-export async function api<T = any>(method: string, path: string, body?: unknown, init: RequestInit = {}): Promise<T> {
+export async function api<T>(method: string, path: string, body?: unknown, init: RequestInit = {}): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && method !== 'HEAD') headers['x-csrf-token'] = csrfToken;
@@ -42,14 +75,14 @@ export async function api<T = any>(method: string, path: string, body?: unknown,
     ...init,
   });
   const text = await res.text();
-  let json: any = null;
+  let json: unknown = null;
   try {
     json = text ? JSON.parse(text) : null;
   } catch {
     json = null;
   }
   if (!res.ok) {
-    const e = json?.error ?? {};
+    const e = envelopeOf(json);
     const err = new ApiError(res.status, e.code ?? 'http_error', e.message ?? `${res.status} ${res.statusText}`, e.issues ?? [], e);
     if (res.status === 401 && !path.endsWith('/login') && !path.endsWith('/setup')) window.dispatchEvent(new Event(SESSION_ENDED));
     throw err;
@@ -61,12 +94,12 @@ export async function api<T = any>(method: string, path: string, body?: unknown,
  * Sends a file as the body of a POST, telling `onProgress` the bytes sent so far (fetch cannot
  * report an upload's progress; XMLHttpRequest can). Answers and errors as `api` does.
  */
-export function upload<T = any>(
-  path: string,
+export function upload<P extends string>(
+  path: P,
   file: Blob,
   contentType: string,
   onProgress: (sent: number, total: number) => void,
-): Promise<T> {
+): Promise<AnswerOf<'POST', P>> {
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('POST', path);
@@ -77,14 +110,14 @@ export function upload<T = any>(
     xhr.upload.onload = () => onProgress(file.size, file.size);
     xhr.onerror = () => reject(new ApiError(0, 'network_error', 'the upload did not reach the server'));
     xhr.onload = () => {
-      let json: any = null;
+      let json: unknown = null;
       try {
         json = xhr.responseText ? JSON.parse(xhr.responseText) : null;
       } catch {
         json = null;
       }
-      if (xhr.status >= 200 && xhr.status < 300) return resolve(json as T);
-      const e = json?.error ?? {};
+      if (xhr.status >= 200 && xhr.status < 300) return resolve(json as AnswerOf<'POST', P>);
+      const e = envelopeOf(json);
       if (xhr.status === 401) window.dispatchEvent(new Event(SESSION_ENDED));
       reject(new ApiError(xhr.status, e.code ?? 'http_error', e.message ?? `${xhr.status} ${xhr.statusText}`, e.issues ?? [], e));
     };
@@ -92,14 +125,26 @@ export function upload<T = any>(
   });
 }
 
-export const get = <T = any>(path: string) => api<T>('GET', path);
-export const post = <T = any>(path: string, body?: unknown) => api<T>('POST', path, body ?? {});
-export const put = <T = any>(path: string, body?: unknown) => api<T>('PUT', path, body ?? {});
-export const patch = <T = any>(path: string, body?: unknown) => api<T>('PATCH', path, body ?? {});
-export const del = <T = any>(path: string) => api<T>('DELETE', path);
+export const get = <P extends string>(path: P) => api<AnswerOf<'GET', P>>('GET', path);
+export const post = <P extends string>(path: P, body?: unknown) => api<AnswerOf<'POST', P>>('POST', path, body ?? {});
+export const put = <P extends string>(path: P, body?: unknown) => api<AnswerOf<'PUT', P>>('PUT', path, body ?? {});
+export const patch = <P extends string>(path: P, body?: unknown) => api<AnswerOf<'PATCH', P>>('PATCH', path, body ?? {});
+export const del = <P extends string>(path: P) => api<AnswerOf<'DELETE', P>>('DELETE', path);
+
+/** The error envelope's fields, from whatever JSON an error answer carried. */
+interface Envelope {
+  code?: string;
+  message?: string;
+  issues?: Issue[];
+  [field: string]: unknown;
+}
+function envelopeOf(json: unknown): Envelope {
+  const error = json && typeof json === 'object' ? (json as { error?: unknown }).error : undefined;
+  return error && typeof error === 'object' ? (error as Envelope) : {};
+}
 
 /** A query string from the set values of an object (`undefined` and '' left out). */
-export function query(params: Record<string, string | number | boolean | undefined | null>): string {
+export function query(params: Record<string, string | number | boolean | undefined | null>): '' | `?${string}` {
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
   const s = q.toString();

@@ -204,7 +204,7 @@ function App() {
   };
 
   useEffect(() => {
-    get<Me>('/dashboard/api/me').then(adopt, (e) => {
+    get('/dashboard/api/me').then(adopt, (e) => {
       if (e instanceof ApiError && e.status === 401) setState('login');
       else {
         setError(e);
@@ -244,10 +244,10 @@ function App() {
   }
   const session: SessionApi = {
     me,
-    select: async (workspaceId, env) => adopt(await put<Me>('/dashboard/api/selection', { workspaceId, env })),
-    refresh: async () => adopt(await get<Me>('/dashboard/api/me')),
+    select: async (workspaceId, env) => adopt(await put('/dashboard/api/selection', { workspaceId, env })),
+    refresh: async () => adopt(await get('/dashboard/api/me')),
     logout: async () => {
-      const { redirect } = await post<{ redirect: string | null }>('/dashboard/api/logout');
+      const { redirect } = await post('/dashboard/api/logout');
       // Signed in through the provider: log out there too; it sends the browser back here.
       if (redirect) return location.assign(redirect);
       setMe(null);

@@ -2,23 +2,15 @@
 // the workspace and environment (live or test) every page acts on.
 import { createContext } from 'preact';
 import { useContext } from 'preact/hooks';
+import type { Env } from '../../src/contract/vocabulary';
+import type { Me } from '../../src/contract/dashboard';
 
-export interface Me {
-  operator: { id: string; email: string; role: 'owner' | 'member' };
-  csrfToken: string;
-  workspaces: { id: string; slug: string; name: string; plan: string }[];
-  selection: { workspaceId: string; env: 'live' | 'test' } | null;
-  expiresAt: string;
-  /** How this session was signed in to. */
-  signedInWith: 'password' | 'password+totp' | 'password+recovery-code' | 'passkey' | 'sso';
-  /** The box requires a second factor and the operator has none: only the account page opens. */
-  mustSetUpSecondFactor: boolean;
-}
+export type { Me };
 
 export interface SessionApi {
   me: Me;
   /** Chooses the workspace and environment; pages reload their data. */
-  select(workspaceId: string, env: 'live' | 'test'): Promise<void>;
+  select(workspaceId: string, env: Env): Promise<void>;
   refresh(): Promise<void>;
   logout(): Promise<void>;
 }

@@ -14,7 +14,7 @@
 //     successes; shown here beside the rest (`adaptiveBackoff`).
 // Holds and back-offs are read from the database every two seconds, so every node of a cluster
 // honours them within that time; this node's own changes apply at once.
-import { z } from 'zod';
+import type { DestinationHold } from '../../contract/destinations.js';
 import type { Deps } from '../../deps.js';
 import type { AdaptiveBackoff, PaceView } from './adaptive-backoff.js';
 import type { BounceCategory } from './bounce-rules.js';
@@ -30,7 +30,7 @@ export interface DestinationView {
   lastCategory: string | null;
   lastErrorAt: string | null;
   /** Delivery there is held: by this workspace, by the operator for everyone, or not. */
-  suspended: 'workspace' | 'operator' | null;
+  suspended: DestinationHold | null;
   /** Box-wide back-off in force until then, or null. */
   backoffUntil: string | null;
   backoffReason: string | null;
@@ -284,43 +284,3 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
     },
   };
 }
-
-/** A destination as the API shows it. */
-export const destinationSchema = z
-  .object({
-    domain: z.string(),
-    delivered: z.number().int(),
-    deferred: z.number().int(),
-    bounced: z.number().int(),
-    lastError: z.string().nullable(),
-    lastCategory: z.string().nullable(),
-    lastErrorAt: z.string().nullable(),
-    suspended: z.enum(['workspace', 'operator']).nullable(),
-    backoffUntil: z.string().nullable(),
-    backoffReason: z.string().nullable(),
-    adaptiveBackoff: z
-      .object({
-        rate: z.number().int().meta({ description: 'messages a minute, the whole cluster’s' }),
-        targetRate: z.number().int().meta({ description: 'the rate it climbs back to' }),
-        connections: z.number().int().meta({ description: 'connections per host, the whole cluster’s' }),
-        since: z.string().meta({ description: 'when the destination first throttled' }),
-        lastAnswer: z.string(),
-        lastAnswerAt: z.string(),
-        throttles: z.number().int(),
-      })
-      .nullable()
-      .meta({ description: 'the lowered rate and connections of a destination that throttles, or null at full speed' }),
-  })
-  .meta({ id: 'Destination' });
-
-/** GET /v1/destinations: pages of 1 to 200, ordered by domain; `after` is the last domain seen. */
-export const destinationsQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(200).optional(),
-  after: z.string().max(253).optional(),
-});
-
-/** POST /v1/destinations/{domain}/suspend. */
-export const suspendBody = z.strictObject({ reason: z.string().min(1).max(200).optional() });
-
-/** POST /v1/destinations/{domain}/purge: what to drop (both when absent). */
-export const purgeBody = z.strictObject({ status: z.enum(['queued', 'deferred']).optional() });

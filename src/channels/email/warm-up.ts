@@ -18,6 +18,7 @@ import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
+import type { ScheduleView } from '../../contract/warm-up.js';
 import { hashIndex } from './sources.js';
 
 const DAY_MS = 24 * 3600 * 1000;
@@ -28,26 +29,6 @@ const WARM_RECHECK_MS = 60_000;
 
 export type WarmUpSettings = Config['delivery']['warmUp'];
 export type WarmUpOutcome = 'delivered' | 'bounced' | 'deferred' | 'complained';
-
-export interface ScheduleView {
-  source: string;
-  sendingDomain: string;
-  /** Index in the curve; equal to `steps` once warm. */
-  step: number;
-  steps: number;
-  /** The UTC day the numbers are for. */
-  day: string;
-  /** Today's allowance; null once warm (no limit). */
-  allowance: number | null;
-  used: number;
-  /** The allowance of the next step and the day it applies from; null once warm or while paused. */
-  next: { day: string; allowance: number | null } | null;
-  pausedReason: string | null;
-  pausedAt: string | null;
-  startedAt: string;
-  /** The pair's answers over the window that decides a pause. */
-  recent: { delivered: number; bounced: number; deferred: number; complained: number; windowHours: number };
-}
 
 export interface WarmUp {
   /** Whether mail from this source is under warm-up. */

@@ -5,7 +5,7 @@ import { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { parseBody } from '../../lib/validation.js';
 import { AppError } from '../../lib/errors.js';
-import { auditAs, isSecure, sessionOf, siteOf, type DashboardDeps } from './context.js';
+import { answer, auditAs, isSecure, sessionOf, siteOf, type DashboardDeps } from './context.js';
 import { checkSameOrigin, clearSessionCookie, clientOf, setSessionCookie } from './session.js';
 import type { Session } from '../../workspaces/sessions.js';
 
@@ -80,7 +80,7 @@ export function publicAccountRoutes(deps: DashboardDeps): Router {
   }
 
   r.get('/state', async (_req, res) => {
-    res.json({ needsSetup: (await deps.operators.count()) === 0, sso: deps.sso.name() });
+    answer(res, 'GET /dashboard/api/state', { needsSetup: (await deps.operators.count()) === 0, sso: deps.sso.name() });
   });
 
   // Single sign-on: browser navigations, so failures come back to the login page to be shown there.
@@ -114,7 +114,7 @@ export function publicAccountRoutes(deps: DashboardDeps): Router {
     const body = parseBody(setup, req.body);
     const operator = await deps.operators.completeSetup(body.token, body);
     const session = await signedIn(req, res, await deps.sessions.open(operator, clientOf(req)), 'operator.setup');
-    res.status(201).json(await me(deps, session));
+    answer(res, 'POST /dashboard/api/setup', await me(deps, session), 201);
   });
 
   r.post('/login', async (req, res) => {
@@ -124,7 +124,7 @@ export function publicAccountRoutes(deps: DashboardDeps): Router {
     try {
       const opened = await deps.sessions.login(body.email, body.password, client, { code: body.code, recoveryCode: body.recoveryCode });
       const session = await signedIn(req, res, opened);
-      res.json(await me(deps, session));
+      answer(res, 'POST /dashboard/api/login', await me(deps, session));
     } catch (err) {
       // A login told to bring its second factor has not failed yet: the page asks for the code.
       if (err instanceof AppError && !(err.extra.secondFactor && !body.code && !body.recoveryCode)) {
@@ -151,7 +151,7 @@ export function publicAccountRoutes(deps: DashboardDeps): Router {
       throw err;
     }
     const session = await signedIn(req, res, await deps.sessions.open(await deps.operators.byId(operatorId), client, 'passkey'));
-    res.json(await me(deps, session));
+    answer(res, 'POST /dashboard/api/login/passkey', await me(deps, session));
   });
   return r;
 }
@@ -159,7 +159,7 @@ export function publicAccountRoutes(deps: DashboardDeps): Router {
 export function accountRoutes(deps: DashboardDeps): Router {
   const r = Router();
   r.get('/me', async (_req, res) => {
-    res.json(await me(deps, sessionOf(res)));
+    answer(res, 'GET /dashboard/api/me', await me(deps, sessionOf(res)));
   });
 
   r.post('/logout', async (req, res) => {
@@ -169,28 +169,30 @@ export function accountRoutes(deps: DashboardDeps): Router {
     clearSessionCookie(res, { secure: isSecure(deps, req) });
     // Signed in at the provider: the page goes on to the provider's logout, which comes back here.
     const redirect = session.method === 'sso' ? await deps.sso.logoutUrl(`${deps.publicUrl()}/dashboard/`).catch(() => null) : null;
-    res.json({ loggedOut: true, redirect });
+    answer(res, 'POST /dashboard/api/logout', { loggedOut: true, redirect });
   });
 
   r.get('/account/second-factor', async (_req, res) => {
-    res.json(await deps.factors.status(sessionOf(res).operator.id));
+    answer(res, 'GET /dashboard/api/account/second-factor', await deps.factors.status(sessionOf(res).operator.id));
   });
   // Setting up an app: a new secret (with its QR code), asked at login once a code confirms it.
   r.post('/account/second-factor/totp', async (_req, res) => {
     auditAs(res, 'second-factor.begin');
-    res.status(201).json(await deps.factors.begin(sessionOf(res).operator));
+    answer(res, 'POST /dashboard/api/account/second-factor/totp', await deps.factors.begin(sessionOf(res).operator), 201);
   });
   r.post('/account/second-factor/totp/confirm', async (req, res) => {
     const { code } = parseBody(confirmation, req.body);
     auditAs(res, 'second-factor.set-up', 'totp');
-    res.json(await deps.factors.confirm(sessionOf(res).operator.id, code));
+    answer(res, 'POST /dashboard/api/account/second-factor/totp/confirm', await deps.factors.confirm(sessionOf(res).operator.id, code));
   });
   // Changing the factor needs the factor: a session left open on a shared machine cannot.
   r.post('/account/second-factor/recovery-codes', async (req, res) => {
     const operatorId = sessionOf(res).operator.id;
     auditAs(res, 'second-factor.recovery-codes');
     await prove(deps, operatorId, req.body);
-    res.json({ recoveryCodes: await deps.factors.renewRecoveryCodes(operatorId) });
+    answer(res, 'POST /dashboard/api/account/second-factor/recovery-codes', {
+      recoveryCodes: await deps.factors.renewRecoveryCodes(operatorId),
+    });
   });
   r.post('/account/second-factor/remove', async (req, res) => {
     const operatorId = sessionOf(res).operator.id;
@@ -201,7 +203,7 @@ export function accountRoutes(deps: DashboardDeps): Router {
   });
 
   r.get('/account/passkeys', async (_req, res) => {
-    res.json({ data: await deps.passkeys.list(sessionOf(res).operator.id) });
+    answer(res, 'GET /dashboard/api/account/passkeys', { data: await deps.passkeys.list(sessionOf(res).operator.id) });
   });
   r.post('/account/passkeys/options', async (req, res) => {
     res.json(await deps.passkeys.registrationOptions(sessionOf(res).operator, siteOf(deps, req)));
@@ -223,7 +225,7 @@ export function accountRoutes(deps: DashboardDeps): Router {
     auditAs(res, 'session.select', `${body.workspaceId} ${body.env}`);
     await deps.workspaces.byId(body.workspaceId);
     const session = await deps.sessions.select(sessionOf(res), body.workspaceId, body.env);
-    res.json(await me(deps, session));
+    answer(res, 'PUT /dashboard/api/selection', await me(deps, session));
   });
   return r;
 }

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import { parseBody } from '../../lib/validation.js';
 import { PLANS } from '../../db/schema.js';
 import { AppError, invalidRequest } from '../../lib/errors.js';
-import { actingOn, auditAs, requireOwner, sessionOf, type DashboardDeps } from './context.js';
+import { actingOn, answer, auditAs, requireOwner, sessionOf, type DashboardDeps } from './context.js';
 
 const keyInput = z.object({
   name: z.string().min(1).max(100).optional(),
@@ -34,7 +34,7 @@ export function adminRoutes(deps: DashboardDeps): Router {
   r.get('/keys', async (_req, res) => {
     const { workspace } = await actingOn(deps, res);
     const keys = await deps.keys.list(workspace.id);
-    res.json({ data: keys.reverse() });
+    answer(res, 'GET /dashboard/api/keys', { data: keys.reverse() });
   });
   r.post('/keys', async (req, res) => {
     const { workspace, session } = await actingOn(deps, res);
@@ -46,7 +46,7 @@ export function adminRoutes(deps: DashboardDeps): Router {
       { boxOwner: session.operator.role === 'owner' },
     );
     auditAs(res, 'key.create', `${key.id} ${key.prefix}`);
-    res.status(201).json({ key, secret });
+    answer(res, 'POST /dashboard/api/keys', { key, secret }, 201);
   });
   r.post('/keys/:id/revoke', async (req, res) => {
     const { workspace } = await actingOn(deps, res);
@@ -57,10 +57,10 @@ export function adminRoutes(deps: DashboardDeps): Router {
   r.get('/workspaces', async (_req, res) => {
     const session = sessionOf(res);
     const all = await deps.workspaces.list();
-    res.json({ data: all.filter((w) => deps.operators.mayActOn(session.operator, w.id)) });
+    answer(res, 'GET /dashboard/api/workspaces', { data: all.filter((w) => deps.operators.mayActOn(session.operator, w.id)) });
   });
   r.get('/plans', (_req, res) => {
-    res.json({ data: PLANS });
+    answer(res, 'GET /dashboard/api/plans', { data: [...PLANS] });
   });
   r.post('/workspaces', async (req, res) => {
     requireOwner(res);
@@ -81,7 +81,7 @@ export function adminRoutes(deps: DashboardDeps): Router {
   r.get('/operators', async (_req, res) => {
     requireOwner(res);
     const [operators, enrolled] = await Promise.all([deps.operators.list(), deps.factors.enrolledOperators()]);
-    res.json({ data: operators.map((o) => ({ ...o, secondFactor: enrolled.has(o.id) })) });
+    answer(res, 'GET /dashboard/api/operators', { data: operators.map((o) => ({ ...o, secondFactor: enrolled.has(o.id) })) });
   });
   // An operator who lost both the phone and the recovery codes: an owner removes the app, and the
   // operator signs in with the password and sets up a new one.
@@ -96,7 +96,7 @@ export function adminRoutes(deps: DashboardDeps): Router {
   // The box's sign-in rule: whether every operator must have a second factor.
   r.get('/security', async (_req, res) => {
     requireOwner(res);
-    res.json({ requireSecondFactor: await deps.factors.required() });
+    answer(res, 'GET /dashboard/api/security', { requireSecondFactor: await deps.factors.required() });
   });
   r.put('/security', async (req, res) => {
     const session = requireOwner(res);
@@ -134,7 +134,7 @@ export function adminRoutes(deps: DashboardDeps): Router {
   r.get('/nodes', async (_req, res) => {
     requireOwner(res);
     const { heartbeat, nodeTimeout } = deps.config.cluster;
-    res.json({ data: await deps.nodes.list(), heartbeatMs: heartbeat, nodeTimeoutMs: nodeTimeout });
+    answer(res, 'GET /dashboard/api/nodes', { data: await deps.nodes.list(), heartbeatMs: heartbeat, nodeTimeoutMs: nodeTimeout });
   });
 
   r.get('/audit', async (req, res) => {
@@ -143,7 +143,11 @@ export function adminRoutes(deps: DashboardDeps): Router {
     if (before !== undefined && !Number.isInteger(before)) throw invalidRequest('before must be an audit entry id');
     const limit = req.query.limit === undefined ? undefined : Number(req.query.limit);
     if (limit !== undefined && !(Number.isInteger(limit) && limit >= 1 && limit <= 500)) throw invalidRequest('limit must be 1-500');
-    res.json(await deps.audit.list({ before, limit, operator: typeof req.query.operator === 'string' ? req.query.operator : undefined }));
+    answer(
+      res,
+      'GET /dashboard/api/audit',
+      await deps.audit.list({ before, limit, operator: typeof req.query.operator === 'string' ? req.query.operator : undefined }),
+    );
   });
   return r;
 }

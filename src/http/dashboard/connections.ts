@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { connectionView } from '../../channels/connections.js';
 import { PROVIDERS } from '../../channels/registry.js';
 import { invalidBody, notFound } from '../../lib/errors.js';
-import { actingOn, auditAs, type DashboardDeps } from './context.js';
+import { actingOn, answer, auditAs, type DashboardDeps } from './context.js';
 
 const addInput = z.object({
   channel: z.string().max(20),
@@ -20,7 +20,7 @@ export function connectionRoutes(deps: DashboardDeps): Router {
   const r = Router();
 
   r.get('/connections/providers', (_req, res) => {
-    res.json({
+    answer(res, 'GET /dashboard/api/connections/providers', {
       data: PROVIDERS.map((p) => ({
         channel: p.channel,
         name: p.name,

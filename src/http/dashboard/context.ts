@@ -2,6 +2,7 @@
 import type { WarmUp } from '../../channels/email/warm-up.js';
 import type { NodeRegistry } from '../../cluster/nodes.js';
 import type { Request, Response } from 'express';
+import type { DashboardAnswers } from '../../contract/dashboard.js';
 import type { ConnectionStore } from '../../channels/connections.js';
 import type { EmailSource } from '../../channels/email/index.js';
 import type { CertificateProblem } from '../../certificates/certificates.js';
@@ -97,4 +98,12 @@ export function siteOf(deps: Pick<DashboardDeps, 'config'>, req: Request): Site 
 
 export function isSecure(deps: Pick<DashboardDeps, 'publicUrl'>, req: Request): boolean {
   return req.secure || deps.publicUrl().startsWith('https:');
+}
+
+/**
+ * Sends the answer of a dashboard route as the contract states it (contract/dashboard.ts), so the
+ * route and the page that reads it are checked against one type.
+ */
+export function answer<K extends keyof DashboardAnswers>(res: Response, _key: K, body: DashboardAnswers[K], status = 200): void {
+  res.status(status).json(body);
 }

@@ -18,7 +18,7 @@ import { rowToOutbound, type MessageRow } from '../../messages/message.js';
 import { scopedMessageRow } from '../../messages/read.js';
 import { renderRequestOf } from '../../outbound/dispatcher.js';
 import { renderOutput } from '../../templates/render.js';
-import { actingOn, type DashboardDeps } from './context.js';
+import { actingOn, answer, type DashboardDeps } from './context.js';
 import { imageSourcesAsked, sendIsolatedHtml } from './isolated-html.js';
 
 async function rowOf(deps: DashboardDeps, res: Response, publicId: string): Promise<MessageRow> {
@@ -79,7 +79,11 @@ export function messageApiRoutes(deps: DashboardDeps): Router {
   r.get('/messages/:id/rendered', async (req, res) => {
     const row = await rowOf(deps, res, String(req.params.id));
     const output = rendered(row);
-    res.json({ channel: row.channel, output, headers: CHANNEL_HINTS[row.channel].mime ? headersOf(await source(deps, row)) : [] });
+    answer(res, 'GET /dashboard/api/messages/:id/rendered', {
+      channel: row.channel,
+      output,
+      headers: CHANNEL_HINTS[row.channel].mime ? headersOf(await source(deps, row)) : [],
+    });
   });
   return r;
 }

@@ -23,7 +23,7 @@
 import { Router } from 'express';
 import { createOverview } from '../../workspaces/overview.js';
 import type { CertificateProblem } from '../../certificates/certificates.js';
-import { actingOn, type DashboardDeps } from './context.js';
+import { actingOn, answer, type DashboardDeps } from './context.js';
 
 function certificateWarning(p: CertificateProblem): string {
   if (p.kind === 'expired')
@@ -41,7 +41,7 @@ export function overviewRoutes(deps: DashboardDeps): Router {
     // The box's certificates (ACME) concern every workspace: HTTPS and STARTTLS serve them all.
     const problems = (await deps.certificateProblems?.().catch(() => [])) ?? [];
     for (const p of problems) read.warnings.push({ kind: 'certificate', message: certificateWarning(p) });
-    res.json(read);
+    answer(res, 'GET /dashboard/api/overview', read);
   });
   return r;
 }

@@ -4,9 +4,9 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { parseBody } from '../../lib/validation.js';
-import { DESCRIPTION_MAX } from '../../submission/smtp-credentials.js';
+import { DESCRIPTION_MAX } from '../../contract/smtp-credential-schemas.js';
 import { GENERIC_USER } from '../../submission/credentials.js';
-import { actingOn, auditAs, type DashboardDeps } from './context.js';
+import { actingOn, answer, auditAs, type DashboardDeps } from './context.js';
 
 const credentialInput = z.strictObject({
   env: z.enum(['live', 'test']),
@@ -19,7 +19,7 @@ export function smtpRoutes(deps: DashboardDeps): Router {
   r.get('/smtp/settings', async (_req, res) => {
     const { workspace } = await actingOn(deps, res);
     const ports = deps.submissionPorts();
-    res.json({
+    answer(res, 'GET /dashboard/api/smtp/settings', {
       enabled: ports !== null,
       host: deps.config.hostname,
       starttlsPort: ports?.port ?? null,
@@ -29,14 +29,14 @@ export function smtpRoutes(deps: DashboardDeps): Router {
   });
   r.get('/smtp/credentials', async (_req, res) => {
     const { workspace } = await actingOn(deps, res);
-    res.json({ data: await deps.smtpCredentials.list(workspace.id) });
+    answer(res, 'GET /dashboard/api/smtp/credentials', { data: await deps.smtpCredentials.list(workspace.id) });
   });
   r.post('/smtp/credentials', async (req, res) => {
     const { workspace } = await actingOn(deps, res);
     const body = parseBody(credentialInput, req.body);
     const { credential, secret } = await deps.smtpCredentials.create(workspace, body);
     auditAs(res, 'smtp-credential.create', `${credential.id} ${credential.username}`);
-    res.status(201).json({ credential, secret });
+    answer(res, 'POST /dashboard/api/smtp/credentials', { credential, secret }, 201);
   });
   r.post('/smtp/credentials/:id/revoke', async (req, res) => {
     const { workspace } = await actingOn(deps, res);

@@ -2,7 +2,7 @@
 // bar has chosen, so a test never reaches a real recipient's provider. The body goes to the same
 // outbound.accept as POST /v1/send (which validates it), with the template's latest version.
 import { Router } from 'express';
-import { actingOn, auditAs, type DashboardDeps } from './context.js';
+import { actingOn, answer, auditAs, type DashboardDeps } from './context.js';
 
 export function templateApiRoutes(deps: DashboardDeps): Router {
   const r = Router();
@@ -15,7 +15,7 @@ export function templateApiRoutes(deps: DashboardDeps): Router {
       { template: req.params.slug, to: body.to, vars: body.vars ?? {} },
       { raw: false },
     );
-    res.status(202).json(accepted);
+    answer(res, 'POST /dashboard/api/templates/:slug/test-send', accepted, 202);
   });
   return r;
 }

@@ -2,7 +2,7 @@
 // EHLO name and pools, who is assigned which pool, and each (source, sending domain) schedule of
 // warm-up — today's allowance, what is used of it, the next step and why the ramp is paused.
 import { Router } from 'express';
-import { requireOwner, type DashboardDeps } from './context.js';
+import { answer, requireOwner, type DashboardDeps } from './context.js';
 
 export function warmUpRoutes(deps: Pick<DashboardDeps, 'config' | 'warmUp'>): Router {
   const r = Router();
@@ -18,7 +18,7 @@ export function warmUpRoutes(deps: Pick<DashboardDeps, 'config' | 'warmUp'>): Ro
         .map(([pool]) => pool),
       warmingUp: d.warmUp.enabled && (d.warmUp.sources.length === 0 || d.warmUp.sources.includes(name)),
     }));
-    res.json({
+    answer(res, 'GET /dashboard/api/warm-up', {
       enabled: d.warmUp.enabled,
       curve: d.warmUp.curve,
       sources,

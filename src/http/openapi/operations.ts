@@ -1,44 +1,25 @@
 // The registry of HTTP operations the API description (document.ts) is built from: one row per
 // route, naming the scope it needs, the zod schema its route validates the body with (imported
 // from where the route takes it, never copied), its query parameters, the zod schema of each
-// success answer, and the error codes it can answer with (their statuses come from http/errors.ts).
+// success answer (the contract's RESPONSES entry, which the dashboard reads its types from too),
+// and the error codes it can answer with (their statuses come from http/errors.ts).
 // A test compares this table with the routes the app mounts (listRoutes), both ways, so a route
 // without a row, or a row without a route, fails the build. Query strings some routes still read by
-// hand (messages, inbound messages) are described here with zod schemas that accept the same values.
+// hand (messages, inbound messages) are described by contract schemas that accept the same values.
 import { z } from 'zod';
-import { CHANNELS } from '../../channel.js';
-import { connectionViewSchema } from '../../channels/connections.js';
-import { nodeListSchema } from '../../cluster/nodes.js';
-import { destinationSchema, destinationsQuery, purgeBody, suspendBody } from '../../channels/email/destinations.js';
-import { domainChecksSchema } from '../../domains/doctor.js';
-import { claimDomainBody, inboundDomainSchema, rotateDkimBody } from '../../domains/domains.js';
-import { forwardViewSchema } from '../../forwarding/forwarding.js';
-import { createAddressBody, inboundAddressSchema } from '../../inbound/addresses.js';
-import { receivedDetailSchema, receivedSummarySchema } from '../../inbound/received.js';
-import type { ErrorCode } from '../../lib/errors.js';
-import { messagePageSchema, messageSchema } from '../../messages/message.js';
-import { STATUS_FILTERS } from '../../messages/read.js';
-import { acceptResponseSchema, batchResponseSchema } from '../../outbound/accept.js';
+import { destinationsQuery, purgeBody, suspendBody } from '../../contract/destination-schemas.js';
+import { claimDomainBody, rotateDkimBody } from '../../contract/domain-schemas.js';
+import { addressesQuery, createAddressBody, inboundMessagesQuery } from '../../contract/inbound-schemas.js';
+import { messageSchema, messagesQuery } from '../../contract/message-schemas.js';
+import { reportQuery } from '../../contract/report-schemas.js';
+import { RESPONSES } from '../../contract/responses.js';
+import { createSmtpCredentialBody } from '../../contract/smtp-credential-schemas.js';
+import { addSuppressionBody, listSuppressionsQuery } from '../../contract/suppression-schemas.js';
+import { createTemplateBody, draftBody, renderBody, updateTemplateBody } from '../../contract/template-schemas.js';
+import { SUPPRESSION_REASONS, type ErrorCode, type Scope } from '../../contract/vocabulary.js';
+import { createEndpointSchema, listDeliveriesSchema, updateEndpointSchema } from '../../contract/webhook-schemas.js';
 import { batchBody } from '../../outbound/batch-input.js';
-import { messageChecksSchema } from '../../outbound/checks/schema.js';
-import { reportQuery } from '../../reports/reports.js';
-import { inboundTlsDaySchema } from '../../reports/inbound-tls.js';
-import { dmarcDaySchema, tlsDaySchema } from '../../reports/store.js';
 import { sendBody } from '../../outbound/send-input.js';
-import { addSuppressionBody, listSuppressionsQuery, SUPPRESSION_REASONS, suppressionSchema } from '../../suppressions/store.js';
-import { importResultSchema } from '../../suppressions/transfer.js';
-import { createTemplateBody, draftBody, renderBody, updateTemplateBody } from '../../templates/schemas.js';
-import { renderResultSchema, templateDetailSchema, templateSummarySchema, templateVersionSchema } from '../../templates/store.js';
-import {
-  createEndpointSchema,
-  deliverySchema,
-  endpointSchema,
-  endpointWithSecretSchema,
-  listDeliveriesSchema,
-  updateEndpointSchema,
-} from '../../webhooks/schemas.js';
-import type { Scope } from '../../workspaces/scopes.js';
-import { createSmtpCredentialBody, smtpCredentialSchema, smtpCredentialWithSecretSchema } from '../../submission/smtp-credentials.js';
 
 /** A success answer: JSON with a schema, a Server-Sent Events stream, or bytes of a media type. */
 export type Success =
@@ -80,36 +61,6 @@ export const COMMON_ERRORS: ErrorCode[] = [
   'internal',
 ];
 
-const readiness = z.object({ ready: z.boolean(), reasons: z.array(z.string()), checks: z.record(z.string(), z.unknown()) });
-const list = <T extends z.ZodType>(item: T) => z.object({ data: z.array(item) });
-const deleted = z.object({ deleted: z.literal(true) });
-
-// The query GET /v1/messages reads (routes/messages.ts parseFilters checks the same rules).
-const messagesQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: z.string().optional().describe('the `nextCursor` of the previous page'),
-  status: z
-    .enum(STATUS_FILTERS)
-    .optional()
-    .describe('a status, or `deferred`: `dispatched` after a temporary failure, waiting for (or in) its next attempt'),
-  template: z.string().optional().describe('template slug'),
-  channel: z.enum(CHANNELS).optional(),
-  q: z.string().max(512).optional().describe('a part of the public id, recipient, template slug or a metadata key or value'),
-  metadata: z
-    .record(z.string(), z.string())
-    .optional()
-    .describe('metadata filters, given as `metadata[key]=value` (deepObject); every one must match'),
-  tail: z.enum(['0', '1']).optional().describe('1: answer with a Server-Sent Events stream instead of a page'),
-});
-
-const inboundMessagesQuery = z.object({
-  limit: z.coerce.number().int().min(1).max(100).optional(),
-  before: z.string().optional().describe('the `receivedAt` of the last message of the previous page'),
-  address: z.string().optional().describe('only mail received at this address'),
-});
-
-const addressesQuery = z.object({ domainId: z.string().optional() });
-
 const SSE = [
   'A Server-Sent Events stream: first a `: tail` comment, then the 50 most recent matching messages',
   '(oldest first) and every new or changed matching message, each as `event: message`,',
@@ -133,7 +84,7 @@ export const OPERATIONS: Operation[] = [
     tag: 'meta',
     summary: 'Liveness: the process answers',
     scope: null,
-    success: [{ status: 200, description: 'alive', json: z.object({ ok: z.literal(true) }) }],
+    success: [{ status: 200, description: 'alive', json: RESPONSES['GET /healthz'] }],
     errors: [],
   },
   {
@@ -147,9 +98,9 @@ export const OPERATIONS: Operation[] = [
       {
         status: 200,
         description: 'ready',
-        json: readiness,
+        json: RESPONSES['GET /readyz'],
       },
-      { status: 503, description: 'not ready: `ready` is false and `reasons` says why, one line each', json: readiness },
+      { status: 503, description: 'not ready: `ready` is false and `reasons` says why, one line each', json: RESPONSES['GET /readyz'] },
     ],
     errors: [],
   },
@@ -160,7 +111,7 @@ export const OPERATIONS: Operation[] = [
     tag: 'meta',
     summary: 'This API description (OpenAPI 3.1), without authentication',
     scope: null,
-    success: [{ status: 200, description: 'the OpenAPI document', json: z.looseObject({ openapi: z.string() }) }],
+    success: [{ status: 200, description: 'the OpenAPI document', json: RESPONSES['GET /v1/openapi.json'] }],
     errors: [],
   },
   {
@@ -174,10 +125,7 @@ export const OPERATIONS: Operation[] = [
       {
         status: 200,
         description: 'the workspace the key belongs to and its environment',
-        json: z.object({
-          workspace: z.object({ id: z.string(), slug: z.string(), name: z.string() }),
-          mode: z.enum(['live', 'test']),
-        }),
+        json: RESPONSES['GET /v1/context'],
       },
     ],
     errors: [],
@@ -192,7 +140,9 @@ export const OPERATIONS: Operation[] = [
     scope: 'send',
     body: sendBody,
     idempotencyKey: true,
-    success: [{ status: 202, description: 'accepted: the message is committed and queued (or scheduled)', json: acceptResponseSchema }],
+    success: [
+      { status: 202, description: 'accepted: the message is committed and queued (or scheduled)', json: RESPONSES[`POST ${path}`] },
+    ],
     errors: ['invalid_body', 'plan_limit', 'quota_exceeded'],
   })),
   {
@@ -209,7 +159,7 @@ export const OPERATIONS: Operation[] = [
       {
         status: 202,
         description: 'accepted: one result per message, in order (an accepted message, or its error)',
-        json: batchResponseSchema,
+        json: RESPONSES['POST /v1/send/batch'],
       },
     ],
     errors: ['invalid_body', 'plan_limit', 'quota_exceeded'],
@@ -227,7 +177,7 @@ export const OPERATIONS: Operation[] = [
       {
         status: 200,
         description: `a page of messages; with tail=1: ${SSE}`,
-        json: messagePageSchema,
+        json: RESPONSES['GET /v1/messages'],
         stream: 'text/event-stream',
         event: messageSchema,
       },
@@ -242,7 +192,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'One message with its timeline',
     scope: 'read',
     params: messageId,
-    success: [{ status: 200, description: 'the message', json: messageSchema }],
+    success: [{ status: 200, description: 'the message', json: RESPONSES['GET /v1/messages/:id'] }],
     errors: ['not_found'],
   },
   {
@@ -253,7 +203,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Cancel a queued or scheduled message',
     scope: 'cancel',
     params: messageId,
-    success: [{ status: 200, description: 'canceled', json: z.object({ id: z.string(), status: z.literal('canceled') }) }],
+    success: [{ status: 200, description: 'canceled', json: RESPONSES['DELETE /v1/messages/:id'] }],
     errors: ['not_found', 'not_cancelable', 'conflict'],
   },
   {
@@ -264,7 +214,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Make a deferred message due now',
     scope: 'send',
     params: messageId,
-    success: [{ status: 200, description: 'the message, due now', json: messageSchema }],
+    success: [{ status: 200, description: 'the message, due now', json: RESPONSES['POST /v1/messages/:id/retry'] }],
     errors: ['not_found', 'conflict'],
   },
   {
@@ -275,7 +225,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'The checks of an email message (HTML compatibility, links, spam score, headers); run now when none are stored',
     scope: 'read',
     params: messageId,
-    success: [{ status: 200, description: 'the last checks of the message', json: messageChecksSchema }],
+    success: [{ status: 200, description: 'the last checks of the message', json: RESPONSES['GET /v1/messages/:id/checks'] }],
     errors: ['not_found', 'conflict'],
   },
   {
@@ -286,7 +236,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Run the checks of an email message again',
     scope: 'read',
     params: messageId,
-    success: [{ status: 200, description: 'the fresh checks of the message', json: messageChecksSchema }],
+    success: [{ status: 200, description: 'the fresh checks of the message', json: RESPONSES['POST /v1/messages/:id/checks'] }],
     errors: ['not_found', 'conflict'],
   },
   // Templates.
@@ -297,7 +247,7 @@ export const OPERATIONS: Operation[] = [
     tag: 'templates',
     summary: 'List templates',
     scope: 'read',
-    success: [{ status: 200, description: 'every template of the workspace', json: list(templateSummarySchema) }],
+    success: [{ status: 200, description: 'every template of the workspace', json: RESPONSES['GET /v1/templates'] }],
     errors: [],
   },
   {
@@ -308,7 +258,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Create a template (no versions yet)',
     scope: 'send',
     body: createTemplateBody,
-    success: [{ status: 201, description: 'created', json: templateDetailSchema }],
+    success: [{ status: 201, description: 'created', json: RESPONSES['POST /v1/templates'] }],
     errors: ['invalid_body', 'already_exists', 'plan_limit'],
   },
   {
@@ -319,7 +269,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'One template with its current version and draft',
     scope: 'read',
     params: slug,
-    success: [{ status: 200, description: 'the template', json: templateDetailSchema }],
+    success: [{ status: 200, description: 'the template', json: RESPONSES['GET /v1/templates/:slug'] }],
     errors: ['not_found'],
   },
   {
@@ -331,7 +281,7 @@ export const OPERATIONS: Operation[] = [
     scope: 'send',
     params: slug,
     body: updateTemplateBody,
-    success: [{ status: 200, description: 'the template', json: templateDetailSchema }],
+    success: [{ status: 200, description: 'the template', json: RESPONSES['PATCH /v1/templates/:slug'] }],
     errors: ['not_found', 'invalid_body'],
   },
   {
@@ -343,7 +293,7 @@ export const OPERATIONS: Operation[] = [
     scope: 'read',
     params: slug,
     body: renderBody,
-    success: [{ status: 200, description: 'the rendered output', json: renderResultSchema }],
+    success: [{ status: 200, description: 'the rendered output', json: RESPONSES['POST /v1/templates/:slug/render'] }],
     errors: ['not_found', 'invalid_body'],
   },
   {
@@ -355,7 +305,7 @@ export const OPERATIONS: Operation[] = [
     scope: 'send',
     params: slug,
     body: draftBody,
-    success: [{ status: 200, description: 'the draft version', json: templateVersionSchema }],
+    success: [{ status: 200, description: 'the draft version', json: RESPONSES['PUT /v1/templates/:slug/draft'] }],
     errors: ['not_found', 'invalid_body'],
   },
   {
@@ -366,7 +316,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Discard the draft',
     scope: 'send',
     params: slug,
-    success: [{ status: 200, description: 'discarded', json: deleted }],
+    success: [{ status: 200, description: 'discarded', json: RESPONSES['DELETE /v1/templates/:slug/draft'] }],
     errors: ['not_found'],
   },
   {
@@ -377,7 +327,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Publish the draft',
     scope: 'send',
     params: slug,
-    success: [{ status: 200, description: 'the published version', json: templateVersionSchema }],
+    success: [{ status: 200, description: 'the published version', json: RESPONSES['POST /v1/templates/:slug/publish'] }],
     errors: ['not_found', 'conflict'],
   },
   {
@@ -388,7 +338,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Every version, newest first',
     scope: 'send',
     params: slug,
-    success: [{ status: 200, description: 'the versions', json: list(templateVersionSchema) }],
+    success: [{ status: 200, description: 'the versions', json: RESPONSES['GET /v1/templates/:slug/versions'] }],
     errors: ['not_found'],
   },
   // Suppressions.
@@ -404,7 +354,7 @@ export const OPERATIONS: Operation[] = [
       {
         status: 200,
         description: 'a page of entries',
-        json: z.object({ data: z.array(suppressionSchema), nextCursor: z.string().nullable(), nextBefore: z.string().nullable() }),
+        json: RESPONSES['GET /v1/suppressions'],
       },
     ],
     errors: [],
@@ -417,7 +367,7 @@ export const OPERATIONS: Operation[] = [
     summary: "Suppress an address for the key's environment",
     scope: 'send',
     body: addSuppressionBody,
-    success: [{ status: 201, description: 'the entry', json: suppressionSchema }],
+    success: [{ status: 201, description: 'the entry', json: RESPONSES['POST /v1/suppressions'] }],
     errors: ['invalid_body'],
   },
   {
@@ -428,7 +378,7 @@ export const OPERATIONS: Operation[] = [
     summary: "Remove an address from the key's environment's list",
     scope: 'send',
     params: { address: 'the suppressed address' },
-    success: [{ status: 200, description: 'removed', json: z.object({ address: z.string(), deleted: z.literal(true) }) }],
+    success: [{ status: 200, description: 'removed', json: RESPONSES['DELETE /v1/suppressions/:address'] }],
     errors: ['not_found'],
   },
   {
@@ -443,7 +393,9 @@ export const OPERATIONS: Operation[] = [
     query: z.object({
       reason: z.enum(SUPPRESSION_REASONS).default('manual').describe('the reason of lines that name none (or one not recognised)'),
     }),
-    success: [{ status: 200, description: 'what the import did, with the first refused lines', json: importResultSchema }],
+    success: [
+      { status: 200, description: 'what the import did, with the first refused lines', json: RESPONSES['POST /v1/suppressions/import'] },
+    ],
     errors: [],
   },
   {
@@ -468,7 +420,7 @@ export const OPERATIONS: Operation[] = [
     tag: 'connections',
     summary: "The configured email connection and the workspace's provider connections (never secrets)",
     scope: 'read',
-    success: [{ status: 200, description: 'the connections of the key’s environment', json: list(connectionViewSchema) }],
+    success: [{ status: 200, description: 'the connections of the key’s environment', json: RESPONSES['GET /v1/connections'] }],
     errors: [],
   },
   // The cluster: the box's nodes, for a key granted `cluster` by an owner.
@@ -483,7 +435,7 @@ export const OPERATIONS: Operation[] = [
       {
         status: 200,
         description: 'every node, oldest first, with the heartbeat and node timeout its health is judged by',
-        json: nodeListSchema,
+        json: RESPONSES['GET /v1/nodes'],
       },
     ],
     errors: [],
@@ -497,7 +449,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Claim a domain for receiving (and sending)',
     scope: 'inbound',
     body: claimDomainBody,
-    success: [{ status: 201, description: 'claimed, with the DNS records to publish', json: inboundDomainSchema }],
+    success: [{ status: 201, description: 'claimed, with the DNS records to publish', json: RESPONSES['POST /v1/inbound/domains'] }],
     errors: ['invalid_body', 'invalid_domain', 'already_exists', 'domain_claimed', 'existing_mx'],
   },
   {
@@ -507,7 +459,7 @@ export const OPERATIONS: Operation[] = [
     tag: 'inbound',
     summary: "The workspace's domains",
     scope: 'inbound',
-    success: [{ status: 200, description: 'the domains', json: z.object({ domains: z.array(inboundDomainSchema) }) }],
+    success: [{ status: 200, description: 'the domains', json: RESPONSES['GET /v1/inbound/domains'] }],
     errors: [],
   },
   {
@@ -517,7 +469,7 @@ export const OPERATIONS: Operation[] = [
     tag: 'inbound',
     summary: 'One domain and its records',
     scope: 'inbound',
-    success: [{ status: 200, description: 'the domain', json: inboundDomainSchema }],
+    success: [{ status: 200, description: 'the domain', json: RESPONSES['GET /v1/inbound/domains/:id'] }],
     errors: ['not_found'],
   },
   {
@@ -527,7 +479,13 @@ export const OPERATIONS: Operation[] = [
     tag: 'inbound',
     summary: "The doctor's checks of one domain (and the host's), read-only",
     scope: 'inbound',
-    success: [{ status: 200, description: 'the checks, each pass, warn or fail, with the record to publish', json: domainChecksSchema }],
+    success: [
+      {
+        status: 200,
+        description: 'the checks, each pass, warn or fail, with the record to publish',
+        json: RESPONSES['GET /v1/inbound/domains/:id/checks'],
+      },
+    ],
     errors: ['not_found'],
   },
   {
@@ -538,7 +496,13 @@ export const OPERATIONS: Operation[] = [
     summary: 'Start a DKIM key rotation: new keys under new selectors, to publish',
     scope: 'inbound',
     body: rotateDkimBody,
-    success: [{ status: 200, description: 'the domain, with the new records to publish in dkim.keys', json: inboundDomainSchema }],
+    success: [
+      {
+        status: 200,
+        description: 'the domain, with the new records to publish in dkim.keys',
+        json: RESPONSES['POST /v1/inbound/domains/:id/dkim/rotate'],
+      },
+    ],
     errors: ['invalid_body', 'not_found', 'conflict', 'shared_domain'],
   },
   {
@@ -548,7 +512,13 @@ export const OPERATIONS: Operation[] = [
     tag: 'inbound',
     summary: 'Abandon a DKIM key rotation that waits for its records; the current keys keep signing',
     scope: 'inbound',
-    success: [{ status: 200, description: 'the domain, without the abandoned keys', json: inboundDomainSchema }],
+    success: [
+      {
+        status: 200,
+        description: 'the domain, without the abandoned keys',
+        json: RESPONSES['DELETE /v1/inbound/domains/:id/dkim/rotation'],
+      },
+    ],
     errors: ['not_found'],
   },
   {
@@ -558,7 +528,7 @@ export const OPERATIONS: Operation[] = [
     tag: 'inbound',
     summary: 'Remove a custom domain and its addresses',
     scope: 'inbound',
-    success: [{ status: 200, description: 'removed', json: deleted }],
+    success: [{ status: 200, description: 'removed', json: RESPONSES['DELETE /v1/inbound/domains/:id'] }],
     errors: ['not_found', 'shared_domain'],
   },
   {
@@ -569,7 +539,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Create a receiving address',
     scope: 'inbound',
     body: createAddressBody,
-    success: [{ status: 201, description: 'the address', json: inboundAddressSchema }],
+    success: [{ status: 201, description: 'the address', json: RESPONSES['POST /v1/inbound/addresses'] }],
     errors: ['invalid_body', 'already_exists'],
   },
   {
@@ -580,7 +550,7 @@ export const OPERATIONS: Operation[] = [
     summary: "The workspace's addresses",
     scope: 'inbound',
     query: addressesQuery,
-    success: [{ status: 200, description: 'the addresses', json: z.object({ addresses: z.array(inboundAddressSchema) }) }],
+    success: [{ status: 200, description: 'the addresses', json: RESPONSES['GET /v1/inbound/addresses'] }],
     errors: [],
   },
   {
@@ -590,7 +560,7 @@ export const OPERATIONS: Operation[] = [
     tag: 'inbound',
     summary: 'Stop receiving at an address',
     scope: 'inbound',
-    success: [{ status: 200, description: 'the address, inactive', json: inboundAddressSchema }],
+    success: [{ status: 200, description: 'the address, inactive', json: RESPONSES['POST /v1/inbound/addresses/:id/deactivate'] }],
     errors: ['not_found'],
   },
   {
@@ -601,7 +571,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Received messages, newest first',
     scope: 'inbound',
     query: inboundMessagesQuery,
-    success: [{ status: 200, description: 'a page', json: z.object({ messages: z.array(receivedSummarySchema) }) }],
+    success: [{ status: 200, description: 'a page', json: RESPONSES['GET /v1/inbound/messages'] }],
     errors: [],
   },
   {
@@ -612,7 +582,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'One received message, parsed, with its verdicts',
     scope: 'inbound',
     params: receivedId,
-    success: [{ status: 200, description: 'the message', json: receivedDetailSchema }],
+    success: [{ status: 200, description: 'the message', json: RESPONSES['GET /v1/inbound/messages/:id'] }],
     errors: ['not_found'],
   },
   {
@@ -645,7 +615,9 @@ export const OPERATIONS: Operation[] = [
     summary: 'Where a received message was forwarded',
     scope: 'inbound',
     params: receivedId,
-    success: [{ status: 200, description: 'the forward and its outbound message', json: forwardViewSchema }],
+    success: [
+      { status: 200, description: 'the forward and its outbound message', json: RESPONSES['GET /v1/inbound/messages/:id/forward'] },
+    ],
     errors: ['not_found'],
   },
   // Reports.
@@ -664,17 +636,7 @@ export const OPERATIONS: Operation[] = [
       {
         status: 200,
         description: 'the days asked (default the last 30), at most 366',
-        json:
-          kind === 'dmarc'
-            ? z.object({ from: z.string(), to: z.string(), data: z.array(dmarcDaySchema) })
-            : z.object({
-                from: z.string(),
-                to: z.string(),
-                data: z.array(tlsDaySchema),
-                inbound: z
-                  .array(inboundTlsDaySchema)
-                  .describe("the STARTTLS sessions senders opened to this box's MX listener, per MX host name and UTC day"),
-              }),
+        json: RESPONSES[`GET /v1/reports/${kind}`],
       },
     ],
     errors: ['not_found'],
@@ -692,7 +654,7 @@ export const OPERATIONS: Operation[] = [
       {
         status: 200,
         description: 'a page of destinations, by domain; `next` is the `after` of the next page',
-        json: z.object({ data: z.array(destinationSchema), next: z.string().nullable() }),
+        json: RESPONSES['GET /v1/destinations'],
       },
     ],
     errors: [],
@@ -705,7 +667,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'One destination domain (zero counts when nothing was sent there)',
     scope: 'read',
     params: destinationDomain,
-    success: [{ status: 200, description: 'the destination', json: destinationSchema }],
+    success: [{ status: 200, description: 'the destination', json: RESPONSES['GET /v1/destinations/:domain'] }],
     errors: [],
   },
   {
@@ -717,7 +679,7 @@ export const OPERATIONS: Operation[] = [
     scope: 'send',
     params: destinationDomain,
     body: suspendBody,
-    success: [{ status: 200, description: 'the destination, suspended', json: destinationSchema }],
+    success: [{ status: 200, description: 'the destination, suspended', json: RESPONSES['POST /v1/destinations/:domain/suspend'] }],
     errors: ['invalid_body'],
   },
   {
@@ -728,7 +690,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Lift the hold: the mail it deferred is due at once',
     scope: 'send',
     params: destinationDomain,
-    success: [{ status: 200, description: 'the destination', json: destinationSchema }],
+    success: [{ status: 200, description: 'the destination', json: RESPONSES['POST /v1/destinations/:domain/resume'] }],
     errors: [],
   },
   {
@@ -744,7 +706,7 @@ export const OPERATIONS: Operation[] = [
       {
         status: 200,
         description: 'how many messages were canceled and failed',
-        json: z.object({ canceled: z.number().int(), failed: z.number().int() }),
+        json: RESPONSES['POST /v1/destinations/:domain/purge'],
       },
     ],
     errors: ['invalid_body'],
@@ -758,7 +720,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Create an endpoint (the answer carries its signing secret, once)',
     scope: 'webhooks',
     body: createEndpointSchema,
-    success: [{ status: 201, description: 'the endpoint and its secret', json: endpointWithSecretSchema }],
+    success: [{ status: 201, description: 'the endpoint and its secret', json: RESPONSES['POST /v1/webhooks'] }],
     errors: ['invalid_body'],
   },
   {
@@ -768,7 +730,7 @@ export const OPERATIONS: Operation[] = [
     tag: 'webhooks',
     summary: 'List endpoints',
     scope: 'webhooks',
-    success: [{ status: 200, description: 'the endpoints', json: list(endpointSchema) }],
+    success: [{ status: 200, description: 'the endpoints', json: RESPONSES['GET /v1/webhooks'] }],
     errors: [],
   },
   {
@@ -779,7 +741,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'One endpoint',
     scope: 'webhooks',
     params: webhookId,
-    success: [{ status: 200, description: 'the endpoint', json: endpointSchema }],
+    success: [{ status: 200, description: 'the endpoint', json: RESPONSES['GET /v1/webhooks/:id'] }],
     errors: ['not_found'],
   },
   {
@@ -791,7 +753,7 @@ export const OPERATIONS: Operation[] = [
     scope: 'webhooks',
     params: webhookId,
     body: updateEndpointSchema,
-    success: [{ status: 200, description: 'the endpoint', json: endpointSchema }],
+    success: [{ status: 200, description: 'the endpoint', json: RESPONSES['PATCH /v1/webhooks/:id'] }],
     errors: ['not_found', 'invalid_body'],
   },
   {
@@ -802,7 +764,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Delete an endpoint',
     scope: 'webhooks',
     params: webhookId,
-    success: [{ status: 200, description: 'deleted', json: z.object({ id: z.string(), deleted: z.literal(true) }) }],
+    success: [{ status: 200, description: 'deleted', json: RESPONSES['DELETE /v1/webhooks/:id'] }],
     errors: ['not_found'],
   },
   {
@@ -813,7 +775,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Rotate the signing secret (the previous one signs for a while longer)',
     scope: 'webhooks',
     params: webhookId,
-    success: [{ status: 200, description: 'the endpoint and its new secret', json: endpointWithSecretSchema }],
+    success: [{ status: 200, description: 'the endpoint and its new secret', json: RESPONSES['POST /v1/webhooks/:id/rotate-secret'] }],
     errors: ['not_found'],
   },
   {
@@ -825,7 +787,7 @@ export const OPERATIONS: Operation[] = [
     scope: 'webhooks',
     params: webhookId,
     query: listDeliveriesSchema,
-    success: [{ status: 200, description: 'the deliveries', json: list(deliverySchema) }],
+    success: [{ status: 200, description: 'the deliveries', json: RESPONSES['GET /v1/webhooks/:id/deliveries'] }],
     errors: ['not_found'],
   },
   {
@@ -836,7 +798,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Make a delivery due again now',
     scope: 'webhooks',
     params: { ...webhookId, deliveryId: 'the delivery id' },
-    success: [{ status: 200, description: 'the delivery', json: deliverySchema }],
+    success: [{ status: 200, description: 'the delivery', json: RESPONSES['POST /v1/webhooks/:id/deliveries/:deliveryId/retry'] }],
     errors: ['not_found'],
   },
   // SMTP credentials.
@@ -848,7 +810,7 @@ export const OPERATIONS: Operation[] = [
     summary: "Create an SMTP credential in the key's environment (the answer carries its secret, once)",
     scope: 'send',
     body: createSmtpCredentialBody,
-    success: [{ status: 201, description: 'the credential and its secret', json: smtpCredentialWithSecretSchema }],
+    success: [{ status: 201, description: 'the credential and its secret', json: RESPONSES['POST /v1/smtp-credentials'] }],
     errors: ['invalid_body'],
   },
   {
@@ -858,7 +820,7 @@ export const OPERATIONS: Operation[] = [
     tag: 'submission',
     summary: "List the SMTP credentials of the key's environment, newest first (never their secrets)",
     scope: 'send',
-    success: [{ status: 200, description: 'the credentials', json: list(smtpCredentialSchema) }],
+    success: [{ status: 200, description: 'the credentials', json: RESPONSES['GET /v1/smtp-credentials'] }],
     errors: [],
   },
   {
@@ -869,7 +831,7 @@ export const OPERATIONS: Operation[] = [
     summary: 'Revoke an SMTP credential: AUTH with it fails from then on',
     scope: 'send',
     params: smtpCredentialId,
-    success: [{ status: 200, description: 'the credential, revoked', json: smtpCredentialSchema }],
+    success: [{ status: 200, description: 'the credential, revoked', json: RESPONSES['DELETE /v1/smtp-credentials/:id'] }],
     errors: ['not_found'],
   },
 ];

@@ -4,7 +4,8 @@
 // and release the workspace's own mail there; purge (scope cancel) drops what still waits for it.
 // The box-wide levers (every workspace) are the operator's: `postern queue …`.
 import { Router, type Request } from 'express';
-import { destinationsQuery, purgeBody, suspendBody, type Destinations } from '../../channels/email/destinations.js';
+import type { Destinations } from '../../channels/email/destinations.js';
+import { destinationsQuery, purgeBody, suspendBody } from '../../contract/destination-schemas.js';
 import type { Db } from '../../db/database.js';
 import { isDomainName, normalizeDomain } from '../../domains/names.js';
 import type { Clock } from '../../lib/clock.js';

@@ -1,5 +1,6 @@
 import { Router } from 'express';
-import { createAddressBody, type AddressStore } from '../../inbound/addresses.js';
+import { createAddressBody } from '../../contract/inbound-schemas.js';
+import type { AddressStore } from '../../inbound/addresses.js';
 import { principalOf, requireScope } from '../auth.js';
 import { parseBody } from '../../lib/validation.js';
 

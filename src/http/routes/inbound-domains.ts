@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import type { Doctor } from '../../domains/doctor.js';
-import { claimDomainBody, rotateDkimBody, type DomainStore } from '../../domains/domains.js';
+import { claimDomainBody, rotateDkimBody } from '../../contract/domain-schemas.js';
+import type { DomainStore } from '../../domains/domains.js';
 import { parseBody } from '../../lib/validation.js';
 import { principalOf, requireScope } from '../auth.js';
 

@@ -11,7 +11,8 @@ import type { EventBus } from '../../events/bus.js';
 import type { Ledger } from '../../messages/ledger.js';
 import { AppError, invalidRequest } from '../../lib/errors.js';
 import type { Message } from '../../messages/message.js';
-import { matchesFilters, STATUS_FILTERS as STATUSES, type ListFilters, type StatusFilter } from '../../messages/read.js';
+import { STATUS_FILTERS as STATUSES, type StatusFilter } from '../../contract/messages.js';
+import { matchesFilters, type ListFilters } from '../../messages/read.js';
 import type { Outbound } from '../../outbound/outbound.js';
 import { principalOf, requireScope } from '../auth.js';
 

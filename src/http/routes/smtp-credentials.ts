@@ -4,7 +4,8 @@
 // key that may send may hand that power to an SMTP client, and no other key may.
 import { Router, type Response } from 'express';
 import { parseBody } from '../../lib/validation.js';
-import { createSmtpCredentialBody, type SmtpCredentialStore } from '../../submission/smtp-credentials.js';
+import { createSmtpCredentialBody } from '../../contract/smtp-credential-schemas.js';
+import type { SmtpCredentialStore } from '../../submission/smtp-credentials.js';
 import { principalOf, requireScope } from '../auth.js';
 
 const ownerOf = (res: Response) => {

@@ -13,9 +13,8 @@ import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import { Router, type Response } from 'express';
 import { AppError, notFound } from '../../lib/errors.js';
 import { parseBody, zodIssues } from '../../lib/validation.js';
+import { addSuppressionBody, listSuppressionsQuery } from '../../contract/suppression-schemas.js';
 import {
-  addSuppressionBody,
-  listSuppressionsQuery,
   decodePosition,
   encodePosition,
   positionOf,

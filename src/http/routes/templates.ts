@@ -3,7 +3,7 @@
 // only parses and translates: every rule lives in templates/store.ts.
 import { Router, type Request } from 'express';
 import { notFound } from '../../lib/errors.js';
-import { createTemplateBody, draftBody, renderBody, updateTemplateBody } from '../../templates/schemas.js';
+import { createTemplateBody, draftBody, renderBody, updateTemplateBody } from '../../contract/template-schemas.js';
 import { normalizeSlug, type TemplateStore } from '../../templates/store.js';
 import { parseBody } from '../../lib/validation.js';
 import { principalOf, requireScope } from '../auth.js';

@@ -2,7 +2,7 @@
 import { Router } from 'express';
 import { invalidRequest } from '../../lib/errors.js';
 import type { EndpointStore, Owner } from '../../webhooks/endpoints.js';
-import { createEndpointSchema, listDeliveriesSchema, updateEndpointSchema } from '../../webhooks/schemas.js';
+import { createEndpointSchema, listDeliveriesSchema, updateEndpointSchema } from '../../contract/webhook-schemas.js';
 import { parseBody, zodIssues } from '../../lib/validation.js';
 import { principalOf, requireScope } from '../auth.js';
 import type { Response } from 'express';

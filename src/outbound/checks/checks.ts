@@ -25,7 +25,7 @@ import { renderRequestOf } from '../dispatcher.js';
 import { checkHeaders, headerFields } from './headers.js';
 import { htmlCompatibility } from './html-compat.js';
 import { createLinkChecker, linksOf, type LinkResult } from './links.js';
-import type { messageChecksSchema } from './schema.js';
+import type { messageChecksSchema } from '../../contract/message-checks.js';
 
 const mailparser = lazyRequire<typeof Mailparser>('mailparser');
 

@@ -1,8 +1,9 @@
-// Webhooks in the browser: add an endpoint (the secret shown once), an event reaches the loopback
+// Webhooks in the browser: add an endpoint (every event type offered, the secret shown once), an event reaches the loopback
 // receiver and shows in the delivery log with the request and response of its attempt, a replay
 // delivers it again, the secret rotates (the new one shown once), and the endpoint is disabled,
 // enabled and deleted.
 import t from 'tap';
+import { EVENT_TYPES } from '../../../src/contract/webhooks.js';
 import { checkPage, launchBrowser, loggedIn } from '../../helpers/browser.js';
 import { bootDaemon } from '../../helpers/daemon.js';
 import { testDatabases } from '../../helpers/databases.js';
@@ -20,6 +21,11 @@ for (const db of testDatabases()) {
     await page.getByRole('link', { name: 'Webhooks' }).click();
     const form = page.getByRole('form', { name: 'Add an endpoint' });
     await form.waitFor();
+    const offered = await form
+      .getByRole('group', { name: 'Events' })
+      .getByRole('checkbox')
+      .evaluateAll((boxes) => boxes.map((b) => b.parentElement?.textContent?.trim()));
+    t.same(offered, [...EVENT_TYPES], 'the form offers every event type an endpoint may subscribe to, report.dmarc and report.tls too');
     await checkPage(t, page, 'webhooks-empty');
     await form.getByLabel('URL').fill(receiver.url);
     await form.getByLabel('Description (optional)').fill('billing hooks');

@@ -5,26 +5,11 @@ import { startRegistration, type PublicKeyCredentialCreationOptionsJSON } from '
 import { useState } from 'preact/hooks';
 import { del, get, post } from '../api';
 import { ConfirmButton, CopyButton, ErrorLine, Facts, Field, Loading, Notice, Page, Table, Time, useAction, useAsync } from '../components';
+import type { TotpEnrollment } from '../../../src/contract/dashboard';
 import type { Route } from '../routes';
 import { useSession } from '../session';
 
-interface Status {
-  totp: boolean;
-  recoveryCodesLeft: number;
-  passkeys: number;
-  required: boolean;
-}
-interface Passkey {
-  id: string;
-  name: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-}
-interface Enrollment {
-  secret: string;
-  uri: string;
-  qrSvg: string;
-}
+type Enrollment = TotpEnrollment;
 
 /** The key as apps show it for typing: groups of four. */
 const grouped = (secret: string) => secret.replace(/(.{4})/g, '$1 ').trim();
@@ -92,9 +77,9 @@ function ProofForm(props: { label: string; danger?: boolean; onProof(proof: { co
 function SetUpApp(props: { onDone(codes: string[]): void }) {
   const [enrollment, setEnrollment] = useState<Enrollment | null>(null);
   const [code, setCode] = useState('');
-  const start = useAction(async () => setEnrollment(await post<Enrollment>('/dashboard/api/account/second-factor/totp')));
+  const start = useAction(async () => setEnrollment(await post('/dashboard/api/account/second-factor/totp')));
   const confirm = useAction(async () => {
-    const { recoveryCodes } = await post<{ recoveryCodes: string[] }>('/dashboard/api/account/second-factor/totp/confirm', {
+    const { recoveryCodes } = await post('/dashboard/api/account/second-factor/totp/confirm', {
       code: code.trim(),
     });
     props.onDone(recoveryCodes);
@@ -155,7 +140,7 @@ function SetUpApp(props: { onDone(codes: string[]): void }) {
 
 function SecondFactorCard() {
   const session = useSession();
-  const status = useAsync(() => get<Status>('/dashboard/api/account/second-factor'), []);
+  const status = useAsync(() => get('/dashboard/api/account/second-factor'), []);
   const [codes, setCodes] = useState<string[] | null>(null);
   const done = () => {
     status.reload();
@@ -182,11 +167,7 @@ function SecondFactorCard() {
           </Notice>
           <ProofForm
             label="New recovery codes"
-            onProof={async (proof) =>
-              setCodes(
-                (await post<{ recoveryCodes: string[] }>('/dashboard/api/account/second-factor/recovery-codes', proof)).recoveryCodes,
-              )
-            }
+            onProof={async (proof) => setCodes((await post('/dashboard/api/account/second-factor/recovery-codes', proof)).recoveryCodes)}
           />
           <ProofForm
             label="Remove the app"
@@ -215,10 +196,11 @@ function SecondFactorCard() {
 
 /** Passkeys: each signs in on its own, with the device's lock (fingerprint, face, PIN). */
 function PasskeysCard(props: { onChange(): void }) {
-  const list = useAsync(() => get<{ data: Passkey[] }>('/dashboard/api/account/passkeys'), []);
+  const list = useAsync(() => get('/dashboard/api/account/passkeys'), []);
   const [name, setName] = useState('');
   const add = useAction(async () => {
-    const optionsJSON = await post<PublicKeyCredentialCreationOptionsJSON>('/dashboard/api/account/passkeys/options');
+    // The options' shape is WebAuthn's (the W3C's), not the contract's.
+    const optionsJSON = (await post('/dashboard/api/account/passkeys/options')) as PublicKeyCredentialCreationOptionsJSON;
     const response = await startRegistration({ optionsJSON });
     await post('/dashboard/api/account/passkeys', { response, name: name.trim() });
     setName('');

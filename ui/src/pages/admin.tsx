@@ -4,49 +4,14 @@
 import { useState } from 'preact/hooks';
 import { del, get, post, put, query } from '../api';
 import { Badge, ConfirmButton, ErrorLine, Field, Loading, Notice, Page, Pager, Table, Time, useAction, useAsync } from '../components';
+import type { OperatorView, WorkspaceView } from '../../../src/contract/dashboard';
+import type { ResponseOf } from '../../../src/contract/responses';
 import type { Route } from '../routes';
 import { useSession } from '../session';
 
-interface Workspace {
-  id: string;
-  slug: string;
-  name: string;
-  plan: string;
-  createdAt?: string;
-}
-interface Operator {
-  id: string;
-  email: string;
-  role: 'owner' | 'member';
-  workspaces: string[];
-  createdAt: string;
-  /** An authenticator app is set up. */
-  secondFactor: boolean;
-}
-interface ClusterNode {
-  id: string;
-  host: string;
-  pid: number;
-  version: string;
-  startedAt: string;
-  heartbeatAt: string;
-  health: 'ok' | 'late' | 'gone';
-  stopping: boolean;
-  self: boolean;
-  inFlight: number;
-  claimed: number;
-}
-interface AuditEntry {
-  id: number;
-  at: string;
-  operator: { id: string | null; email: string };
-  action: string;
-  target: string;
-  workspaceId: string | null;
-  env: string | null;
-  ip: string;
-  outcome: string;
-}
+type Workspace = WorkspaceView;
+type Operator = OperatorView;
+type ClusterNode = ResponseOf<'GET /v1/nodes'>['data'][number];
 
 function CreateWorkspace(props: { plans: string[]; onCreated(): void }) {
   const [slug, setSlug] = useState('');
@@ -237,7 +202,7 @@ function EditAccess(props: { op: Operator; workspaces: Workspace[]; onSaved(): v
 
 /** The box's sign-in rule: whether every operator must have a second factor. */
 function SignInRule() {
-  const rule = useAsync(() => get<{ requireSecondFactor: boolean }>('/dashboard/api/security'), []);
+  const rule = useAsync(() => get('/dashboard/api/security'), []);
   const change = useAction(async (on: boolean) => {
     await put('/dashboard/api/security', { requireSecondFactor: on });
     rule.reload();
@@ -263,9 +228,9 @@ function SignInRule() {
 
 function WorkspacesPage() {
   const session = useSession();
-  const workspaces = useAsync(() => get<{ data: Workspace[] }>('/dashboard/api/workspaces'), []);
-  const plans = useAsync(() => get<{ data: string[] }>('/dashboard/api/plans'), []);
-  const operators = useAsync(() => get<{ data: Operator[] }>('/dashboard/api/operators'), []);
+  const workspaces = useAsync(() => get('/dashboard/api/workspaces'), []);
+  const plans = useAsync(() => get('/dashboard/api/plans'), []);
+  const operators = useAsync(() => get('/dashboard/api/operators'), []);
   const [editing, setEditing] = useState<string | null>(null);
   const wsList = workspaces.data?.data ?? [];
   const names = (ids: string[]) => ids.map((id) => wsList.find((w) => w.id === id)?.name ?? id).join(', ');
@@ -372,11 +337,8 @@ function AuditPage() {
   const [applied, setApplied] = useState('');
   const [cursors, setCursors] = useState<(number | undefined)[]>([undefined]);
   const before = cursors[cursors.length - 1];
-  const workspaces = useAsync(() => get<{ data: Workspace[] }>('/dashboard/api/workspaces'), []);
-  const log = useAsync(
-    () => get<{ data: AuditEntry[]; nextBefore: number | null }>(`/dashboard/api/audit${query({ operator: applied, before, limit: 50 })}`),
-    [applied, before],
-  );
+  const workspaces = useAsync(() => get('/dashboard/api/workspaces'), []);
+  const log = useAsync(() => get(`/dashboard/api/audit${query({ operator: applied, before, limit: 50 })}`), [applied, before]);
   const wsName = (id: string | null) => (id ? (workspaces.data?.data.find((w) => w.id === id)?.slug ?? id) : null);
   return (
     <Page title="Audit log">
@@ -437,7 +399,7 @@ function AuditPage() {
 // released), whether it is stopping, and its deliveries in flight and claimed messages.
 const HEALTH_TONE = { ok: 'ok', late: 'warn', gone: 'bad' } as const;
 function NodesPage() {
-  const nodes = useAsync(() => get<{ data: ClusterNode[]; heartbeatMs: number; nodeTimeoutMs: number }>('/dashboard/api/nodes'), []);
+  const nodes = useAsync(() => get('/dashboard/api/nodes'), []);
   const standing = (n: ClusterNode) => (
     <>
       <Badge tone={HEALTH_TONE[n.health]}>{n.health}</Badge>

@@ -5,37 +5,16 @@
 import { useState } from 'preact/hooks';
 import { del, get, post } from '../api';
 import { Badge, ConfirmButton, ErrorLine, Field, Loading, Page, Table, Time, useAction, useAsync } from '../components';
+import type { ProviderSpecView } from '../../../src/contract/dashboard';
+import type { ResponseOf } from '../../../src/contract/responses';
 import type { Route } from '../routes';
 import { useSelectionKey, useSession } from '../session';
 
-interface SettingSpec {
-  name: string;
-  secret: boolean;
-  required: boolean;
-  default: string | null;
-  multiline: boolean;
-  kind: string | null;
-  describe: string;
-}
-interface ProviderSpec {
-  channel: string;
-  name: string;
-  settings: SettingSpec[];
-}
-interface ConnectionView {
-  id?: string;
-  env: string;
-  channel: string;
-  provider: string;
-  name?: string;
-  settings?: Record<string, string>;
-  credentials?: { name: string; set: boolean }[];
-  createdAt?: string;
-}
+type ConnectionView = ResponseOf<'GET /v1/connections'>['data'][number];
 
 const words = (camel: string) => camel.replace(/([A-Z])/g, ' $1').replace(/^./, (c) => c.toUpperCase());
 
-function AddConnection(props: { providers: ProviderSpec[]; onAdded(): void }) {
+function AddConnection(props: { providers: ProviderSpecView[]; onAdded(): void }) {
   const { me } = useSession();
   const [key, setKey] = useState(`${props.providers[0]?.channel}/${props.providers[0]?.name}`);
   const [name, setName] = useState('');
@@ -121,13 +100,13 @@ function AddConnection(props: { providers: ProviderSpec[]; onAdded(): void }) {
 
 function settingsText(c: ConnectionView): string {
   const entries = Object.entries(c.settings ?? {});
-  return entries.length ? entries.map(([k, v]) => `${k}: ${v}`).join(', ') : '—';
+  return entries.length ? entries.map(([k, v]) => `${k}: ${typeof v === 'string' ? v : JSON.stringify(v)}`).join(', ') : '—';
 }
 
 function ConnectionsPage() {
   const selection = useSelectionKey();
-  const list = useAsync(() => get<{ data: ConnectionView[] }>('/v1/connections'), [selection]);
-  const providers = useAsync(() => get<{ data: ProviderSpec[] }>('/dashboard/api/connections/providers'), []);
+  const list = useAsync(() => get('/v1/connections'), [selection]);
+  const providers = useAsync(() => get('/dashboard/api/connections/providers'), []);
   return (
     <Page title="Connections">
       <p class="muted">
@@ -172,7 +151,7 @@ function ConnectionsPage() {
                     question={`Remove the ${c.channel} connection “${c.name ?? c.provider}”? Live ${c.channel} messages fail until another is added.`}
                     confirmLabel="Remove"
                     onConfirm={async () => {
-                      await del(`/dashboard/api/connections/${encodeURIComponent(c.id!)}`);
+                      await del(`/dashboard/api/connections/${encodeURIComponent(c.id)}`);
                       list.reload();
                     }}
                   />

@@ -6,30 +6,11 @@
 import { useState } from 'preact/hooks';
 import { get, post, query } from '../api';
 import { Badge, ConfirmButton, ErrorLine, Field, Loading, Page, Pager, Table, Time, useAction, useAsync } from '../components';
+import type { ResponseOf } from '../../../src/contract/responses';
 import type { Route } from '../routes';
 import { useSelectionKey } from '../session';
 
-interface Destination {
-  domain: string;
-  delivered: number;
-  deferred: number;
-  bounced: number;
-  lastError: string | null;
-  lastCategory: string | null;
-  lastErrorAt: string | null;
-  suspended: 'workspace' | 'operator' | null;
-  backoffUntil: string | null;
-  backoffReason: string | null;
-  adaptiveBackoff: {
-    rate: number;
-    targetRate: number;
-    connections: number;
-    since: string;
-    lastAnswer: string;
-    lastAnswerAt: string;
-    throttles: number;
-  } | null;
-}
+type Destination = ResponseOf<'GET /v1/destinations/:domain'>;
 
 // The adaptive back-off: how fast mail goes there now, against the rate it climbs back to.
 function Pace(props: { d: Destination }) {
@@ -108,7 +89,7 @@ function DestinationsPage() {
   const selection = useSelectionKey();
   const [afters, setAfters] = useState<(string | undefined)[]>([undefined]);
   const after = afters[afters.length - 1];
-  const list = useAsync(() => get<{ data: Destination[]; next: string | null }>(`/v1/destinations${query({ after })}`), [selection, after]);
+  const list = useAsync(() => get(`/v1/destinations${query({ after })}`), [selection, after]);
   const act = useAction(async (path: string) => {
     await post(path, {});
     list.reload();

@@ -4,26 +4,10 @@
 // and their moves are the server's (docs/deliverability.md, "DKIM key rotation").
 import { post } from '../api';
 import { Badge, ConfirmButton, CopyButton, Facts, StatusBadge, Table, Time, type Tone } from '../components';
+import type { ResponseOf } from '../../../src/contract/responses';
 
-export interface DkimKey {
-  selector: string;
-  algorithm: 'rsa' | 'ed25519';
-  state: 'pending' | 'verified' | 'active' | 'retiring' | 'retired';
-  action: 'publish' | 'keep' | 'remove';
-  type: string;
-  name: string;
-  value: string;
-  purpose: string;
-  retireAt: string | null;
-  retiredAt: string | null;
-}
-
-export interface DkimInfo {
-  rotation: 'idle' | 'pending' | 'verified' | 'retiring';
-  nextRotationAt: string | null;
-  lastRotatedAt: string | null;
-  keys: DkimKey[];
-}
+export type DkimInfo = NonNullable<ResponseOf<'GET /v1/inbound/domains/:id'>['dkim']>;
+export type DkimKey = DkimInfo['keys'][number];
 
 const ACTION_TONES: Record<DkimKey['action'], Tone> = { publish: 'info', keep: 'ok', remove: 'warn' };
 

@@ -5,40 +5,10 @@
 // senders opened to this box's MX (inbound, per MX host: they name no domain).
 import { get, query } from '../api';
 import { Badge, ErrorLine, Loading, Table, useAsync, type Tone } from '../components';
+import type { ResponseOf } from '../../../src/contract/responses';
 import { useSelectionKey } from '../session';
 
-interface Check {
-  name: string;
-  status: 'pass' | 'warn' | 'fail';
-  detail: string;
-  fix?: { type: string; name: string; value: string };
-}
-
-interface DmarcDay {
-  day: string;
-  messages: number;
-  passed: number;
-  passRate: number;
-  dispositions: { none: number; quarantine: number; reject: number };
-  own: { messages: number; passed: number };
-  foreign: { messages: number; passed: number };
-  failingSources: { own: { ip: string; count: number }[]; foreign: { ip: string; count: number }[] };
-}
-
-interface TlsDay {
-  day: string;
-  successful: number;
-  failed: number;
-  failures: Record<string, number>;
-}
-
-interface InboundTlsDay {
-  hostname: string;
-  day: string;
-  successful: number;
-  failed: number;
-  failures: Record<string, number>;
-}
+type Check = ResponseOf<'GET /v1/inbound/domains/:id/checks'>['checks'][number];
 
 const failureList = (failures: Record<string, number>) =>
   Object.entries(failures)
@@ -50,10 +20,7 @@ const pct = (n: number, of: number) => (of === 0 ? '—' : `${Math.round((n / of
 
 export function DomainChecks(props: { id: string }) {
   const sel = useSelectionKey();
-  const checks = useAsync(
-    () => get<{ checks: Check[]; host: Check[] }>(`/v1/inbound/domains/${encodeURIComponent(props.id)}/checks`),
-    [props.id, sel],
-  );
+  const checks = useAsync(() => get(`/v1/inbound/domains/${encodeURIComponent(props.id)}/checks`), [props.id, sel]);
   return (
     <>
       <h2>Checks</h2>
@@ -90,11 +57,8 @@ export function DomainChecks(props: { id: string }) {
 
 export function DomainReports(props: { domain: string }) {
   const sel = useSelectionKey();
-  const dmarc = useAsync(() => get<{ data: DmarcDay[] }>(`/v1/reports/dmarc${query({ domain: props.domain })}`), [props.domain, sel]);
-  const tls = useAsync(
-    () => get<{ data: TlsDay[]; inbound: InboundTlsDay[] }>(`/v1/reports/tls${query({ domain: props.domain })}`),
-    [props.domain, sel],
-  );
+  const dmarc = useAsync(() => get(`/v1/reports/dmarc${query({ domain: props.domain })}`), [props.domain, sel]);
+  const tls = useAsync(() => get(`/v1/reports/tls${query({ domain: props.domain })}`), [props.domain, sel]);
   return (
     <>
       <h2>DMARC reports (last 30 days)</h2>

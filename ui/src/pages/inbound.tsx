@@ -27,105 +27,19 @@ import {
   type Tone,
 } from '../components';
 import { Link, navigate, useRoute } from '../router';
-import { DkimKeys, type DkimInfo } from './dkim-keys';
+import { DkimKeys } from './dkim-keys';
 import { DomainChecks, DomainReports } from './domain-health';
+import type { ResponseOf } from '../../../src/contract/responses';
 import type { Route } from '../routes';
 import { useSelectionKey, useSession } from '../session';
 
-interface Summary {
-  id: string;
-  status: string;
-  from: string;
-  subject: string;
-  plusTag: string;
-  sizeBytes: number;
-  receivedAt: string;
-}
-interface Verdict {
-  result: string;
-  details: string;
-  [k: string]: unknown;
-}
-interface Detail {
-  id: string;
-  status: string;
-  address: string;
-  plusTag: string;
-  from: Mailbox | null;
-  to: Mailbox[];
-  cc: Mailbox[];
-  envelope: { from: string; to: string[] };
-  subject: string;
-  messageId: string | null;
-  text: string;
-  html: string;
-  strippedReply: string;
-  truncated: boolean;
-  headers: Record<string, string | string[]>;
-  attachments: { index: number; filename: string; contentType: string; size: number }[];
-  verdicts: {
-    spf: Verdict;
-    dkim: Verdict;
-    dmarc: Verdict;
-    arc: Verdict;
-    /** rspamd's and clamd's, when the operator runs them (absent on mail stored before 0.4). */
-    spam?: { result: string; score?: number; action?: string; details?: string };
-    virus?: { result: string; signature?: string; details?: string };
-  } | null;
-  sizeBytes: number;
-  receivedAt: string;
-}
-interface Mailbox {
-  email: string;
-  name: string;
-}
+type Detail = ResponseOf<'GET /v1/inbound/messages/:id'>;
+type Mailbox = Detail['from'];
 const mailbox = (m: Mailbox | null | undefined) => (!m ? '' : m.name ? `${m.name} <${m.email}>` : m.email);
 
-interface DnsRecord {
-  type: string;
-  name: string;
-  value: string;
-  priority?: number;
-  purpose: string;
-  check: string;
-  verified: boolean;
-  /** For a confirmed record: still published at the last re-check (false: changed or removed). */
-  stillPublished: boolean | null;
-}
-interface Domain {
-  id: string;
-  domain: string;
-  kind: 'shared' | 'custom';
-  status: string;
-  records: DnsRecord[];
-  /** Custom domains: the optional return path bounces.<domain> that aligns SPF. */
-  returnPath: {
-    host: string;
-    verified: boolean;
-    verifiedAt: string | null;
-    stillPublished: boolean | null;
-    records: { type: string; name: string; value: string; priority?: number; purpose: string }[];
-  } | null;
-  /** Custom domains: the DKIM keys and their rotation. */
-  dkim: DkimInfo | null;
-  sending: { verified: boolean; verifiedAt: string | null };
-  receiving: { verified: boolean; verifiedAt: string | null };
-  verifiedAt: string | null;
-  createdAt: string;
-}
-interface Address {
-  id: string;
-  address: string;
-  description: string;
-  forwardTo: string | null;
-  webhookEndpointId: string | null;
-  domainId: string;
-  active: boolean;
-  livemode: boolean;
-  createdAt: string;
-}
+type Address = ResponseOf<'POST /v1/inbound/addresses/:id/deactivate'>;
 
-const msgPath = (id: string, rest = '') => `/v1/inbound/messages/${encodeURIComponent(id)}${rest}`;
+const msgPath = <R extends string = ''>(id: string, rest = '' as R) => `/v1/inbound/messages/${encodeURIComponent(id)}${rest}` as const;
 
 function Sections(props: { current: 'received' | 'addresses' | 'domains' }) {
   const items: [typeof props.current, string, string][] = [
@@ -152,19 +66,16 @@ function ReceivedList() {
   const [filter, setFilter] = useState(params.get('address') ?? '');
   // The filter is an address id: every address of every domain, to choose from.
   const addresses = useAsync(async () => {
-    const { domains } = await get<{ domains: Domain[] }>('/v1/inbound/domains');
+    const { domains } = await get('/v1/inbound/domains');
     const lists = await Promise.all(
-      domains.map((d) => get<{ addresses: Address[] }>(`/v1/inbound/addresses${query({ domainId: d.kind === 'shared' ? '' : d.id })}`)),
+      domains.map((d) => get(`/v1/inbound/addresses${query({ domainId: d.kind === 'shared' ? '' : d.id })}`)),
     );
     return lists.flatMap((l) => l.addresses);
   }, [sel]);
   // The `before` cursors of the pages came through; the last is the current page's.
   const [cursors, setCursors] = useState<string[]>([]);
   const before = cursors[cursors.length - 1];
-  const list = useAsync(
-    () => get<{ messages: Summary[] }>(`/v1/inbound/messages${query({ address: filter, before, limit: PAGE })}`),
-    [sel, filter, before],
-  );
+  const list = useAsync(() => get(`/v1/inbound/messages${query({ address: filter, before, limit: PAGE })}`), [sel, filter, before]);
   const rows = list.data?.messages ?? [];
   return (
     <Page title="Inbound">
@@ -224,22 +135,31 @@ function verdictTone(result: string): Tone {
   return 'muted';
 }
 
+// A verdict as the page shows it: the result and a line of details (the verdict objects carry more
+// fields than the API description names; only strings are shown).
+interface Verdict {
+  result: string;
+  details: string;
+}
+const text = (v: unknown) => (typeof v === 'string' ? v : '');
+const shown = (v: { result: string; [field: string]: unknown }): Verdict => ({ result: v.result, details: text(v.details) });
+
 function Verdicts(props: { verdicts: Detail['verdicts'] }) {
   const v = props.verdicts;
   if (!v) return <p class="muted">Not verified (the message could not be analysed).</p>;
   const items: [string, Verdict][] = [
-    ['SPF', v.spf],
-    ['DKIM', v.dkim],
-    ['DMARC', v.dmarc],
-    ['ARC', v.arc],
+    ['SPF', shown(v.spf)],
+    ['DKIM', shown(v.dkim)],
+    ['DMARC', shown(v.dmarc)],
+    ['ARC', shown(v.arc)],
     [
       'Spam',
       {
         result: v.spam?.result ?? 'none',
-        details: v.spam?.score !== undefined ? `score ${v.spam.score} (${v.spam.action ?? ''})` : (v.spam?.details ?? ''),
+        details: typeof v.spam?.score === 'number' ? `score ${v.spam.score} (${text(v.spam.action)})` : text(v.spam?.details),
       },
     ],
-    ['Virus', { result: v.virus?.result ?? 'none', details: v.virus?.signature ?? v.virus?.details ?? '' }],
+    ['Virus', { result: v.virus?.result ?? 'none', details: text(v.virus?.signature) || text(v.virus?.details) }],
   ];
   return (
     <ul class="verdicts" aria-label="Authentication verdicts">
@@ -259,7 +179,7 @@ type DetailTab = 'html' | 'text' | 'reply' | 'headers';
 
 function ReceivedDetail(props: { id: string }) {
   const sel = useSelectionKey();
-  const msg = useAsync(() => get<Detail>(msgPath(props.id)), [props.id, sel]);
+  const msg = useAsync(() => get(msgPath(props.id)), [props.id, sel]);
   const [tab, setTab] = useState<DetailTab>('html');
   const m = msg.data;
   if (!m) {
@@ -339,7 +259,9 @@ function ReceivedDetail(props: { id: string }) {
         {tab === 'headers' && (
           <Table
             caption="Headers"
-            rows={Object.entries(m.headers).flatMap(([k, v]) => (Array.isArray(v) ? v : [v]).map((x, i) => ({ k, v: x, i })))}
+            rows={Object.entries((m.headers ?? {}) as Record<string, unknown>).flatMap(([k, v]) =>
+              (Array.isArray(v) ? v : [v]).map((x, i) => ({ k, v: x, i })),
+            )}
             rowKey={(r) => `${r.k}:${r.i}`}
             columns={[
               { label: 'Name', cell: (r) => <span class="mono">{r.k}</span> },
@@ -354,12 +276,12 @@ function ReceivedDetail(props: { id: string }) {
 
 function DomainList() {
   const sel = useSelectionKey();
-  const list = useAsync(() => get<{ domains: Domain[] }>('/v1/inbound/domains'), [sel]);
+  const list = useAsync(() => get('/v1/inbound/domains'), [sel]);
   const [domain, setDomain] = useState('');
   const [existing, setExisting] = useState<string[] | null>(null);
   const claim = useAction(async (acknowledgeExistingMx: boolean) => {
     try {
-      const d = await post<Domain>('/v1/inbound/domains', {
+      const d = await post('/v1/inbound/domains', {
         domain: domain.trim(),
         acknowledgeExistingMx: acknowledgeExistingMx || undefined,
       });
@@ -433,7 +355,7 @@ function DomainDetail(props: { id: string }) {
   const sel = useSelectionKey();
   // GET re-checks a custom domain's records through DNS before it answers (pending ones to confirm
   // them, confirmed ones to see they are still published).
-  const d = useAsync(() => get<Domain>(`/v1/inbound/domains/${encodeURIComponent(props.id)}`), [props.id, sel]);
+  const d = useAsync(() => get(`/v1/inbound/domains/${encodeURIComponent(props.id)}`), [props.id, sel]);
   const dom = d.data;
   return (
     <Page
@@ -578,16 +500,16 @@ function AddressList() {
   const sel = useSelectionKey();
   const { me } = useSession();
   const livemode = me.selection?.env !== 'test';
-  const domains = useAsync(() => get<{ domains: Domain[] }>('/v1/inbound/domains'), [sel]);
-  const endpoints = useAsync(() => get<{ data: { id: string; url: string }[] }>('/v1/webhooks'), [sel]);
+  const domains = useAsync(() => get('/v1/inbound/domains'), [sel]);
+  const endpoints = useAsync(() => get('/v1/webhooks'), [sel]);
   const [domainId, setDomainId] = useState('');
   const [tick, setTick] = useState(0);
-  const list = useAsync(() => get<{ addresses: Address[] }>(`/v1/inbound/addresses${query({ domainId })}`), [sel, domainId, tick]);
+  const list = useAsync(() => get(`/v1/inbound/addresses${query({ domainId })}`), [sel, domainId, tick]);
   const reload = () => setTick((t) => t + 1);
   const [form, setForm] = useState({ localPart: '', description: '', forwardTo: '', webhookEndpointId: '', domainId: '' });
   const [created, setCreated] = useState<Address | null>(null);
   const create = useAction(async () => {
-    const a = await post<Address>('/v1/inbound/addresses', {
+    const a = await post('/v1/inbound/addresses', {
       localPart: form.localPart.trim() || undefined,
       description: form.description || undefined,
       forwardTo: form.forwardTo.trim() || undefined,

@@ -16,29 +16,21 @@ import {
   useAction,
   useAsync,
 } from '../components';
+import { BOX_SCOPES, SCOPES, type Scope } from '../../../src/contract/vocabulary';
 import type { Route } from '../routes';
 import { useSelectionKey, useSession } from '../session';
 
-export interface ApiKey {
-  id: string;
-  name: string;
-  env: 'live' | 'test';
-  prefix: string;
-  scopes: string[] | null;
-  createdAt: string;
-  revokedAt: string | null;
-  lastUsedAt: string | null;
-}
-
-const SCOPES = [
-  { name: 'read', hint: 'read messages, templates, suppressions, connections' },
-  { name: 'send', hint: 'send messages, manage suppressions' },
-  { name: 'cancel', hint: 'cancel scheduled or queued messages' },
-  { name: 'inbound', hint: 'inbound domains, addresses and received mail' },
-  { name: 'webhooks', hint: 'webhook endpoints and deliveries' },
+/** What each scope lets a key do, for the new-key form. */
+const SCOPE_HINTS: Record<Scope, string> = {
+  read: 'read messages, templates, suppressions, connections',
+  send: 'send messages, manage suppressions',
+  cancel: 'cancel scheduled or queued messages',
+  inbound: 'inbound domains, addresses and received mail',
+  webhooks: 'webhook endpoints and deliveries',
   // The box's nodes (GET /v1/nodes): never part of full access; only an owner may grant it.
-  { name: 'cluster', hint: 'the cluster nodes (hosts, pids, health); owners only', ownerOnly: true },
-];
+  cluster: 'the cluster nodes (hosts, pids, health); owners only',
+};
+const SCOPE_CHOICES = SCOPES.map((name) => ({ name, hint: SCOPE_HINTS[name], ownerOnly: BOX_SCOPES.includes(name) }));
 
 function NewKey(props: { onCreated(secret: string): void }) {
   const { me } = useSession();
@@ -46,7 +38,7 @@ function NewKey(props: { onCreated(secret: string): void }) {
   const [env, setEnv] = useState<'live' | 'test'>(me.selection?.env ?? 'live');
   const [scopes, setScopes] = useState<string[]>([]);
   const action = useAction(async () => {
-    const r = await post<{ key: ApiKey; secret: string }>('/dashboard/api/keys', { name: name || undefined, env, scopes });
+    const r = await post('/dashboard/api/keys', { name: name || undefined, env, scopes });
     setName('');
     setScopes([]);
     props.onCreated(r.secret);
@@ -72,7 +64,7 @@ function NewKey(props: { onCreated(secret: string): void }) {
       <fieldset>
         <legend>Scopes</legend>
         <div class="checks">
-          {SCOPES.filter((s) => !s.ownerOnly || me.operator.role === 'owner').map((s) => (
+          {SCOPE_CHOICES.filter((s) => !s.ownerOnly || me.operator.role === 'owner').map((s) => (
             <label title={s.hint}>
               <input
                 type="checkbox"
@@ -99,7 +91,7 @@ function NewKey(props: { onCreated(secret: string): void }) {
 
 function KeysPage() {
   const selection = useSelectionKey();
-  const keys = useAsync(() => get<{ data: ApiKey[] }>('/dashboard/api/keys'), [selection]);
+  const keys = useAsync(() => get('/dashboard/api/keys'), [selection]);
   const [secret, setSecret] = useState<string | null>(null);
   return (
     <Page title="API keys">

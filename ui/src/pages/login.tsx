@@ -14,7 +14,7 @@ export function Login(props: { onLogin(me: Me): void }) {
   const action = useAction(async () => {
     const proof = second === 'code' ? { code: code.trim() } : second === 'recovery' ? { recoveryCode: code.trim() } : {};
     try {
-      props.onLogin(await post<Me>('/dashboard/api/login', { email, password, ...proof }));
+      props.onLogin(await post('/dashboard/api/login', { email, password, ...proof }));
     } catch (e) {
       if (e instanceof ApiError && e.extra.secondFactor === 'totp' && !second) {
         setSecond('code');
@@ -25,13 +25,14 @@ export function Login(props: { onLogin(me: Me): void }) {
   });
   // Single sign-on, when the box has a provider: a link (the sign-in is a navigation to the
   // provider and back); a failed one comes back with its reason in the query.
-  const state = useAsync(() => get<{ needsSetup: boolean; sso: string | null }>('/dashboard/api/state'), []);
+  const state = useAsync(() => get('/dashboard/api/state'), []);
   const ssoError = new URLSearchParams(location.search).get('sso_error');
   // A passkey signs in on its own: the authenticator proves the key and who unlocked it.
   const passkey = useAction(async () => {
-    const optionsJSON = await post<PublicKeyCredentialRequestOptionsJSON>('/dashboard/api/login/passkey/options');
+    // The options' shape is WebAuthn's (the W3C's), not the contract's.
+    const optionsJSON = (await post('/dashboard/api/login/passkey/options')) as PublicKeyCredentialRequestOptionsJSON;
     const response = await startAuthentication({ optionsJSON });
-    props.onLogin(await post<Me>('/dashboard/api/login/passkey', { response }));
+    props.onLogin(await post('/dashboard/api/login/passkey', { response }));
   });
   return (
     <main class="auth" id="main">
@@ -122,7 +123,7 @@ export function Setup(props: { token: string; onDone(me: Me): void }) {
   const [again, setAgain] = useState('');
   const action = useAction(async () => {
     if (password !== again) throw new Error('the two passwords differ');
-    props.onDone(await post<Me>('/dashboard/api/setup', { token: props.token, email, password }));
+    props.onDone(await post('/dashboard/api/setup', { token: props.token, email, password }));
   });
   return (
     <main class="auth" id="main">

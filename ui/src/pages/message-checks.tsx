@@ -6,32 +6,10 @@ import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { get, post } from '../api';
 import { Badge, ErrorLine, Loading, useAction, useAsync } from '../components';
+import type { ResponseOf } from '../../../src/contract/responses';
 
-type Status = 'pass' | 'warn' | 'fail' | 'skipped';
-
-interface Checks {
-  checkedAt: string;
-  trigger: 'automatic' | 'on_demand';
-  status: Status;
-  html: {
-    status: Status;
-    summary: string;
-    findings: {
-      feature: string;
-      title: string;
-      url: string;
-      found: string[];
-      clients: { client: string; support: 'unsupported' | 'partial'; note?: string }[];
-    }[];
-  };
-  links: {
-    status: Status;
-    summary: string;
-    links: { url: string; verdict: string; httpStatus?: number; method?: string; finalUrl?: string; detail?: string }[];
-  };
-  spam: { status: Status; summary: string; symbols?: Record<string, number> };
-  headers: { status: Status; summary: string; bulk: string | null; items: { header: string; status: Status; detail: string }[] };
-}
+type Checks = ResponseOf<'GET /v1/messages/:id/checks'>;
+type Status = Checks['status'];
 
 const TONE = { pass: 'ok', warn: 'warn', fail: 'bad', skipped: 'muted' } as const;
 const StatusMark = (props: { status: Status }) => <Badge tone={TONE[props.status]}>{props.status}</Badge>;
@@ -53,8 +31,8 @@ function Item(props: { name: string; status: Status; summary: string; children?:
 export function MessageChecks(props: { id: string; livemode: boolean }) {
   const [asked, setAsked] = useState(!props.livemode);
   const [fresh, setFresh] = useState<Checks | null>(null);
-  const stored = useAsync(() => (asked ? get<Checks>(`/v1/messages/${props.id}/checks`) : Promise.resolve(null)), [props.id, asked]);
-  const rerun = useAction(async () => setFresh(await post<Checks>(`/v1/messages/${props.id}/checks`)));
+  const stored = useAsync(() => (asked ? get(`/v1/messages/${props.id}/checks`) : Promise.resolve(null)), [props.id, asked]);
+  const rerun = useAction(async () => setFresh(await post(`/v1/messages/${props.id}/checks`)));
   const c = fresh ?? stored.data ?? null;
   return (
     <section aria-labelledby="checks-title">

@@ -5,6 +5,8 @@
 // iframe on /dashboard/view), text, headers and source, the checks of an email message
 // (message-checks.tsx); cancel, and retry a deferred one now.
 import { useEffect, useState } from 'preact/hooks';
+import { STATUS_FILTERS } from '../../../src/contract/messages';
+import type { ResponseOf } from '../../../src/contract/responses';
 import { del, get, post, query } from '../api';
 import {
   Badge,
@@ -30,40 +32,7 @@ import { useSelectionKey } from '../session';
 import { MessageChecks } from './message-checks';
 import { CHANNEL_HINTS, CHANNELS, type Channel } from '../../../src/contract/channels';
 
-interface Message {
-  publicId: string;
-  templateSlug: string | null;
-  channel: Channel;
-  status: string;
-  livemode: boolean;
-  recipient: string;
-  metadata: Record<string, string | number | boolean>;
-  provider: string | null;
-  providerMessageId: string | null;
-  latencyMs: number | null;
-  openedAt: string | null;
-  clickedAt: string | null;
-  error: string | null;
-  timeline: { t: string; e: string }[];
-  createdAt: string;
-  scheduledAt: string | null;
-  pinnedVersion: number | null;
-}
-
-const STATUSES = [
-  'scheduled',
-  'queued',
-  'rendered',
-  'dispatched',
-  'deferred',
-  'sent',
-  'delivered',
-  'failed',
-  'suppressed',
-  'opted_out',
-  'blocked',
-  'canceled',
-];
+type Message = ResponseOf<'GET /v1/messages/:id'>;
 
 interface Filters {
   status: string;
@@ -101,7 +70,7 @@ function filtersFrom(params: URLSearchParams): Filters {
 }
 
 /** The query string of GET /v1/messages for these filters (and the page URL's). */
-function filterQuery(f: Filters, extra: Record<string, string | undefined> = {}): string {
+function filterQuery(f: Filters, extra: Record<string, string | undefined> = {}): '' | `?${string}` {
   const base = query({ status: f.status, channel: f.channel, template: f.template, q: f.q, limit: f.limit, ...extra });
   const params = new URLSearchParams(base.slice(1));
   for (const pair of f.metadata.split(',')) {
@@ -129,7 +98,7 @@ function FilterForm(props: { initial: Filters }) {
         {(id) => (
           <select id={id} value={f.status} onChange={set('status')}>
             <option value="">any</option>
-            {STATUSES.map((s) => (
+            {STATUS_FILTERS.map((s) => (
               <option value={s}>{s.replace('_', ' ')}</option>
             ))}
           </select>
@@ -242,10 +211,7 @@ function MessageList() {
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   useEffect(() => setCursors([undefined]), [q, key]);
   const cursor = cursors[cursors.length - 1];
-  const page = useAsync(
-    () => get<{ data: Message[]; nextCursor: string | null }>(`/v1/messages${filterQuery(filters, { cursor })}`),
-    [q, cursor, key],
-  );
+  const page = useAsync(() => get(`/v1/messages${filterQuery(filters, { cursor })}`), [q, cursor, key]);
   return (
     <Page
       title="Messages"
@@ -287,13 +253,7 @@ function Content(props: { m: Message }) {
   const id = props.m.publicId;
   const [tab, setTab] = useState<DetailTab>('preview');
   const [width, setWidth] = useState<'desktop' | 'mobile'>('desktop');
-  const rendered = useAsync(
-    () =>
-      get<{ channel: string; output: Record<string, string | undefined>; headers: [string, string][] }>(
-        `/dashboard/api/messages/${id}/rendered`,
-      ),
-    [id],
-  );
+  const rendered = useAsync(() => get(`/dashboard/api/messages/${id}/rendered`), [id]);
   const raw = useAsync(
     () =>
       tab === 'source' && CHANNEL_HINTS[props.m.channel].mime
@@ -382,7 +342,7 @@ function Content(props: { m: Message }) {
 
 function MessageDetail(props: { id: string }) {
   const key = useSelectionKey();
-  const { data: m, error, loading, reload } = useAsync(() => get<Message>(`/v1/messages/${props.id}`), [props.id, key]);
+  const { data: m, error, loading, reload } = useAsync(() => get(`/v1/messages/${props.id}`), [props.id, key]);
   const [done, setDone] = useState('');
   const retry = useAction(async () => {
     await post(`/v1/messages/${props.id}/retry`);

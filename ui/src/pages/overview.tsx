@@ -4,54 +4,12 @@
 import { get } from '../api';
 import { Badge, ErrorLine, Facts, Loading, Notice, Page, ScrollBox, Table, Time, useAsync } from '../components';
 import { Link } from '../router';
+import type { DayFigures, Meter, WindowFigures } from '../../../src/contract/overview';
 import type { Route } from '../routes';
 import { useSelectionKey } from '../session';
 
-interface Window {
-  accepted: number;
-  sent: number;
-  delivered: number;
-  deferred: number;
-  failed: number;
-  bounced: number;
-  complained: number;
-  optedOut: number;
-  suppressed: number;
-  blocked: number;
-  canceled: number;
-  bounceRate: number | null;
-}
-interface Day {
-  day: string;
-  delivered: number;
-  sent: number;
-  failed: number;
-  other: number;
-}
-interface Meter {
-  used: number;
-  limit: number | null;
-}
-interface Overview {
-  generatedAt: string;
-  workspace: { slug: string; plan: string };
-  env: 'live' | 'test';
-  windows: { '24h': Window; '7d': Window };
-  daily: Day[];
-  queue: {
-    scheduled: number;
-    queued: number;
-    rendered: number;
-    deferred: number;
-    inFlight: number;
-    oldestReadyAt: string | null;
-    oldestReadyAgeSeconds: number | null;
-  };
-  inbound: { '24h': number; '7d': number };
-  webhooks: { failing: { id: string; url: string; failingSince: string | null; disabled: boolean; disabledReason: string | null }[] };
-  quota: { messages: Meter | null; inbound: Meter | null; senderCaps: ({ tier: string; period: string } & Meter)[] };
-  warnings: { kind: string; message: string }[];
-}
+type Window = WindowFigures;
+type Day = DayFigures;
 
 const FIGURES: [keyof Window, string][] = [
   ['sent', 'Sent'],
@@ -145,7 +103,7 @@ function MeterBar(props: { label: string; meter: Meter }) {
 
 function OverviewPage() {
   const key = useSelectionKey();
-  const { data, error, loading } = useAsync(() => get<Overview>('/dashboard/api/overview'), [key]);
+  const { data, error, loading } = useAsync(() => get('/dashboard/api/overview'), [key]);
   if (!data) return <Page title="Overview">{loading ? <Loading what="the overview" /> : <ErrorLine error={error} />}</Page>;
   const o = data;
   return (

@@ -19,31 +19,15 @@ import {
   useAction,
   useAsync,
 } from '../components';
+import type { ResponseOf } from '../../../src/contract/responses';
 import type { Route } from '../routes';
 import { useSelectionKey, useSession } from '../session';
 
-export interface SmtpCredential {
-  id: string;
-  username: string;
-  env: 'live' | 'test';
-  livemode: boolean;
-  description: string;
-  createdAt: string;
-  lastUsedAt: string | null;
-  revokedAt: string | null;
-}
-
-interface Settings {
-  enabled: boolean;
-  host: string;
-  starttlsPort: number | null;
-  tlsPort: number | null;
-  usernames: string[];
-}
+type SmtpCredential = ResponseOf<'GET /v1/smtp-credentials'>['data'][number];
 
 function SettingsCard() {
   const selection = useSelectionKey();
-  const settings = useAsync(() => get<Settings>('/dashboard/api/smtp/settings'), [selection]);
+  const settings = useAsync(() => get('/dashboard/api/smtp/settings'), [selection]);
   if (settings.error) return <ErrorLine error={settings.error} />;
   if (!settings.data) return <Loading what="SMTP settings" />;
   const s = settings.data;
@@ -87,7 +71,7 @@ function NewCredential(props: { onCreated(c: SmtpCredential, secret: string): vo
   const [description, setDescription] = useState('');
   const [env, setEnv] = useState<'live' | 'test'>(me.selection?.env ?? 'live');
   const action = useAction(async () => {
-    const r = await post<{ credential: SmtpCredential; secret: string }>('/dashboard/api/smtp/credentials', {
+    const r = await post('/dashboard/api/smtp/credentials', {
       env,
       description: description || undefined,
     });
@@ -125,7 +109,7 @@ function NewCredential(props: { onCreated(c: SmtpCredential, secret: string): vo
 
 function SmtpPage() {
   const selection = useSelectionKey();
-  const credentials = useAsync(() => get<{ data: SmtpCredential[] }>('/dashboard/api/smtp/credentials'), [selection]);
+  const credentials = useAsync(() => get('/dashboard/api/smtp/credentials'), [selection]);
   const [created, setCreated] = useState<{ credential: SmtpCredential; secret: string } | null>(null);
   return (
     <Page title="SMTP">

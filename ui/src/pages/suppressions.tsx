@@ -4,18 +4,20 @@
 import { useState } from 'preact/hooks';
 import { del, get, post, query, upload } from '../api';
 import { Badge, ConfirmButton, ErrorLine, Field, Loading, Page, Pager, Table, Time, useAction, useAsync } from '../components';
+import type { ResponseOf } from '../../../src/contract/responses';
+import type { SuppressionReason } from '../../../src/contract/vocabulary';
 import type { Route } from '../routes';
 import { useSelectionKey } from '../session';
 
-interface Suppression {
-  address: string;
-  reason: string;
-  detail: string | null;
-  messageId: string | null;
-  createdAt: string;
-}
+// The reasons an imported address list may carry (`unregistered` is a push token's, never a list's).
+const IMPORT_REASONS: SuppressionReason[] = ['manual', 'bounce', 'complaint', 'unsubscribe'];
 
-const REASON_TONES: Record<string, 'bad' | 'warn' | 'muted'> = { bounce: 'bad', complaint: 'bad', unsubscribe: 'warn', manual: 'muted' };
+const REASON_TONES: Partial<Record<SuppressionReason, 'bad' | 'warn' | 'muted'>> = {
+  bounce: 'bad',
+  complaint: 'bad',
+  unsubscribe: 'warn',
+  manual: 'muted',
+};
 
 function AddSuppression(props: { onAdded(): void }) {
   const [address, setAddress] = useState('');
@@ -52,13 +54,7 @@ function AddSuppression(props: { onAdded(): void }) {
   );
 }
 
-interface ImportResult {
-  lines: number;
-  stored: number;
-  unchanged: number;
-  refused: number;
-  errors: { line: number; message: string }[];
-}
+type ImportResult = ResponseOf<'POST /v1/suppressions/import'>;
 
 // What the import reads, by the file's name (browsers give CSV files a type, rarely NDJSON ones).
 const TYPES: [RegExp, string][] = [
@@ -77,7 +73,7 @@ function ImportSuppressions(props: { onImported(): void }) {
     if (!file) return;
     setResult(null);
     setSent({ bytes: 0, total: file.size });
-    const answer = await upload<ImportResult>(`/v1/suppressions/import${query({ reason })}`, file, typeOf(file), (bytes, total) =>
+    const answer = await upload(`/v1/suppressions/import${query({ reason })}`, file, typeOf(file), (bytes, total) =>
       setSent({ bytes, total }),
     );
     setResult(answer);
@@ -113,7 +109,7 @@ function ImportSuppressions(props: { onImported(): void }) {
         <Field label="Reason for lines without one">
           {(id) => (
             <select id={id} value={reason} onChange={(e) => setReason(e.currentTarget.value)}>
-              {['manual', 'bounce', 'complaint', 'unsubscribe'].map((r) => (
+              {IMPORT_REASONS.map((r) => (
                 <option value={r}>{r}</option>
               ))}
             </select>
@@ -159,10 +155,7 @@ function SuppressionsPage() {
   // The cursors of the pages walked through, to go back ("newer").
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const cursor = cursors[cursors.length - 1];
-  const list = useAsync(
-    () => get<{ data: Suppression[]; nextCursor: string | null }>(`/v1/suppressions${query({ q: applied, cursor })}`),
-    [selection, applied, cursor],
-  );
+  const list = useAsync(() => get(`/v1/suppressions${query({ q: applied, cursor })}`), [selection, applied, cursor]);
   return (
     <Page
       title="Suppressions"

@@ -24,49 +24,25 @@ import {
 import { diffLines } from '../diff';
 import { CHANNEL_HINTS, CHANNELS, type Channel } from '../../../src/contract/channels';
 import { Link, navigate } from '../router';
+import type { ResponseOf } from '../../../src/contract/responses';
+import { VARIABLE_TYPES } from '../../../src/contract/vocabulary';
 import type { Route } from '../routes';
 import { useSelectionKey } from '../session';
 
-interface Variable {
-  name: string;
-  type: 'string' | 'number' | 'boolean' | 'object' | 'array';
-  description: string;
-  required: boolean;
-}
-const VARIABLE_TYPES: Variable['type'][] = ['string', 'number', 'boolean', 'object', 'array'];
+type Detail = ResponseOf<'GET /v1/templates/:slug'>;
+type Version = ResponseOf<'GET /v1/templates/:slug/versions'>['data'][number];
+type Variable = Version['variables'][number];
 
-interface Summary {
-  slug: string;
-  channel: Channel;
-  description: string;
-  status: string;
-  updatedAt: string;
-}
-interface Detail extends Summary {
-  createdAt: string;
-  currentVersion: { versionNumber: number; publishedAt: string } | null;
-  draft: { versionNumber: number; updatedAt: string } | null;
-}
-interface Version {
-  versionNumber: number;
-  status: 'draft' | 'published';
-  content: Record<string, unknown>;
-  variables: Variable[];
-  createdAt: string;
-  updatedAt: string;
-  publishedAt: string | null;
-}
-
-const tpath = (slug: string, rest = '') => `/v1/templates/${encodeURIComponent(slug)}${rest}`;
+const tpath = <R extends string = ''>(slug: string, rest = '' as R) => `/v1/templates/${encodeURIComponent(slug)}${rest}` as const;
 
 function TemplateList() {
   const sel = useSelectionKey();
-  const list = useAsync(() => get<{ data: Summary[] }>('/v1/templates'), [sel]);
+  const list = useAsync(() => get('/v1/templates'), [sel]);
   const [slug, setSlug] = useState('');
   const [channel, setChannel] = useState<Channel>('email');
   const [description, setDescription] = useState('');
   const create = useAction(async () => {
-    const t = await post<Detail>('/v1/templates', { slug, channel, description: description || undefined });
+    const t = await post('/v1/templates', { slug, channel, description: description || undefined });
     navigate(`/templates/${t.slug}`);
   });
   return (
@@ -174,8 +150,8 @@ type EditorTab = 'edit' | 'versions' | 'test';
 function TemplateEditor(props: { slug: string }) {
   const sel = useSelectionKey();
   const [tick, setTick] = useState(0);
-  const detail = useAsync(() => get<Detail>(tpath(props.slug)), [props.slug, sel, tick]);
-  const versions = useAsync(() => get<{ data: Version[] }>(tpath(props.slug, '/versions')), [props.slug, sel, tick]);
+  const detail = useAsync(() => get(tpath(props.slug)), [props.slug, sel, tick]);
+  const versions = useAsync(() => get(tpath(props.slug, '/versions')), [props.slug, sel, tick]);
   const [tab, setTab] = useState<EditorTab>('edit');
   const [sample, setSample] = useState<string | null>(null);
   const [saved, setSaved] = useState(false);
@@ -323,7 +299,7 @@ function DraftEditor(props: {
             </Field>
             <Field label="Type">
               {(id) => (
-                <select id={id} value={v.type} onChange={(e) => setVar(i, { type: e.currentTarget.value as Variable['type'] })}>
+                <select id={id} value={v.type} onChange={(e) => setVar(i, { type: e.currentTarget.value })}>
                   {VARIABLE_TYPES.map((t) => (
                     <option value={t}>{t}</option>
                   ))}
@@ -386,7 +362,7 @@ function Preview(props: { slug: string; channel: Channel; version: number | null
     const timer = setTimeout(async () => {
       try {
         const vars = parseVars(props.sample);
-        const render = await post<RenderResult>(tpath(props.slug, '/render'), { vars, version: props.version });
+        const render = await post(tpath(props.slug, '/render'), { vars, version: props.version });
         if (live) setResult({ render, vars: JSON.stringify(vars) });
       } catch (error) {
         if (live) setResult((r) => ({ ...r, error }));
@@ -527,7 +503,7 @@ function TestSend(props: { slug: string; channel: Channel; sample: string; onSam
   const [sent, setSent] = useState<{ id: string; status: string } | null>(null);
   const action = useAction(async () => {
     setSent(
-      await post<{ id: string; status: string }>(`/dashboard/api/templates/${encodeURIComponent(props.slug)}/test-send`, {
+      await post(`/dashboard/api/templates/${encodeURIComponent(props.slug)}/test-send`, {
         to,
         vars: parseVars(props.sample),
       }),

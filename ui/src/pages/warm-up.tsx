@@ -4,39 +4,10 @@
 // only: the sources are the box's. Everything here is set in the config (delivery.*).
 import { Badge, ErrorLine, Facts, Loading, Notice, Page, Table, Time, useAsync } from '../components';
 import { get } from '../api';
+import type { ScheduleView } from '../../../src/contract/warm-up';
 import type { Route } from '../routes';
 
-interface Source {
-  name: string;
-  address: string;
-  ehlo: string;
-  pools: string[];
-  warmingUp: boolean;
-}
-
-interface Schedule {
-  source: string;
-  sendingDomain: string;
-  step: number;
-  steps: number;
-  day: string;
-  allowance: number | null;
-  used: number;
-  next: { day: string; allowance: number | null } | null;
-  pausedReason: string | null;
-  pausedAt: string | null;
-  startedAt: string;
-  recent: { delivered: number; bounced: number; deferred: number; complained: number; windowHours: number };
-}
-
-interface WarmUpView {
-  enabled: boolean;
-  curve: number[];
-  sources: Source[];
-  assignment: { default: string; workspaces: Record<string, string>; domains: Record<string, string> };
-  addressFamily: Record<string, 'ipv4' | 'ipv6'>;
-  data: Schedule[];
-}
+type Schedule = ScheduleView;
 
 function Standing(props: { s: Schedule }) {
   const { s } = props;
@@ -57,7 +28,7 @@ function nextStep(s: Schedule): string {
 }
 
 function WarmUpPage() {
-  const view = useAsync(() => get<WarmUpView>('/dashboard/api/warm-up'), []);
+  const view = useAsync(() => get('/dashboard/api/warm-up'), []);
   const v = view.data;
   const assigned = v
     ? [

@@ -2,6 +2,7 @@
 // signing secret shown once), and per endpoint its settings, secret rotation (the new secret shown
 // once), enable/disable, removal, and the delivery log with every attempt and a replay button.
 import { useState } from 'preact/hooks';
+import { EVENT_TYPES, WEBHOOK_FORMATS, type WebhookFormat } from '../../../src/contract/webhooks';
 import { del, get, patch, post, query } from '../api';
 import {
   Badge,
@@ -20,57 +21,13 @@ import {
   useAction,
   useAsync,
 } from '../components';
+import type { ResponseOf } from '../../../src/contract/responses';
 import type { Route } from '../routes';
 import { Link, navigate } from '../router';
 import { useSelectionKey } from '../session';
 
-/** The event types an endpoint may subscribe to (src/db/schema.ts EVENT_TYPES). */
-export const EVENT_TYPES = [
-  'message.received',
-  'message.sent',
-  'message.delivered',
-  'message.failed',
-  'message.suppressed',
-  'message.blocked',
-  'message.opted_out',
-  'message.opened',
-  'message.clicked',
-];
-
-interface Endpoint {
-  id: string;
-  url: string;
-  description: string;
-  events: string[];
-  enabled: boolean;
-  livemode: boolean;
-  format: string;
-  verificationKey: string | null;
-  failingSince: string | null;
-  disabledReason: string | null;
-  previousSecretExpiresAt: string | null;
-  createdAt: string;
-  updatedAt: string;
-}
-interface Attempt {
-  at: string;
-  statusCode: number | null;
-  error: string | null;
-  durationMs: number;
-}
-interface Delivery {
-  id: string;
-  eventId: string;
-  eventType: string;
-  status: string;
-  attemptCount: number;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  nextAttemptAt: string | null;
-  createdAt: string;
-  deliveredAt: string | null;
-  attempts: Attempt[];
-}
+type Endpoint = ResponseOf<'GET /v1/webhooks/:id'>;
+type Delivery = ResponseOf<'GET /v1/webhooks/:id/deliveries'>['data'][number];
 
 const endpointState = (e: Endpoint) =>
   !e.enabled ? <StatusBadge status="disabled" /> : e.failingSince ? <Badge tone="warn">failing</Badge> : <StatusBadge status="active" />;
@@ -98,13 +55,13 @@ function EventChecks(props: { chosen: string[]; onChange(events: string[]): void
 
 // The payload formats (docs/api/webhooks.md, "Payload formats"): Postern's own, or a hosted
 // vendor's shape for consumers written against it.
-const FORMATS: [string, string][] = [
-  ['postern', 'Postern (Standard Webhooks)'],
-  ['sendgrid', 'SendGrid Event Webhook (signed with ECDSA)'],
-  ['postmark', 'Postmark'],
-  ['resend', 'Resend (signed by Svix’s scheme)'],
-];
-const formatName = (format: string) => FORMATS.find(([f]) => f === format)?.[1] ?? format;
+const FORMAT_NAMES: Record<WebhookFormat, string> = {
+  postern: 'Postern (Standard Webhooks)',
+  sendgrid: 'SendGrid Event Webhook (signed with ECDSA)',
+  postmark: 'Postmark',
+  resend: 'Resend (signed by Svix’s scheme)',
+};
+const formatName = (format: WebhookFormat) => FORMAT_NAMES[format];
 
 function NewEndpoint(props: { onCreated(endpoint: Endpoint, secret: string): void }) {
   const [url, setUrl] = useState('');
@@ -112,7 +69,7 @@ function NewEndpoint(props: { onCreated(endpoint: Endpoint, secret: string): voi
   const [format, setFormat] = useState('postern');
   const [events, setEvents] = useState<string[]>([]);
   const action = useAction(async () => {
-    const r = await post<Endpoint & { secret: string }>('/v1/webhooks', {
+    const r = await post('/v1/webhooks', {
       url,
       ...(description ? { description } : {}),
       format,
@@ -154,8 +111,8 @@ function NewEndpoint(props: { onCreated(endpoint: Endpoint, secret: string): voi
       <Field label="Payload format">
         {(id) => (
           <select id={id} value={format} onChange={(e) => setFormat(e.currentTarget.value)}>
-            {FORMATS.map(([value, label]) => (
-              <option value={value}>{label}</option>
+            {WEBHOOK_FORMATS.map((value) => (
+              <option value={value}>{FORMAT_NAMES[value]}</option>
             ))}
           </select>
         )}
@@ -175,7 +132,7 @@ function NewEndpoint(props: { onCreated(endpoint: Endpoint, secret: string): voi
 
 function WebhooksPage() {
   const selection = useSelectionKey();
-  const list = useAsync(() => get<{ data: Endpoint[] }>('/v1/webhooks'), [selection]);
+  const list = useAsync(() => get('/v1/webhooks'), [selection]);
   const [secret, setSecret] = useState<string | null>(null);
   return (
     <Page title="Webhooks">
@@ -213,13 +170,6 @@ function WebhooksPage() {
   );
 }
 
-interface DeliveryRequest {
-  method: string;
-  url: string;
-  headers: Record<string, string>;
-  body: string;
-}
-
 function pretty(body: string): string {
   try {
     return JSON.stringify(JSON.parse(body), null, 2);
@@ -231,7 +181,7 @@ function pretty(body: string): string {
 function AttemptDetails(props: { endpoint: Endpoint; delivery: Delivery }) {
   const { endpoint, delivery: d } = props;
   const request = useAsync(
-    () => get<DeliveryRequest>(`/dashboard/api/webhooks/${encodeURIComponent(endpoint.id)}/deliveries/${encodeURIComponent(d.id)}/request`),
+    () => get(`/dashboard/api/webhooks/${encodeURIComponent(endpoint.id)}/deliveries/${encodeURIComponent(d.id)}/request`),
     [endpoint.id, d.id],
   );
   const headers = request.data ? Object.entries(request.data.headers).map(([k, v]) => `${k}: ${v}`) : [];
@@ -289,14 +239,14 @@ function AttemptDetails(props: { endpoint: Endpoint; delivery: Delivery }) {
 }
 
 function Deliveries(props: { endpoint: Endpoint }) {
-  const base = `/v1/webhooks/${encodeURIComponent(props.endpoint.id)}`;
+  const base = `/v1/webhooks/${encodeURIComponent(props.endpoint.id)}` as const;
   const [status, setStatus] = useState('');
   const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
   const [open, setOpen] = useState<string | null>(null);
   const [notice, setNotice] = useState('');
   const before = cursors[cursors.length - 1];
   const limit = 25;
-  const list = useAsync(() => get<{ data: Delivery[] }>(`${base}/deliveries${query({ status, before, limit })}`), [status, before]);
+  const list = useAsync(() => get(`${base}/deliveries${query({ status, before, limit })}`), [status, before]);
   const replay = useAction(async (d: Delivery) => {
     await post(`${base}/deliveries/${encodeURIComponent(d.id)}/retry`);
     setNotice(`Delivery ${d.id} queued to be sent again.`);
@@ -388,8 +338,8 @@ function Deliveries(props: { endpoint: Endpoint }) {
 
 function EndpointPage(props: { id: string }) {
   const selection = useSelectionKey();
-  const base = `/v1/webhooks/${encodeURIComponent(props.id)}`;
-  const ep = useAsync(() => get<Endpoint>(base), [selection, props.id]);
+  const base = `/v1/webhooks/${encodeURIComponent(props.id)}` as const;
+  const ep = useAsync(() => get(base), [selection, props.id]);
   const [secret, setSecret] = useState<string | null>(null);
   const toggle = useAction(async (enabled: boolean) => {
     await patch(base, { enabled });
@@ -407,7 +357,7 @@ function EndpointPage(props: { id: string }) {
               question="Rotate the signing secret? The old one keeps signing beside the new one for a while, so receivers can switch over."
               confirmLabel="Rotate"
               onConfirm={async () => {
-                const r = await post<Endpoint & { secret: string }>(`${base}/rotate-secret`);
+                const r = await post(`${base}/rotate-secret`);
                 setSecret(r.secret);
                 ep.reload();
               }}

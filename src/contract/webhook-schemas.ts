@@ -1,6 +1,6 @@
 // Input shapes for endpoint create/update, shared by both edges (HTTP and CLI).
 import { z } from 'zod';
-import { DELIVERY_STATUSES, EVENT_TYPES, WEBHOOK_FORMATS } from '../db/schema.js';
+import { DELIVERY_STATUSES, EVENT_TYPES, WEBHOOK_FORMATS } from './webhooks.js';
 
 const eventName = z.union([z.enum(EVENT_TYPES), z.literal('*')]);
 

@@ -2,6 +2,7 @@
 // src/contract/channels.ts), as zod schemas: declared variables, slug rules and the description. Strict objects: an unknown
 // field is a typo the caller wants to hear about, not something to store silently.
 import { z } from 'zod';
+import { VARIABLE_TYPES, type VariableType } from './vocabulary.js';
 
 export const SLUG_PATTERN = /^[a-z0-9_-]{1,64}$/;
 
@@ -10,9 +11,6 @@ export const slugSchema = z
   .string()
   .transform((s) => s.toLowerCase())
   .pipe(z.string().regex(SLUG_PATTERN, 'slug must be 1-64 characters of a-z, 0-9, - and _'));
-
-const VARIABLE_TYPES = ['string', 'number', 'boolean', 'object', 'array'] as const;
-export type VariableType = (typeof VARIABLE_TYPES)[number];
 
 export interface Variable {
   name: string;
