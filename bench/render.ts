@@ -1,8 +1,8 @@
 // Renders per second of an email template with 20 variables: with Mustache's parse cache warm
 // (the daemon's steady state) and with the cache cleared before every render (a fresh parse).
 import Mustache from 'mustache';
-import type { EmailContent } from '../src/channel.js';
 import { renderContent } from '../src/templates/render.js';
+import type { EmailContent } from '../src/contract/channels.js';
 
 const names = Array.from({ length: 20 }, (_, i) => `v${i}`);
 const content: EmailContent = {

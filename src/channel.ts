@@ -6,20 +6,6 @@
 
 import type { Channel, ChannelOutput } from './contract/channels.js';
 
-export { CHANNELS, type Channel } from './contract/channels.js';
-export type {
-  ChannelContent,
-  ChannelOutput,
-  EmailContent,
-  EmailOutput,
-  PushContent,
-  PushOutput,
-  SmsContent,
-  SmsOutput,
-  WebPushContent,
-  WebPushOutput,
-} from './contract/channels.js';
-
 // --- the transport interface ---------------------------------------------------------------
 
 export interface Attachment {

@@ -3,10 +3,11 @@
 // and environment and hands the delivery to the transport its provider builds for that connection
 // (cached by connection id: connections never change, only get removed, and the APNs session and
 // FCM token live on the cached transport). The outcome always names the connection it went through.
-import type { Channel, ChannelTransport, Delivery, DeliveryOutcome } from '../channel.js';
+import type { ChannelTransport, Delivery, DeliveryOutcome } from '../channel.js';
 import type { ConnectionStore } from './connections.js';
 import type { ResolvedConnection, TransportDeps } from './provider.js';
 import { providerFor } from './registry.js';
+import type { Channel } from '../contract/channels.js';
 
 /** Builds the provider transport for one connection. */
 export function transportFor(conn: ResolvedConnection, deps: TransportDeps): ChannelTransport {

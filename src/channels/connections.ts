@@ -3,10 +3,9 @@
 // transport (or a callback's signature check); the public view lists which secrets are set, never
 // their values. A URL setting that resolves to a private address is refused when the connection is
 // added, unless the channels' SSRF policy allows it (the transport checks again on every connection).
-import { CHANNELS, type Channel } from '../channel.js';
 import type { Db } from '../db/database.js';
 import { isUniqueViolation } from '../db/database.js';
-import { flag, isSet, type Env, type ProviderConnectionsTable } from '../db/schema.js';
+import { flag, isSet, type ProviderConnectionsTable } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import type { DnsResolver } from '../lib/dns.js';
 import { AppError, invalidBody, notFound, type Issue } from '../lib/errors.js';
@@ -15,6 +14,8 @@ import type { SecretBox } from '../lib/secret-box.js';
 import { urlProblem, type SsrfPolicy } from '../lib/ssrf.js';
 import { checkSettings, kebab, type Connection, type ResolvedConnection } from './provider.js';
 import { PROVIDERS, providerFor } from './registry.js';
+import { CHANNELS, type Channel } from '../contract/channels.js';
+import type { Env } from '../contract/vocabulary.js';
 
 export interface NewConnection {
   workspaceId: string;

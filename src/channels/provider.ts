@@ -4,13 +4,14 @@
 // connection store validates against them), the transport built for one connection, and, when the
 // provider reports delivery later, how its status callback is verified and what it means. The
 // registry (registry.ts) lists the providers; nothing else names one.
-import type { Channel, ChannelTransport } from '../channel.js';
-import type { Env } from '../db/schema.js';
+import type { ChannelTransport } from '../channel.js';
 import type { Clock } from '../lib/clock.js';
 import type { DnsResolver } from '../lib/dns.js';
 import type { Issue } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import type { SsrfPolicy } from '../lib/ssrf.js';
+import type { Channel } from '../contract/channels.js';
+import type { Env } from '../contract/vocabulary.js';
 
 export interface SettingSpec {
   /** camelCase key in the stored settings; the CLI flag is its kebab-case form. */

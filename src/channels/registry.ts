@@ -4,7 +4,7 @@
 // goes out the way the config says (channels/email); the others through the provider connection a
 // workspace chose, and their specs name the providers a connection may use. Test-mode messages of
 // every channel go to the test channel (channels/test), which never contacts anything.
-import { CHANNELS, type Channel, type ChannelTransport } from '../channel.js';
+import type { ChannelTransport } from '../channel.js';
 import { email } from './email/spec.js';
 import type { Provider } from './provider.js';
 import { push } from './push/spec.js';
@@ -13,6 +13,7 @@ import { sms } from './sms/spec.js';
 import type { ChannelSpec } from './spec.js';
 import { createTestTransport } from './test/transport.js';
 import { webPush } from './web-push/spec.js';
+import { CHANNELS, type Channel } from '../contract/channels.js';
 
 export const SPECS: readonly ChannelSpec[] = [email, sms, push, webPush];
 

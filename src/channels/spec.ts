@@ -6,9 +6,9 @@
 // content's schemas and the dashboard's hints are the contract's (src/contract/channels.ts), which
 // the dashboard and the SDK read too. A spec is plain functions and data: it never imports its
 // folder's transport, so any layer may load it.
-import type { Channel, ChannelContent, ChannelOutput } from '../channel.js';
 import type { Provider } from './provider.js';
 import type { Simulation } from './simulation.js';
+import type { Channel, ChannelContent, ChannelOutput } from '../contract/channels.js';
 
 /** The variables a message renders with. */
 export type Vars = Record<string, unknown>;

@@ -1,7 +1,7 @@
 import type { Command } from './command.js';
 import { required, UsageError } from './command.js';
-import type { MtaStsMode } from '../db/schema.js';
 import { MTA_STS_MODES } from '../domains/mta-sts-policy.js';
+import type { MtaStsMode } from '../contract/domains.js';
 
 export const domainCommands: Command[] = [
   {

@@ -2,8 +2,9 @@
 import type { Command } from './command.js';
 import { optional, required, UsageError, type ArgValues } from './command.js';
 import { isTrackingEnabled, setTracking } from '../channels/email/tracking/settings.js';
-import { SUPPRESSION_REASONS, type ListScope, type SuppressionReason } from '../suppressions/store.js';
+import type { ListScope } from '../suppressions/store.js';
 import type { App } from '../app.js';
+import { SUPPRESSION_REASONS, type SuppressionReason } from '../contract/vocabulary.js';
 
 /** The list a command acts on: the workspace's live list, or its test list with --test. */
 async function listOf(app: App, values: ArgValues): Promise<ListScope> {

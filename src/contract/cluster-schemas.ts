@@ -8,7 +8,7 @@ export const NODE_HEALTHS = ['ok', 'late', 'gone'] as const;
 export type NodeHealth = (typeof NODE_HEALTHS)[number];
 
 /** A node as the API answers it (GET /v1/nodes), for the API description. */
-export const nodeViewSchema = z.object({
+const nodeViewSchema = z.object({
   id: z.string(),
   host: z.string(),
   pid: z.number().int(),

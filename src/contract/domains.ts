@@ -22,8 +22,6 @@ export type DkimKeyState = (typeof DKIM_KEY_STATES)[number];
 
 /** What the operator does with a key's DNS record now. */
 export const DKIM_KEY_ACTIONS = ['publish', 'keep', 'remove'] as const;
-export type DkimKeyAction = (typeof DKIM_KEY_ACTIONS)[number];
 
 /** A doctor's check verdict. */
 export const CHECK_STATUSES = ['pass', 'warn', 'fail'] as const;
-export type CheckStatus = (typeof CHECK_STATUSES)[number];

@@ -4,32 +4,13 @@
 // internal ids are UUID text, counts come back as number | string. A column that holds one of a
 // closed set of values has that union as its type, so a query cannot store a misspelt status.
 import type { Generated } from 'kysely';
-import type { Channel } from '../channel.js';
 import type { DkimKeyState, DomainKind, DomainStatus, MtaStsMode } from '../contract/domains.js';
-import { MESSAGE_STATUSES, type MessageStatus } from '../contract/messages.js';
-import {
-  DELIVERY_STATUSES,
-  EVENT_TYPES,
-  WEBHOOK_FORMATS,
-  type DeliveryStatus,
-  type EventType,
-  type WebhookFormat,
-} from '../contract/webhooks.js';
-import {
-  PLANS,
-  SUPPRESSION_REASONS,
-  TEMPLATE_STATUSES,
-  type Env,
-  type Plan,
-  type SuppressionReason,
-  type TemplateStatus,
-} from '../contract/vocabulary.js';
+import type { Channel } from '../contract/channels.js';
+import type { MessageStatus } from '../contract/messages.js';
+import type { DeliveryStatus, EventType, WebhookFormat } from '../contract/webhooks.js';
+import type { Env, Plan, SuppressionReason, TemplateStatus } from '../contract/vocabulary.js';
 
-// The stored vocabulary is the API's (src/contract/); re-exported here so the many modules that
-// read it with their row types keep one import.
-export { DELIVERY_STATUSES, EVENT_TYPES, MESSAGE_STATUSES, PLANS, SUPPRESSION_REASONS, TEMPLATE_STATUSES, WEBHOOK_FORMATS };
-export type { DkimKeyState, DomainKind, DomainStatus, MtaStsMode };
-export type { DeliveryStatus, Env, EventType, MessageStatus, Plan, SuppressionReason, TemplateStatus, WebhookFormat };
+// The stored vocabulary is the API's: its unions come from src/contract/.
 
 // --- the stored vocabulary -----------------------------------------------------------------
 

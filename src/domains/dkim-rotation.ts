@@ -20,12 +20,13 @@
 import type { Selectable } from 'kysely';
 import type { DkimRotationState } from '../contract/domains.js';
 import { isUniqueViolation } from '../db/database.js';
-import type { DkimAlgorithm, DkimKeyState, DkimKeysTable, DomainsTable } from '../db/schema.js';
+import type { DkimAlgorithm, DkimKeysTable, DomainsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { EventBus } from '../events/bus.js';
 import { isNoData } from '../lib/dns.js';
 import { AppError } from '../lib/errors.js';
 import { dkimRecordMatches, dkimRecordValue, generateDkimKeyOf } from './dkim-keys.js';
+import type { DkimKeyState } from '../contract/domains.js';
 
 type DomainRow = Selectable<DomainsTable>;
 type KeyRow = Selectable<DkimKeysTable>;

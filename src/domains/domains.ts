@@ -17,7 +17,7 @@
 // days after creation becomes failed and no longer blocks other claims.
 import type { Selectable } from 'kysely';
 import { isUniqueViolation } from '../db/database.js';
-import { flag, type DomainKind, type DomainsTable, type DomainStatus, type MtaStsMode } from '../db/schema.js';
+import { flag, type DomainsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { EventBus } from '../events/bus.js';
 import { isNoData } from '../lib/dns.js';
@@ -36,6 +36,7 @@ import {
   slugOfSharedDomain,
 } from './names.js';
 import { spfRecordsAt, spfVerdict } from './spf-check.js';
+import type { DomainKind, DomainStatus, MtaStsMode } from '../contract/domains.js';
 
 const CLAIM_EXPIRY_MS = 7 * 24 * 3600 * 1000;
 

@@ -8,11 +8,11 @@
 // id without asking another. The policy is read from the database on each request: a mode set on
 // one node is served by all of them at once.
 import { createHash } from 'node:crypto';
-import type { MtaStsMode } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError, notFound } from '../lib/errors.js';
 import { REPORT_LOCAL_PART } from '../reports/inbox.js';
 import { bounceDomainOf, normalizeDomain } from './names.js';
+import type { MtaStsMode } from '../contract/domains.js';
 
 export const MTA_STS_MODES: readonly MtaStsMode[] = ['testing', 'enforce', 'none'];
 

@@ -4,7 +4,7 @@
 // topics and what each carries are one typed map, so a publisher and its subscribers cannot
 // disagree about a payload.
 import { EventEmitter } from 'node:events';
-import type { EventType } from '../db/schema.js';
+import type { EventType } from '../contract/webhooks.js';
 
 /** The topics and their payloads. A message's own changes are announced by the ledger (Ledger.watch). */
 export interface Topics {

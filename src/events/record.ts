@@ -10,9 +10,10 @@
 // plain path (every event recorded unfanned, then fanned out) over generated endpoints and events.
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
 import { inList, type Dialect } from '../db/database.js';
-import { flag, type Database, type EventsTable, type EventType, type Flag } from '../db/schema.js';
+import { flag, type Database, type EventsTable, type Flag } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import type { Ids } from '../lib/ids.js';
+import type { EventType } from '../contract/webhooks.js';
 
 export interface NewEvent {
   workspaceId: string;

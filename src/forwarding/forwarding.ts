@@ -7,12 +7,12 @@ import { flag } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { notFound } from '../lib/errors.js';
 import type { Worker, WorkerSpec } from '../lib/worker.js';
-import type { Message } from '../messages/message.js';
 import type { Outbound } from '../outbound/outbound.js';
 import { forwardBounces } from './bounces.js';
 import { createForwarder } from './forwarder.js';
 import { arcKey } from './keys.js';
 import { arcDomainOf, forwardSource } from './source.js';
+import type { Message } from '../contract/message-schemas.js';
 
 export interface ForwardView {
   receivedId: string;

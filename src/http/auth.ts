@@ -3,7 +3,8 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { AppError } from '../lib/errors.js';
 import type { KeyStore, Principal } from '../workspaces/keys.js';
-import { allows, type Scope } from '../workspaces/scopes.js';
+import { allows } from '../workspaces/scopes.js';
+import type { Scope } from '../contract/vocabulary.js';
 
 /** Resolves a request without an Authorization header by other means (the dashboard's session). */
 export type OtherAuth = (req: Request, res: Response) => Promise<Principal | null>;

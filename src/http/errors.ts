@@ -1,9 +1,10 @@
 // The one place where errors become HTTP responses. Routes throw; nothing formats its own error JSON.
 // STATUS is also what the API description (http/openapi/) reads each error code's status from.
 import type { ErrorRequestHandler, Response } from 'express';
-import { AppError, type ErrorCode } from '../lib/errors.js';
+import { AppError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
 import { isDatabaseUnavailable } from '../db/database.js';
+import type { ErrorCode } from '../contract/vocabulary.js';
 
 export const STATUS: Record<ErrorCode, number> = {
   invalid_request: 400,

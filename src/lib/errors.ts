@@ -3,8 +3,6 @@
 
 import type { ErrorCode } from '../contract/vocabulary.js';
 
-export type { ErrorCode };
-
 /** One validation problem, as listed in `error.issues`. */
 export interface Issue {
   path: string;

@@ -12,8 +12,9 @@
 // (test/messages/ledger-many.test.ts), the same sends accepted one after the other
 // (test/outbound/accept-many.test.ts), over generated inputs.
 import { sql, type Transaction } from 'kysely';
-import type { Database, MessageStatus } from '../db/schema.js';
+import type { Database } from '../db/schema.js';
 import type { MessageRow } from './message.js';
+import type { MessageStatus } from '../contract/messages.js';
 
 /** One compare-and-swap of a message: its columns, written when its status (and lease, and empty column) are still as read. */
 export interface Swap {

@@ -15,14 +15,17 @@
 import type { Transaction, Updateable } from 'kysely';
 import { queriesFor } from '../db/compiled-queries.js';
 import { inList } from '../db/database.js';
-import { isSet, type Database, type EventType, type MessagesTable, type MessageStatus } from '../db/schema.js';
+import { isSet, type Database, type MessagesTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { BulkKind } from '../db/group-commit.js';
 import { recordEvent, recordEvents, type NewEvent } from '../events/record.js';
 import { AppError } from '../lib/errors.js';
-import { rowToMessage, type Message, type MessageRow, type TimelineEntry } from './message.js';
+import { rowToMessage, type MessageRow } from './message.js';
 import { insertMany, swapMany } from './ledger-many.js';
 import { canMove, type Trigger } from './transitions.js';
+import type { EventType } from '../contract/webhooks.js';
+import type { MessageStatus } from '../contract/messages.js';
+import type { Message, TimelineEntry } from '../contract/message-schemas.js';
 
 /** SQLite's limit of bound parameters in one statement (SQLITE_MAX_VARIABLE_NUMBER since 3.32). */
 const SQLITE_MAX_PARAMS = 32_766;

@@ -3,10 +3,8 @@
 // content, search text) never leave through these.
 import type { Selectable } from 'kysely';
 import type { Attachment, OutboundMessage } from '../channel.js';
-import type { Message, MetadataValue, TimelineEntry } from '../contract/message-schemas.js';
+import type { Message, MetadataValue } from '../contract/message-schemas.js';
 import { isSet, type MessagesTable } from '../db/schema.js';
-
-export type { Message, MetadataValue, TimelineEntry };
 
 /** The customer-visible timeline entry of a scanner block; the real reason goes to the operator log. */
 export const BLOCKED_NOTICE = 'blocked: automated content safety checks blocked this message';

@@ -4,12 +4,13 @@
 // (workspace, livemode[, column], seq) indexes; `q` and `metadata[key]` are residual predicates
 // evaluated while walking that index newest-first, which stops after `limit` matches.
 import type { Transaction } from 'kysely';
-import type { Channel } from '../channel.js';
 import { containsText, escapeLike, ilike, type Db, type Dialect } from '../db/database.js';
 import { flag, type Database } from '../db/schema.js';
 import { AppError, notFound } from '../lib/errors.js';
 import type { StatusFilter } from '../contract/messages.js';
-import { rowToMessage, type Message, type MessageRow } from './message.js';
+import { rowToMessage, type MessageRow } from './message.js';
+import type { Channel } from '../contract/channels.js';
+import type { Message } from '../contract/message-schemas.js';
 
 /** Whether a message is deferred in the sense of the `deferred` filter. */
 const isDeferred = (m: Pick<Message, 'status' | 'error'>): boolean => m.status === 'dispatched' && m.error !== null;

@@ -13,7 +13,8 @@
 import { sql, type ExpressionBuilder } from 'kysely';
 import type { Db } from '../db/database.js';
 import type { DayFigures, QueueFigures, WindowFigures } from '../contract/overview.js';
-import { flag, type Database, type MessageStatus } from '../db/schema.js';
+import { flag, type Database } from '../db/schema.js';
+import type { MessageStatus } from '../contract/messages.js';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;

@@ -1,4 +1,4 @@
-// The allowed changes of a message's status, as one table: from → to, and the trigger that makes
+import type { MessageStatus } from '../contract/messages.js'; // The allowed changes of a message's status, as one table: from → to, and the trigger that makes
 // the change. It is DESIGN.md's state diagram, read step by step as the dispatcher takes it:
 //
 //   queued ─► rendered ─► dispatched ─► delivered        (direct: remote MX said 250)
@@ -15,7 +15,6 @@
 // or delivered, and a callback may confirm a sent one as delivered. The dispatcher commits several
 // steps at once (a scheduled message goes scheduled → queued → rendered → dispatched in one write),
 // and each step is checked here and written to the timeline.
-import type { MessageStatus } from '../db/schema.js';
 
 export type Trigger =
   /** POST /v1/send accepted the message (the only way in). */

@@ -15,7 +15,6 @@
 // `other`), and every other label takes values from a closed list.
 import { sql } from 'kysely';
 import client from 'prom-client';
-import type { Channel } from '../channel.js';
 import { specOf } from '../channels/registry.js';
 import type { NodeView } from '../cluster/nodes.js';
 import { NODE_HEALTHS } from '../contract/cluster-schemas.js';
@@ -23,6 +22,7 @@ import type { Config } from '../config.js';
 import { isDatabaseUnavailable, type Db } from '../db/database.js';
 import { isSet } from '../db/schema.js';
 import type { LedgerObservation } from '../messages/ledger.js';
+import type { Channel } from '../contract/channels.js';
 
 /** The message outcomes counted by postern_messages_total{event}. */
 type MessageEvent =

@@ -5,8 +5,9 @@
 // dispatcher's own compare-and-swap then fails and it lets go.
 import { AppError } from '../lib/errors.js';
 import type { Ledger } from '../messages/ledger.js';
-import { rowToMessage, type Message } from '../messages/message.js';
+import { rowToMessage } from '../messages/message.js';
 import { scopedMessageRow, type Scope } from '../messages/read.js';
+import type { Message } from '../contract/message-schemas.js';
 
 export async function cancelMessage(ledger: Ledger, scope: Scope, publicId: string): Promise<Message> {
   const done = await ledger.update(

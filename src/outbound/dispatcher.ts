@@ -22,10 +22,10 @@
 // and the first claims it. A background pass does not wait for deliveries in flight (a tick does),
 // so a slow receiver never delays the claim of what falls due meanwhile.
 import { performance } from 'node:perf_hooks';
-import type { ChannelOutput, ChannelTransport, DeliveryOutcome, OutboundMessage } from '../channel.js';
+import type { ChannelTransport, DeliveryOutcome, OutboundMessage } from '../channel.js';
 import { simulationFor } from '../channels/registry.js';
 import { isDatabaseUnavailable } from '../db/database.js';
-import { isSet, type MessageStatus } from '../db/schema.js';
+import { isSet } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { Change, Ledger } from '../messages/ledger.js';
 import type { Trigger } from '../messages/transitions.js';
@@ -35,6 +35,8 @@ import { claimDue, nextDueAfter, releaseLease, releaseLeases, renewLeases } from
 import { nextAttempt } from './retry.js';
 import { createScanner } from './scanner.js';
 import type { TransportRegistry } from './transports.js';
+import type { ChannelOutput } from '../contract/channels.js';
+import type { MessageStatus } from '../contract/messages.js';
 
 /** A hold: the suppression list or an unsubscribe (wired by the composition root). null lets it through. */
 export type HoldCheck = (message: OutboundMessage) => Promise<{ kind: 'suppressed' | 'opted_out'; reason: string } | null>;

@@ -1,11 +1,10 @@
 // The outbound area's one entry point, built by the composition root: accept, read, cancel, the
 // transport registry, the extension points other areas plug into (accept checks, hold checks,
 // suppress hooks) and the dispatcher's worker spec.
-import type { Channel, ChannelTransport } from '../channel.js';
+import type { ChannelTransport } from '../channel.js';
 import type { Deps } from '../deps.js';
 import type { Worker, WorkerSpec } from '../lib/worker.js';
 import type { Ledger } from '../messages/ledger.js';
-import type { Message } from '../messages/message.js';
 import { createReader, type ListFilters, type Page, type Scope } from '../messages/read.js';
 import {
   createAccept,
@@ -20,6 +19,8 @@ import { cancelMessage } from './cancel.js';
 import { retryMessageNow } from './retry-now.js';
 import { createDispatcher, type HoldCheck, type Renderer, type SuppressHook } from './dispatcher.js';
 import { createTransportRegistry } from './transports.js';
+import type { Channel } from '../contract/channels.js';
+import type { Message } from '../contract/message-schemas.js';
 
 export const DISPATCHER_WORKER = 'dispatcher';
 

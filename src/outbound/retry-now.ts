@@ -7,8 +7,9 @@
 import type { Clock } from '../lib/clock.js';
 import { AppError } from '../lib/errors.js';
 import type { Ledger } from '../messages/ledger.js';
-import { rowToMessage, type Message, type MessageRow } from '../messages/message.js';
+import { rowToMessage, type MessageRow } from '../messages/message.js';
 import { scopedMessageRow, type Scope } from '../messages/read.js';
+import type { Message } from '../contract/message-schemas.js';
 
 /** Whether a row waits for its next attempt after a deferral (and no worker holds it now). */
 function isAwaitingRetry(row: Pick<MessageRow, 'status' | 'due_at' | 'locked_until'>, now: string): boolean {

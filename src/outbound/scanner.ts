@@ -1,7 +1,6 @@
-// The outbound content scanner: built-in rules from config (`scanner.blockedPhrases`,
+import type { ChannelOutput } from '../contract/channels.js'; // The outbound content scanner: built-in rules from config (`scanner.blockedPhrases`,
 // `scanner.blockedPatterns`, `scanner.blockedDomains`) applied to the rendered output. Its verdict
 // carries the real reason for the operator's log; the customer only ever sees BLOCKED_NOTICE.
-import type { ChannelOutput } from '../channel.js';
 
 export interface ScanRules {
   blockedPhrases: string[];

@@ -4,10 +4,10 @@
 import { z } from 'zod';
 import type { Issue } from '../lib/errors.js';
 import { zodIssues } from '../lib/validation.js';
-import { CHANNELS, type Channel } from '../channel.js';
 import { inlineContentSchemas } from '../contract/channels.js';
 import { specOf } from '../channels/registry.js';
 import { isEmailAddress } from '../lib/email-address.js';
+import { CHANNELS, type Channel } from '../contract/channels.js';
 
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}\s*$/;

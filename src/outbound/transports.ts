@@ -1,8 +1,9 @@
 // The transports the dispatcher hands messages to: the live transport of each channel (registered
 // by the composition root from the channel registry), and the test channel, which every test-mode
 // message goes to whatever its channel, so a test key can never reach a real provider.
-import type { Channel, ChannelTransport } from '../channel.js';
+import type { ChannelTransport } from '../channel.js';
 import { createTestChannel } from '../channels/registry.js';
+import type { Channel } from '../contract/channels.js';
 
 export interface TransportRegistry {
   /** Registers (or replaces) the live transport of a channel. */

@@ -10,16 +10,14 @@
 // unless it is an unsubscribe and the domain's is harder); an
 // entry with `expiresAt` stops holding mail then, and reads no longer show it.
 import { sql } from 'kysely';
-import { z } from 'zod';
-import type { Channel } from '../channel.js';
 import { specOf } from '../channels/registry.js';
 import { queriesFor } from '../db/compiled-queries.js';
 import { escapeLike, isUniqueViolation } from '../db/database.js';
 import { readsTogether } from '../db/reads-together.js';
-import { flag, SUPPRESSION_REASONS, type SuppressionReason, type SuppressionsTable } from '../db/schema.js';
+import { flag, type SuppressionsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-
-export { SUPPRESSION_REASONS, type SuppressionReason };
+import type { Channel } from '../contract/channels.js';
+import type { SuppressionReason } from '../contract/vocabulary.js';
 
 export interface Suppression {
   address: string;

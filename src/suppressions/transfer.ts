@@ -15,7 +15,8 @@ import type { Deps } from '../deps.js';
 import { flag, type SuppressionsTable } from '../db/schema.js';
 import { isEmailAddress } from '../lib/email-address.js';
 import { WILDCARD } from '../contract/suppression-schemas.js';
-import { normalizeAddress, type ListScope, type Suppression, type SuppressionReason, type SuppressionStore } from './store.js';
+import { normalizeAddress, type ListScope, type Suppression, type SuppressionStore } from './store.js';
+import type { SuppressionReason } from '../contract/vocabulary.js';
 
 export type TransferFormat = 'csv' | 'ndjson' | 'json';
 

@@ -7,9 +7,9 @@ import { z } from 'zod';
 import { invalidBody, isAppError, type Issue } from '../lib/errors.js';
 import { channelSchema, contentSchemas } from '../contract/channels.js';
 import { descriptionSchema, slugSchema, variablesSchema, type Variable } from '../contract/template-content.js';
-import type { Channel, ChannelContent } from '../channel.js';
 import { checkTemplates } from './render.js';
 import type { TemplateStore } from './store.js';
+import type { Channel, ChannelContent } from '../contract/channels.js';
 
 /** One template file as read from disk, html/text siblings already merged into `content`. */
 export interface TemplateFile {

@@ -3,11 +3,11 @@
 // (Mustache through mustache.ts: HTML escaping only in email's `html`, every other field plain text
 // rendered verbatim); here are the checks of a template and the variables it misses, which read the
 // Mustache fields from the contract's hints. Partials are refused (no file access).
-import type { Channel, ChannelContent, ChannelOutput } from '../channel.js';
 import { specOf } from '../channels/registry.js';
 import { CHANNEL_HINTS } from '../contract/channels.js';
 import type { Issue } from '../lib/errors.js';
 import { parse, type Token } from './mustache.js';
+import type { Channel, ChannelContent, ChannelOutput } from '../contract/channels.js';
 
 export interface RenderResult<O extends ChannelOutput = ChannelOutput> {
   channel: Channel;

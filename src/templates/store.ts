@@ -4,17 +4,16 @@
 // number; discarding it frees the number again (a draft was never published, so no published
 // number is ever reused). Content is checked when it is saved, so send time never meets a template
 // that does not parse.
-import type { Channel, ChannelContent } from '../channel.js';
 import { isUniqueViolation } from '../db/database.js';
-import { TEMPLATE_STATUSES, type TemplateStatus, type TemplatesTable, type TemplateVersionsTable } from '../db/schema.js';
+import type { TemplatesTable, TemplateVersionsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError, invalidBody, notFound, type Issue } from '../lib/errors.js';
 import { planLimits } from '../workspaces/plans.js';
 import { contentSchemas } from '../contract/channels.js';
 import { SLUG_PATTERN, variablesSchema, type Variable } from '../contract/template-content.js';
 import { checkTemplates, renderContent, type RenderResult } from './render.js';
-
-export { type TemplateStatus };
+import type { Channel, ChannelContent } from '../contract/channels.js';
+import type { TemplateStatus } from '../contract/vocabulary.js';
 
 export interface TemplateSummary {
   slug: string;

@@ -14,13 +14,14 @@ import { lazyRequire } from '../lib/lazy.js';
 import { sql } from 'kysely';
 import { inList, type Db } from '../db/database.js';
 import { createWriteBatcher } from '../db/group-commit.js';
-import { flag, type DeliveryStatus } from '../db/schema.js';
+import { flag } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import type { WorkerSpec } from '../lib/worker.js';
 import { fanOut } from './fanout.js';
 import { FORMATS } from './formats/index.js';
 import { webhookSsrfPolicy } from './ssrf.js';
 import { addressAllowed, BlockedDestinationError, guardedLookup } from '../lib/ssrf.js';
+import type { DeliveryStatus } from '../contract/webhooks.js';
 
 const undici = lazyRequire<typeof Undici>('undici');
 

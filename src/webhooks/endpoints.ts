@@ -2,16 +2,7 @@
 // secret is shown once, at creation or rotation; a rotation keeps the previous secret signing for
 // `webhooks.rotationOverlap` (24 h) so receivers can roll over without losing deliveries.
 import type { Selectable } from 'kysely';
-import {
-  flag,
-  isSet,
-  type DeliveryStatus,
-  type EventType,
-  type WebhookAttemptsTable,
-  type WebhookDeliveriesTable,
-  type WebhookEndpointsTable,
-  type WebhookFormat,
-} from '../db/schema.js';
+import { flag, isSet, type WebhookAttemptsTable, type WebhookDeliveriesTable, type WebhookEndpointsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { invalidBody, invalidRequest, notFound } from '../lib/errors.js';
 import type { CreateEndpointInput, ListDeliveriesInput, UpdateEndpointInput } from '../contract/webhook-schemas.js';
@@ -19,6 +10,7 @@ import { FORMATS, newSigningKey, verificationKeyOf } from './formats/index.js';
 import { generateSecret } from './signing.js';
 import { urlProblem } from '../lib/ssrf.js';
 import { webhookSsrfPolicy } from './ssrf.js';
+import type { DeliveryStatus, EventType, WebhookFormat } from '../contract/webhooks.js';
 
 /** Who is asking: endpoints belong to one workspace and one environment. */
 export interface Owner {

@@ -6,11 +6,12 @@
 // unique, so two nodes fanning out the same event at once still produce one delivery each.
 import type { Insertable, Kysely, Transaction } from 'kysely';
 import { inList, type Db, type Dialect } from '../db/database.js';
-import { flag, isSet, type Database, type EventType, type Flag, type WebhookDeliveriesTable, type WebhookFormat } from '../db/schema.js';
+import { flag, isSet, type Database, type Flag, type WebhookDeliveriesTable } from '../db/schema.js';
 import type { Clock } from '../lib/clock.js';
 import type { Ids } from '../lib/ids.js';
 import { markFannedOut } from '../events/record.js';
 import { carries } from './formats/index.js';
+import type { EventType, WebhookFormat } from '../contract/webhooks.js';
 
 interface EndpointRow {
   id: string;

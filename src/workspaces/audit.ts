@@ -4,8 +4,6 @@ import type { AuditEntry } from '../contract/dashboard.js';
 import type { AuditLogTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 
-export type { AuditEntry };
-
 export interface AuditLog {
   record(entry: Omit<AuditEntry, 'id' | 'at'>): Promise<void>;
   /** Newest first; `before` is the id of the last entry of the previous page. */

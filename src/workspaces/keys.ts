@@ -2,14 +2,13 @@
 // SHA-256 is stored (lib/bearer-secret.ts, shared with the SMTP credentials). The environment
 // comes from the stored row, never from the prefix a client sends.
 import type { ApiKey } from '../contract/dashboard.js';
-import type { ApiKeysTable, Env } from '../db/schema.js';
+import type { ApiKeysTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError, invalidBody, notFound } from '../lib/errors.js';
 import { hashSecret, lastUseDue, mintSecret } from '../lib/bearer-secret.js';
-import { BOX_SCOPES, parseScopes, type Scope } from './scopes.js';
+import { parseScopes } from './scopes.js';
 import type { Workspace } from './workspaces.js';
-
-export type { ApiKey };
+import { type Env, BOX_SCOPES, type Scope } from '../contract/vocabulary.js';
 
 /** What a request is allowed to act as, once its key checks out. */
 export interface Principal {

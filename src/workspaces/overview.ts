@@ -9,12 +9,13 @@
 import type { Config } from '../config.js';
 import type { Db } from '../db/database.js';
 import type { Meter, Overview, Warning, WindowFigures } from '../contract/overview.js';
-import { flag, type Env } from '../db/schema.js';
+import { flag } from '../db/schema.js';
 import { createMessageStats } from '../messages/stats.js';
 import { planLimits } from './plans.js';
 import type { Workspace } from './workspaces.js';
+import type { Env } from '../contract/vocabulary.js';
 
-export const BOUNCE_RATE = { floor: 0.05, factor: 1.5, minFinished: 20 };
+const BOUNCE_RATE = { floor: 0.05, factor: 1.5, minFinished: 20 };
 
 function bounceWarning(day: WindowFigures, week: WindowFigures): Warning | null {
   const finished = day.delivered + day.sent + day.failed;

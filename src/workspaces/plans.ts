@@ -3,7 +3,7 @@
 // monthly inbound quota, and the built-in sender caps of the shared sender and of a verified custom
 // domain. Every rule that depends on the plan asks here.
 import type { Config } from '../config.js';
-import type { Plan } from '../db/schema.js';
+import type { Plan } from '../contract/vocabulary.js';
 
 export interface Cap {
   /** -1: unlimited; 0: none. */

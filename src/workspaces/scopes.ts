@@ -5,9 +5,6 @@
 
 import { BOX_SCOPES, SCOPES, type Scope } from '../contract/vocabulary.js';
 
-export { BOX_SCOPES };
-export type { Scope };
-
 export function parseScopes(raw: string | undefined): { ok: true; scopes: Scope[] | null } | { ok: false; message: string } {
   if (raw === undefined || raw.trim() === '') return { ok: true, scopes: null };
   const list = [

@@ -4,12 +4,13 @@
 // client address by the failures of the last window, also kept in the database; a wrong second
 // factor counts as a failure like a wrong password.
 import { randomBytes } from 'node:crypto';
-import type { Env, OperatorSessionsTable, SignInMethod } from '../db/schema.js';
+import type { OperatorSessionsTable, SignInMethod } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../lib/errors.js';
 import { bytesToBase62 } from '../lib/ids.js';
 import { sha256, type Operator, type OperatorStore } from './operators.js';
 import type { SecondFactorProof, SecondFactors } from './second-factor.js';
+import type { Env } from '../contract/vocabulary.js';
 
 export interface Session {
   /** The stored key of the session (the token's hash); the token itself lives only in the cookie. */

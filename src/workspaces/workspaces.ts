@@ -1,8 +1,9 @@
 // Workspaces: the tenant boundary. Every row a client can see belongs to exactly one workspace.
 import { isUniqueViolation } from '../db/database.js';
-import { PLANS, type Plan, type WorkspacesTable } from '../db/schema.js';
+import type { WorkspacesTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { AppError, invalidBody, notFound } from '../lib/errors.js';
+import { PLANS, type Plan } from '../contract/vocabulary.js';
 
 export interface Workspace {
   id: string;

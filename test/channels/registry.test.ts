@@ -7,9 +7,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import t from 'tap';
-import { CHANNELS } from '../../src/channel.js';
 import { CONNECTION_CHANNELS, PROVIDERS, SPECS, specOf } from '../../src/channels/registry.js';
 import { CHANNEL_HINTS, contentSchemas, inlineContentSchemas } from '../../src/contract/channels.js';
+import { CHANNELS } from '../../src/contract/channels.js';
 
 const root = path.resolve(import.meta.dirname, '../..');
 

@@ -8,11 +8,11 @@ import fc from 'fast-check';
 import t from 'tap';
 import { isTrackingEnabled, trackingSettings } from '../../src/channels/email/tracking/settings.js';
 import { readsTogether } from '../../src/db/reads-together.js';
-import { SUPPRESSION_REASONS } from '../../src/db/schema.js';
 import { createSuppressionCheck, createSuppressionStore } from '../../src/suppressions/store.js';
 import { testDatabases } from '../helpers/databases.js';
 import { openMigrated } from '../helpers/migrated-database.js';
 import { holds } from '../helpers/property.js';
+import { SUPPRESSION_REASONS } from '../../src/contract/vocabulary.js';
 
 const AT = '2026-11-28T00:00:00.000Z';
 const WORKSPACES = ['ws_a', 'ws_b', 'ws_c'];

@@ -13,7 +13,6 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
 import t from 'tap';
-import type { EmailContent, EmailOutput } from '../../src/channel.js';
 import { contentAsOutput, renderContent } from '../../src/templates/render.js';
 import { attachmentsArb, fromNameArb, htmlArb, subjectArb, textArb } from '../helpers/content-shapes.js';
 import { holds } from '../helpers/property.js';
@@ -25,6 +24,7 @@ import { createAddress, transport } from '../helpers/inbound.js';
 import { startRspamd } from '../helpers/scanners.js';
 import { addVerifiedDomain, startSink, type Received } from '../helpers/smtp-sink.js';
 import { startWireChecker, type ExpectedMessage } from '../helpers/wire-check.js';
+import type { EmailContent, EmailOutput } from '../../src/contract/channels.js';
 
 const RUNS = 200;
 const FORWARD_RUNS = 40;

@@ -4,12 +4,13 @@
 // enabled, deleted, subscriptions) and events, both must leave the same delivery rows.
 import fc from 'fast-check';
 import t from 'tap';
-import { flag, type EventType } from '../../src/db/schema.js';
+import { flag } from '../../src/db/schema.js';
 import { eventRow, recordEvent, type NewEvent } from '../../src/events/record.js';
 import { fanOut } from '../../src/webhooks/fanout.js';
 import { testDatabases } from '../helpers/databases.js';
 import { openMigrated } from '../helpers/migrated-database.js';
 import { holds } from '../helpers/property.js';
+import type { EventType } from '../../src/contract/webhooks.js';
 
 const WORKSPACES = ['ws_a', 'ws_b', 'ws_c'];
 const TYPES: EventType[] = ['message.delivered', 'message.failed', 'message.opened'];

@@ -9,9 +9,9 @@ import { ManualClock } from './clock.js';
 import { createResolver } from '../../src/lib/dns.js';
 import type { TransportDeps } from '../../src/channels/provider.js';
 import type { ResolvedConnection } from '../../src/channels/provider.js';
-import type { Channel } from '../../src/channel.js';
 import type { Delivery, OutboundMessage } from '../../src/channel.js';
 import { outboundMessage } from './outbound-message.js';
+import type { Channel } from '../../src/contract/channels.js';
 
 export interface Recorded {
   method: string;

@@ -10,7 +10,7 @@ import type { Config } from '../../src/config.js';
 import { createSuppressionStore, type SuppressionStore } from '../../src/suppressions/store.js';
 import { startDnsServer, type DnsServer, type ZoneRecord } from './dns-server.js';
 import { outboundMessage } from './outbound-message.js';
-import type { EmailOutput } from '../../src/channel.js';
+import type { EmailOutput } from '../../src/contract/channels.js';
 
 export interface Received {
   /** When the final dot arrived (ms since the epoch, before any answer delay). */

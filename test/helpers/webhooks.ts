@@ -1,9 +1,10 @@
 // Shared by the webhook tests: record an event the way every producer does (recordEvent, then
 // `events.recorded` on the bus after commit), and run the deliverer worker.
 import type { Insertable } from 'kysely';
-import type { EventType, WebhookEndpointsTable } from '../../src/db/schema.js';
+import type { WebhookEndpointsTable } from '../../src/db/schema.js';
 import { recordEvent } from '../../src/events/record.js';
 import type { TestDaemon } from './daemon.js';
+import type { EventType } from '../../src/contract/webhooks.js';
 
 export async function emit(
   d: TestDaemon,

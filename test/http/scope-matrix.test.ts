@@ -6,9 +6,9 @@
 // never gets a 403 (it may get 404 or 422 for the made-up ids and empty bodies used here). An
 // unscoped key holds every scope but `cluster` (the box's nodes), which a key has only by name.
 import t from 'tap';
-import type { Scope } from '../../src/workspaces/scopes.js';
 import { bootDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
+import type { Scope } from '../../src/contract/vocabulary.js';
 
 const SCOPES: Scope[] = ['read', 'send', 'cancel', 'inbound', 'webhooks', 'cluster'];
 // Scopes an unscoped key does not hold (workspaces/scopes.ts BOX_SCOPES).

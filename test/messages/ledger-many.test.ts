@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import t from 'tap';
 import { createWriteBatcher } from '../../src/db/group-commit.js';
-import type { MessagesTable, MessageStatus } from '../../src/db/schema.js';
+import type { MessagesTable } from '../../src/db/schema.js';
 import { createEventBus } from '../../src/events/bus.js';
 import { createLogger } from '../../src/lib/logger.js';
 import { createLedger, type Change } from '../../src/messages/ledger.js';
@@ -17,6 +17,7 @@ import { testDatabases } from '../helpers/databases.js';
 import { countingStatements, openMigrated } from '../helpers/migrated-database.js';
 import { endpointRow } from '../helpers/webhooks.js';
 import { holds } from '../helpers/property.js';
+import type { MessageStatus } from '../../src/contract/messages.js';
 
 const AT = '2026-11-28T00:00:00.000Z';
 const STATUSES: MessageStatus[] = ['queued', 'scheduled', 'rendered', 'dispatched', 'sent', 'delivered'];

@@ -4,9 +4,9 @@
 // change (watchers) and when.
 import t from 'tap';
 import { AppError } from '../../src/lib/errors.js';
-import type { Message } from '../../src/messages/message.js';
 import { bootDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
+import type { Message } from '../../src/contract/message-schemas.js';
 
 for (const which of testDatabases()) {
   t.test(`ledger rules (${which})`, async (t) => {

@@ -6,9 +6,9 @@
 // watches. A ledger of the test's own runs beside the daemon's, on its database.
 import t from 'tap';
 import { createLedger, type LedgerObservation } from '../../src/messages/ledger.js';
-import type { Message } from '../../src/messages/message.js';
 import { bootDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
+import type { Message } from '../../src/contract/message-schemas.js';
 
 type Ref = { id: string; status: string; entries: number };
 

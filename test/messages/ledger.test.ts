@@ -2,10 +2,10 @@
 // timeline entry and, where the new status has one, its lifecycle event; every change outside the
 // table is refused, logged, and leaves the row as it was.
 import t from 'tap';
-import { MESSAGE_STATUSES, type MessageStatus } from '../../src/db/schema.js';
 import { canMove, TRANSITIONS, type Trigger } from '../../src/messages/transitions.js';
 import { bootDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
+import { MESSAGE_STATUSES, type MessageStatus } from '../../src/contract/messages.js';
 
 const TRIGGERS: Trigger[] = [...new Set(TRANSITIONS.map((tr) => tr.trigger))];
 const EVENTFUL: MessageStatus[] = ['sent', 'delivered', 'failed', 'suppressed', 'blocked', 'opted_out'];

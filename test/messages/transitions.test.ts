@@ -2,8 +2,8 @@
 // of status with its trigger, and nothing else. A row added, dropped or altered in the table fails
 // here; test/messages/ledger.test.ts checks that the ledger writes each one.
 import t from 'tap';
-import { MESSAGE_STATUSES } from '../../src/db/schema.js';
 import { canMove, TRANSITIONS, type From, type Trigger } from '../../src/messages/transitions.js';
+import { MESSAGE_STATUSES } from '../../src/contract/messages.js';
 
 // from > to > trigger, as docs/architecture.md and the header of transitions.ts describe them.
 const EXPECTED = [

@@ -16,11 +16,11 @@
 // live one, which record each hand-over; test messages always go to the built-in test channel,
 // which sets `provider: test`, so a held test message has no provider and no `dispatched` step.
 import t, { type Test } from 'tap';
-import { CHANNELS, type Channel } from '../../src/channel.js';
-import { SUPPRESSION_REASONS, type SuppressionReason } from '../../src/suppressions/store.js';
 import { createCaptureTransport, type CaptureTransport } from '../helpers/capture-transport.js';
 import { bootDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
+import { CHANNELS, type Channel } from '../../src/contract/channels.js';
+import { SUPPRESSION_REASONS, type SuppressionReason } from '../../src/contract/vocabulary.js';
 
 type Env = 'live' | 'test';
 type Kind = 'raw' | 'template';

@@ -4,7 +4,6 @@
 // filters and search, the walk over every page, and the cursor's encoding refusing what it did not
 // make. What a daemon does with a listed recipient is test/suppressions/at-send.test.ts.
 import t from 'tap';
-import type { Channel } from '../../src/channel.js';
 import { ManualClock } from '../helpers/clock.js';
 import { addSuppressionBody, listSuppressionsQuery } from '../../src/contract/suppression-schemas.js';
 import {
@@ -16,6 +15,7 @@ import {
 } from '../../src/suppressions/store.js';
 import { testDatabases } from '../helpers/databases.js';
 import { openMigrated } from '../helpers/migrated-database.js';
+import type { Channel } from '../../src/contract/channels.js';
 
 const b64 = (v: unknown) => Buffer.from(typeof v === 'string' ? v : JSON.stringify(v)).toString('base64url');
 

@@ -9,11 +9,11 @@
 import { EventWebhook } from '@sendgrid/eventwebhook';
 import { Webhook } from 'svix';
 import t from 'tap';
-import type { EventType } from '../../src/db/schema.js';
 import { bootDaemon, type TestDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
 import { startReceiver, verify, type Receiver } from '../helpers/webhook-receiver.js';
 import { emit, sampleMessage, tick } from '../helpers/webhooks.js';
+import type { EventType } from '../../src/contract/webhooks.js';
 
 interface Endpoint {
   id: string;

@@ -63,7 +63,7 @@ export type AnswerOf<M extends Method, P extends string> = [KeyOf<M, P>] extends
 /** Fired when a call finds the session gone, so the shell can show the login page. */
 export const SESSION_ENDED = 'postern:session-ended';
 
-export async function api<T>(method: string, path: string, body?: unknown, init: RequestInit = {}): Promise<T> {
+async function api<T>(method: string, path: string, body?: unknown, init: RequestInit = {}): Promise<T> {
   const headers: Record<string, string> = { accept: 'application/json' };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (method !== 'GET' && method !== 'HEAD') headers['x-csrf-token'] = csrfToken;

@@ -15,13 +15,13 @@
 // is started for the next call; after a few deaths every job and pool stays on the event loop,
 // with an error in the log. Threads start on first use (a daemon that never sends never starts one).
 import type { Worker } from 'node:worker_threads';
-import type { ChannelOutput } from '../../channel.js';
 import { composeSigned, type ComposeRequest } from './compose.js';
 import { errorFromWire, resultFromWire, type PoolCall, type PoolSpec, type WireError, type WireSendResult } from './pool-wire.js';
 import { createSmtpPool, type PoolOptions, type SmtpError, type SmtpPool } from './smtp-pool.js';
 import { asBuffer, createThreadPool, startThread } from '../../lib/threads.js';
 import type { Logger } from '../../lib/logger.js';
 import { renderOutput, type RenderRequest } from '../../templates/render.js';
+import type { ChannelOutput } from '../../contract/channels.js';
 
 /** What a delivery thread is asked to do. */
 export type DeliveryJob =

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { rootCertificates } from 'node:tls';
-import type { ChannelTransport, EmailOutput, OutboundMessage } from '../../channel.js';
+import type { ChannelTransport, OutboundMessage } from '../../channel.js';
 import type { Config } from '../../config.js';
 import type { Deps } from '../../deps.js';
 import { ConfigError } from '../../config.js';
@@ -27,6 +27,7 @@ import { createSourcePicker } from './sources.js';
 import { createTokenSigner, loadSecret, type TokenSigner } from './tracking/tokens.js';
 import { createTransportSecurity, type TransportSecurity } from './transport-security.js';
 import type { WarmUp } from './warm-up.js';
+import type { EmailOutput } from '../../contract/channels.js';
 
 /** Where CPU and connection work can run off the event loop (the delivery threads). */
 export interface EmailOffload {

@@ -5,7 +5,7 @@
 // tracking (when on for the workspace), List-Unsubscribe on template sends, the MIME message, its
 // DKIM signature and the VERP envelope sender — unless a raw source hands them over ready-made
 // (forwarding: the received message as it arrived, from an SRS envelope sender).
-import type { Delivery, EmailOutput, OutboundMessage } from '../../channel.js';
+import type { Delivery, OutboundMessage } from '../../channel.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
 import type { RecipientKind } from '../../db/schema.js';
@@ -19,6 +19,7 @@ import { loadRecipients, type RecipientState } from './recipients.js';
 import { addTracking } from './tracking/rewrite.js';
 import type { SigningKeys } from './signing-keys.js';
 import type { TokenSigner } from './tracking/tokens.js';
+import type { EmailOutput } from '../../contract/channels.js';
 
 /** The bytes of a message and its envelope sender. */
 export interface WireMessage {

@@ -1,9 +1,9 @@
 // Email's output: subject, preheader, html and text, with the preheader as hidden preview text at
 // the start of the html body and a text part derived from the html when the content has none.
 import { compile } from 'html-to-text';
-import type { EmailContent, EmailOutput } from '../../channel.js';
 import type { Vars } from '../spec.js';
 import { renderHtml, renderText } from '../../templates/mustache.js';
+import type { EmailContent, EmailOutput } from '../../contract/channels.js';
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 

@@ -1,10 +1,10 @@
 // The email channel as the layers serving every channel see it (../spec.ts). Its live transport is
 // built from the config by the composition root (index.ts: direct to MX or through a relay).
-import type { EmailContent, EmailOutput } from '../../channel.js';
 import { isEmailAddress } from '../../lib/email-address.js';
 import { simulationWord } from '../simulation.js';
 import { asIs, channelSpec } from '../spec.js';
 import { emailVerbatim, renderEmail } from './render.js';
+import type { EmailContent, EmailOutput } from '../../contract/channels.js';
 
 export const email = channelSpec<EmailContent, EmailOutput>({
   channel: 'email',

@@ -8,10 +8,11 @@
 import http2 from 'node:http2';
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { signJwt } from './jwt.js';
-import type { ChannelTransport, DeliveryOutcome, PushOutput } from '../../channel.js';
+import type { ChannelTransport, DeliveryOutcome } from '../../channel.js';
 import { guardedLookup, literalAddressProblem } from '../../lib/ssrf.js';
 import { refusedReason, retryAfter, trustedCas } from '../provider-http.js';
 import type { Provider, ResolvedConnection, TransportDeps } from '../provider.js';
+import type { PushOutput } from '../../contract/channels.js';
 
 const TOKEN_LIFETIME_MS = 50 * 60 * 1000;
 const SUPPRESSING_REASONS = new Set(['Unregistered', 'BadDeviceToken', 'DeviceTokenNotForTopic']);

@@ -5,9 +5,10 @@
 // failed, token suppressed; 401 → token dropped, deferred; 429/5xx → deferred; other 4xx → failed.
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { signJwt } from './jwt.js';
-import type { ChannelTransport, DeliveryOutcome, PushOutput } from '../../channel.js';
+import type { ChannelTransport, DeliveryOutcome } from '../../channel.js';
 import { isTemporary, networkReason, providerHttp, refusedReason, retryAfter, textField, type ProviderJson } from '../provider-http.js';
 import type { Provider, ResolvedConnection, TransportDeps } from '../provider.js';
+import type { PushOutput } from '../../contract/channels.js';
 
 export const FCM_SCOPE = 'https://www.googleapis.com/auth/firebase.messaging';
 

@@ -1,11 +1,11 @@
 // The push channel as the layers serving every channel see it (../spec.ts): live messages go through
 // a workspace's connection to APNs or FCM; a recipient is a device token.
-import type { PushContent, PushOutput } from '../../channel.js';
 import { renderData, renderText } from '../../templates/mustache.js';
 import { simulationWord } from '../simulation.js';
 import { asIs, channelSpec } from '../spec.js';
 import { apns } from './apns.js';
 import { fcm } from './fcm.js';
+import type { PushContent, PushOutput } from '../../contract/channels.js';
 
 export const push = channelSpec<PushContent, PushOutput>({
   channel: 'push',

@@ -6,12 +6,13 @@
 // may say {id, status: "sent"|"delivered"|"failed", error}. 429/5xx are retried; other 4xx fail.
 // The gateway may later POST {id, status, error} to callbackUrl with the same signature scheme.
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { ChannelTransport, DeliveryOutcome, SmsOutput } from '../../channel.js';
+import type { ChannelTransport, DeliveryOutcome } from '../../channel.js';
 import { AppError } from '../../lib/errors.js';
 import { bodyTooDeep, nestsDeeperThan } from '../../lib/json-depth.js';
 import { isTemporary, networkReason, providerHttp, refusedReason, retryAfter, textField } from '../provider-http.js';
 import { isE164, type Provider, type ResolvedConnection, type StatusReport, type TransportDeps } from '../provider.js';
 import { countSegments, segmentNote } from './segments.js';
+import type { SmsOutput } from '../../contract/channels.js';
 
 const CALLBACK_PATH = 'sms-http';
 const httpSmsCallbackPath = (connectionId: string) => `/callbacks/${CALLBACK_PATH}/${connectionId}`;

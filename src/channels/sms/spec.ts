@@ -1,11 +1,11 @@
 // The sms channel as the layers serving every channel see it (../spec.ts): live messages go through
 // a workspace's connection to Twilio or an HTTP gateway.
-import type { SmsContent, SmsOutput } from '../../channel.js';
 import { renderText } from '../../templates/mustache.js';
 import type { Simulation } from '../simulation.js';
 import { asIs, channelSpec } from '../spec.js';
 import { httpGateway } from './http-gateway.js';
 import { twilio } from './twilio.js';
+import type { SmsContent, SmsOutput } from '../../contract/channels.js';
 
 // A send's `to`: a plus, a non-zero country digit, at most 15 digits.
 const E164 = /^\+[1-9]\d{1,14}$/;

@@ -5,10 +5,11 @@
 // /callbacks/twilio/{connectionId}, signed with X-Twilio-Signature (HMAC-SHA1 of the URL and the
 // sorted form fields, keyed by the auth token).
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { ChannelTransport, DeliveryOutcome, SmsOutput } from '../../channel.js';
+import type { ChannelTransport, DeliveryOutcome } from '../../channel.js';
 import { isTemporary, networkReason, providerHttp, refusedReason, retryAfter, textField } from '../provider-http.js';
 import { isE164, type Provider, type ResolvedConnection, type StatusReport, type TransportDeps } from '../provider.js';
 import { segmentNote } from './segments.js';
+import type { SmsOutput } from '../../contract/channels.js';
 
 // Twilio error codes that mean the number will never take a message from us: invalid or
 // non-mobile number, or the recipient replied STOP. Their failure suppresses the recipient.

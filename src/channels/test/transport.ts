@@ -1,8 +1,9 @@
 // The test channel: every test-mode message (sk_test_ keys) ends here, whatever its channel. It never
 // contacts anything and completes the message as delivered, unless the recipient is one of the
 // documented outcome-simulating ones (../simulation.ts; each channel's spec reads its recipients).
-import type { Channel, ChannelTransport, DeliveryOutcome, OutboundMessage } from '../../channel.js';
+import type { ChannelTransport, DeliveryOutcome, OutboundMessage } from '../../channel.js';
 import type { Simulation } from '../simulation.js';
+import type { Channel } from '../../contract/channels.js';
 
 /** The test transport; `simulation` says what a recipient of a channel simulates (the registry's). */
 export function createTestTransport(simulation: (channel: Channel, recipient: string) => Simulation | null): ChannelTransport {

@@ -1,11 +1,11 @@
 // The web-push channel as the layers serving every channel see it (../spec.ts): a recipient is a
 // browser's push subscription (JSON: the push service's endpoint and the keys to encrypt for);
 // live messages go through a workspace's VAPID connection.
-import type { WebPushContent, WebPushOutput } from '../../channel.js';
 import { renderData, renderText } from '../../templates/mustache.js';
 import { simulationWord } from '../simulation.js';
 import { channelSpec } from '../spec.js';
 import { vapid } from './vapid.js';
+import type { WebPushContent, WebPushOutput } from '../../contract/channels.js';
 
 function subscriptionIssue(to: string): string | null {
   let sub: { endpoint?: unknown; keys?: { p256dh?: unknown; auth?: unknown } };

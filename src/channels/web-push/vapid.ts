@@ -6,10 +6,11 @@
 // subscription is gone: failed and suppressed; 429/5xx → deferred; other 4xx → failed.
 import type * as WebPush from 'web-push';
 import { lazyRequire } from '../../lib/lazy.js';
-import type { ChannelTransport, DeliveryOutcome, WebPushOutput } from '../../channel.js';
+import type { ChannelTransport, DeliveryOutcome } from '../../channel.js';
 import type { Issue } from '../../lib/errors.js';
 import { isTemporary, networkReason, providerHttp, refusedReason, retryAfter } from '../provider-http.js';
 import type { Provider, ResolvedConnection, TransportDeps } from '../provider.js';
+import type { WebPushOutput } from '../../contract/channels.js';
 
 // Loaded at the first web push (lib/lazy.ts).
 const webpush = lazyRequire<typeof WebPush>('web-push');

@@ -8,11 +8,11 @@
 import type Addressparser from 'nodemailer/lib/addressparser/index.js';
 import type { Attachment } from '../../channel.js';
 import { AppError, invalidBody, isAppError, type Issue } from '../../lib/errors.js';
-import type { MetadataValue } from '../../messages/message.js';
 import type { AcceptResponse, BatchItemResult, Sender } from '../../outbound/accept.js';
 import type { Outbound } from '../../outbound/outbound.js';
 import { isEmailAddress } from '../../lib/email-address.js';
 import { lazyRequire } from '../../lib/lazy.js';
+import type { MetadataValue } from '../../contract/message-schemas.js';
 
 // Loaded at the first vendor call: an idle daemon does not load nodemailer (test/idle-memory.test.ts).
 const addressparser = lazyRequire<typeof Addressparser>('nodemailer/lib/addressparser/index.js');

@@ -5,14 +5,15 @@
 // message}`, `{message}`), so the SDK raises its own errors. What Mailgun takes that Postern has
 // no equivalent for is refused by name rather than ignored (docs/migrating.md).
 import type { Request, Response, Router } from 'express';
-import { invalidBody, type AppError, type ErrorCode, type Issue } from '../../lib/errors.js';
-import type { MetadataValue } from '../../messages/message.js';
+import { invalidBody, type AppError, type Issue } from '../../lib/errors.js';
 import type { Outbound } from '../../outbound/outbound.js';
 import { principalOf, requireScope } from '../auth.js';
 import { STATUS } from '../errors.js';
 import { describe, type VendorApi } from './compat.js';
 import { acceptEmails, addressList, mailbox, type VendorEmail } from './email.js';
 import type { Form } from './form.js';
+import type { ErrorCode } from '../../contract/vocabulary.js';
+import type { MetadataValue } from '../../contract/message-schemas.js';
 
 const MAX_RECIPIENTS = 500;
 

@@ -5,13 +5,14 @@
 // Answers and errors are Postmark's (`{ErrorCode, Message}`), so the SDK throws its own error
 // classes (ApiInputError, InvalidAPIKeyError, RateLimitExceededError, …).
 import type { Request, Response, Router } from 'express';
-import { AppError, invalidBody, type ErrorCode, type Issue } from '../../lib/errors.js';
+import { AppError, invalidBody, type Issue } from '../../lib/errors.js';
 import type { Outbound } from '../../outbound/outbound.js';
 import type { Clock } from '../../lib/clock.js';
 import { principalOf, requireScope } from '../auth.js';
 import { STATUS } from '../errors.js';
 import { describe, type VendorApi } from './compat.js';
 import { acceptEmails, addressList, mailbox, type EmailResult, type VendorEmail } from './email.js';
+import type { ErrorCode } from '../../contract/vocabulary.js';
 
 const MAX_RECIPIENTS = 50;
 const MAX_BATCH = 500;

@@ -3,14 +3,16 @@
 // API key: POST /emails, POST /emails/batch, GET /emails/{id}, POST /emails/{id}/cancel.
 // Errors are Resend's `{statusCode, name, message}`, which the SDK returns as `error`.
 import type { Router } from 'express';
-import { AppError, invalidBody, type ErrorCode, type Issue } from '../../lib/errors.js';
-import type { Message, MessageRow } from '../../messages/message.js';
+import { AppError, invalidBody, type Issue } from '../../lib/errors.js';
+import type { MessageRow } from '../../messages/message.js';
 import type { Outbound } from '../../outbound/outbound.js';
 import type { Scope } from '../../messages/read.js';
 import { bearerKey, principalOf, requireScope } from '../auth.js';
 import { STATUS } from '../errors.js';
 import { describe, type VendorApi } from './compat.js';
 import { acceptEmails, addressList, mailbox, sendAt, type VendorEmail } from './email.js';
+import type { ErrorCode } from '../../contract/vocabulary.js';
+import type { Message } from '../../contract/message-schemas.js';
 
 const MAX_RECIPIENTS = 50;
 const MAX_BATCH = 100;

@@ -7,13 +7,14 @@
 // first message's id); errors are SendGrid's `{errors: [{message, field, help}]}`, which the SDK
 // raises as its ResponseError.
 import type { Router } from 'express';
-import { AppError, invalidBody, type ErrorCode, type Issue } from '../../lib/errors.js';
-import type { MetadataValue } from '../../messages/message.js';
+import { AppError, invalidBody, type Issue } from '../../lib/errors.js';
 import type { Outbound } from '../../outbound/outbound.js';
 import { bearerKey, principalOf, requireScope } from '../auth.js';
 import { STATUS as POSTERN_STATUS } from '../errors.js';
-import { type VendorApi } from './compat.js';
+import type { VendorApi } from './compat.js';
 import { acceptEmails, mailbox, sendAt, type VendorEmail } from './email.js';
+import type { ErrorCode } from '../../contract/vocabulary.js';
+import type { MetadataValue } from '../../contract/message-schemas.js';
 
 const MAX_PERSONALIZATIONS = 1000;
 const MAX_RECIPIENTS = 1000;

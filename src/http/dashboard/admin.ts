@@ -4,9 +4,9 @@
 import { Router } from 'express';
 import { z } from 'zod';
 import { parseBody } from '../../lib/validation.js';
-import { PLANS } from '../../db/schema.js';
 import { AppError, invalidRequest } from '../../lib/errors.js';
 import { actingOn, answer, auditAs, requireOwner, sessionOf, type DashboardDeps } from './context.js';
+import { PLANS } from '../../contract/vocabulary.js';
 
 const keyInput = z.object({
   name: z.string().min(1).max(100).optional(),

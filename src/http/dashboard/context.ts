@@ -8,7 +8,6 @@ import type { EmailSource } from '../../channels/email/index.js';
 import type { CertificateProblem } from '../../certificates/certificates.js';
 import type { Config } from '../../config.js';
 import type { Db } from '../../db/database.js';
-import type { Env } from '../../db/schema.js';
 import type { ReceivedReader } from '../../inbound/received.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
@@ -26,6 +25,7 @@ import type { SuppressionStore } from '../../suppressions/store.js';
 import type { EndpointStore } from '../../webhooks/endpoints.js';
 import type { Session, SessionStore } from '../../workspaces/sessions.js';
 import type { Workspace, WorkspaceStore } from '../../workspaces/workspaces.js';
+import type { Env } from '../../contract/vocabulary.js';
 
 export interface DashboardDeps {
   config: Config;

@@ -11,7 +11,6 @@
 //   /dashboard/view/messages/:id/source.eml  the source, as a download
 //   /dashboard/api/messages/:id/rendered     { channel, output, headers: [[name, value]] } (JSON)
 import { Router, type Response } from 'express';
-import type { EmailOutput } from '../../channel.js';
 import { CHANNEL_HINTS } from '../../contract/channels.js';
 import { AppError } from '../../lib/errors.js';
 import { rowToOutbound, type MessageRow } from '../../messages/message.js';
@@ -20,6 +19,7 @@ import { renderRequestOf } from '../../outbound/dispatcher.js';
 import { renderOutput } from '../../templates/render.js';
 import { actingOn, answer, type DashboardDeps } from './context.js';
 import { imageSourcesAsked, sendIsolatedHtml } from './isolated-html.js';
+import type { EmailOutput } from '../../contract/channels.js';
 
 async function rowOf(deps: DashboardDeps, res: Response, publicId: string): Promise<MessageRow> {
   const { workspace, env } = await actingOn(deps, res);

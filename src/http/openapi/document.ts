@@ -4,9 +4,9 @@
 // `input`), answers as the code writes them (io `output`). Error statuses come from the one
 // code → status table in http/errors.ts. Schemas with a `.meta({ id })` become named components.
 import { z } from 'zod';
-import type { ErrorCode } from '../../lib/errors.js';
 import { STATUS } from '../errors.js';
 import { COMMON_ERRORS, OPERATIONS, type Operation } from './operations.js';
+import type { ErrorCode } from '../../contract/vocabulary.js';
 
 type Json = Record<string, unknown>;
 

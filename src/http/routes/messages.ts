@@ -5,16 +5,16 @@
 // `data: <Message JSON>`; a `: ping` comment every `tail.ping`; the server ends the stream
 // after `tail.maxDuration` and when the daemon stops.
 import { Router, type Request } from 'express';
-import { CHANNELS, type Channel } from '../../channel.js';
 import type { Config } from '../../config.js';
 import type { EventBus } from '../../events/bus.js';
 import type { Ledger } from '../../messages/ledger.js';
 import { AppError, invalidRequest } from '../../lib/errors.js';
-import type { Message } from '../../messages/message.js';
 import { STATUS_FILTERS as STATUSES, type StatusFilter } from '../../contract/messages.js';
 import { matchesFilters, type ListFilters } from '../../messages/read.js';
 import type { Outbound } from '../../outbound/outbound.js';
 import { principalOf, requireScope } from '../auth.js';
+import { CHANNELS, type Channel } from '../../contract/channels.js';
+import type { Message } from '../../contract/message-schemas.js';
 
 const one = (v: unknown, name: string): string | undefined => {
   if (v === undefined) return undefined;

@@ -14,18 +14,11 @@ import { Router, type Response } from 'express';
 import { AppError, notFound } from '../../lib/errors.js';
 import { parseBody, zodIssues } from '../../lib/validation.js';
 import { addSuppressionBody, listSuppressionsQuery } from '../../contract/suppression-schemas.js';
-import {
-  decodePosition,
-  encodePosition,
-  positionOf,
-  SUPPRESSION_REASONS,
-  type ListScope,
-  type SuppressionReason,
-  type SuppressionStore,
-} from '../../suppressions/store.js';
+import { decodePosition, encodePosition, positionOf, type ListScope, type SuppressionStore } from '../../suppressions/store.js';
 import { exportSuppressions, importSuppressions, ImportRefused, type TransferFormat } from '../../suppressions/transfer.js';
 import type { Deps } from '../../deps.js';
 import { principalOf, requireScope } from '../auth.js';
+import { SUPPRESSION_REASONS, type SuppressionReason } from '../../contract/vocabulary.js';
 
 const scopeOf = (res: Response): ListScope => {
   const p = principalOf(res);

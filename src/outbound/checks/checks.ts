@@ -11,7 +11,7 @@
 // them again). The last result is stored per message and returned until the next run.
 import type * as Mailparser from 'mailparser';
 import type { z } from 'zod';
-import type { EmailOutput, OutboundMessage } from '../../channel.js';
+import type { OutboundMessage } from '../../channel.js';
 import type { Deps } from '../../deps.js';
 import { flag } from '../../db/schema.js';
 import { rspamdVerdict } from '../../inbound/scan.js';
@@ -26,6 +26,7 @@ import { checkHeaders, headerFields } from './headers.js';
 import { htmlCompatibility } from './html-compat.js';
 import { createLinkChecker, linksOf, type LinkResult } from './links.js';
 import type { messageChecksSchema } from '../../contract/message-checks.js';
+import type { EmailOutput } from '../../contract/channels.js';
 
 const mailparser = lazyRequire<typeof Mailparser>('mailparser');
 

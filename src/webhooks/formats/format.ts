@@ -1,6 +1,5 @@
-// What a payload format is (the shape of a delivery's body and how it is authenticated), and
+import type { EventType } from '../../contract/webhooks.js'; // What a payload format is (the shape of a delivery's body and how it is authenticated), and
 // what every vendor format reads off Postern's events: the Message an outbound event carries.
-import type { EventType } from '../../db/schema.js';
 
 /** A stored event as a format reads it: `data` is the JSON text of the event's object. */
 export interface StoredEvent {

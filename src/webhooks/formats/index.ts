@@ -1,12 +1,12 @@
 // The payload formats a webhook endpoint can take (its `format`): Postern's own (Standard
 // Webhooks) and the hosted vendors' shapes, so a consumer written for SendGrid's, Postmark's or
 // Resend's webhooks reads Postern's unchanged (docs/api/webhooks.md, "Payload formats").
-import type { EventType, WebhookFormat } from '../../db/schema.js';
 import { signatureHeaders } from '../signing.js';
 import type { PayloadFormat, StoredEvent } from './format.js';
 import { postmark } from './postmark.js';
 import { resend } from './resend.js';
 import { sendgrid } from './sendgrid.js';
+import type { EventType, WebhookFormat } from '../../contract/webhooks.js';
 
 export type { PayloadFormat, SigningKeys, StoredEvent } from './format.js';
 export { newSigningKey, verificationKeyOf } from './sendgrid.js';

@@ -6,8 +6,8 @@
 // `X-Twilio-Email-Event-Webhook-Signature`; receivers verify with the endpoint's public key
 // (`verificationKey`, base64 DER), as they would with SendGrid's.
 import { createPublicKey, generateKeyPairSync, sign } from 'node:crypto';
-import type { EventType } from '../../db/schema.js';
 import { enhancedStatus, messageOf, unixSeconds, type PayloadFormat } from './format.js';
+import type { EventType } from '../../contract/webhooks.js';
 
 const EVENTS: Partial<Record<EventType, string>> = {
   'message.sent': 'processed',

@@ -30,7 +30,7 @@ import { Link, navigate, useRoute } from '../router';
 import type { Route } from '../routes';
 import { useSelectionKey } from '../session';
 import { MessageChecks } from './message-checks';
-import { CHANNEL_HINTS, CHANNELS, type Channel } from '../../../src/contract/channels';
+import { CHANNEL_HINTS, CHANNELS } from '../../../src/contract/channels';
 
 type Message = ResponseOf<'GET /v1/messages/:id'>;
 
