@@ -78,7 +78,8 @@ import { createSmtpCredentialStore, type SmtpCredentialStore } from './submissio
 import { createSubmission } from './submission/submission.js';
 import { createAuthThrottle } from './submission/throttle.js';
 import { currentCertificate, loadTls } from './smtp/self-signed.js';
-import { createSuppressHook, createSuppressionCheck, createSuppressionStore, type SuppressionStore } from './suppressions/store.js';
+import { createSuppressionStore, type SuppressionStore } from './suppressions/store.js';
+import { createSuppressHook, createSuppressionCheck } from './outbound/suppression-hooks.js';
 import { createTemplateStore, type TemplateStore } from './templates/store.js';
 import { createWebhooks, type Webhooks } from './webhooks/webhooks.js';
 import { createAuditLog, type AuditLog } from './workspaces/audit.js';

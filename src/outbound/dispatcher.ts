@@ -30,7 +30,7 @@ import type { Deps } from '../deps.js';
 import type { Change, Ledger } from '../messages/ledger.js';
 import type { Trigger } from '../messages/transitions.js';
 import { BLOCKED_NOTICE, rowToOutbound, type MessageRow } from '../messages/message.js';
-import type { RenderRequest } from '../templates/render.js';
+import type { RenderRequest } from '../channels/render.js';
 import { claimDue, nextDueAfter, releaseLease, releaseLeases, renewLeases } from './queue.js';
 import { nextAttempt } from './retry.js';
 import { createScanner } from './scanner.js';

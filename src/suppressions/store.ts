@@ -10,13 +10,10 @@
 // unless it is an unsubscribe and the domain's is harder); an
 // entry with `expiresAt` stops holding mail then, and reads no longer show it.
 import { sql } from 'kysely';
-import { specOf } from '../channels/registry.js';
 import { queriesFor } from '../db/compiled-queries.js';
 import { escapeLike, isUniqueViolation } from '../db/database.js';
-import { readsTogether } from '../db/reads-together.js';
 import { flag, type SuppressionsTable } from '../db/schema.js';
 import type { Deps } from '../deps.js';
-import type { Channel } from '../contract/channels.js';
 import type { SuppressionReason } from '../contract/vocabulary.js';
 
 export interface Suppression {
@@ -241,55 +238,4 @@ export function createSuppressionStore({ db, clock, ids }: Pick<Deps, 'db' | 'cl
     },
   };
   return store;
-}
-
-/**
- * The dispatcher's suppression check for a message: `suppressed` for a suppressed recipient,
- * `opted_out` for an unsubscribed one on a template send; null to go ahead.
- */
-export function createSuppressionCheck(store: SuppressionStore, opts: { together?: boolean } = {}) {
-  // On PostgreSQL the checks of messages dispatched side by side share one statement (db/reads-together.ts).
-  const together = opts.together
-    ? readsTogether<ListScope, string, Suppression>(
-        (scope, keys) => store.getMany(scope, keys),
-        (scope) => `${scope.workspaceId} ${scope.livemode}`,
-      )
-    : null;
-  const lookup = async (scope: ListScope, key: string) =>
-    (together ? await together(scope, normalizeAddress(key)) : (await store.getMany(scope, [key])).get(normalizeAddress(key))) ?? null;
-  return async (message: {
-    workspaceId: string;
-    livemode: boolean;
-    channel: Channel;
-    recipient: string;
-    templateSlug: string | null;
-  }): Promise<{ kind: 'suppressed' | 'opted_out'; reason: string } | null> => {
-    const s = await lookup(
-      { workspaceId: message.workspaceId, livemode: message.livemode },
-      specOf(message.channel).suppression.key(message.recipient),
-    );
-    if (!s) return null;
-    if (s.reason === 'unsubscribe') {
-      return message.templateSlug ? { kind: 'opted_out', reason: `${s.address} unsubscribed on ${s.createdAt}` } : null;
-    }
-    return { kind: 'suppressed', reason: `${s.address} is on the suppression list (${s.reason}${s.detail ? `: ${s.detail}` : ''})` };
-  };
-}
-
-/** The dispatcher's hook for permanent failures that ask for suppression (any channel). */
-export function createSuppressHook(store: SuppressionStore) {
-  return async (
-    message: { workspaceId: string; livemode: boolean; channel: Channel; recipient: string; publicId: string },
-    detail: string,
-  ): Promise<void> => {
-    await store.add(
-      { workspaceId: message.workspaceId, livemode: message.livemode },
-      {
-        address: specOf(message.channel).suppression.key(message.recipient),
-        reason: specOf(message.channel).suppression.reason,
-        detail,
-        messageId: message.publicId,
-      },
-    );
-  };
 }

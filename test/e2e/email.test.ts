@@ -4,7 +4,8 @@
 // unsubscribe; sender caps; the suppressions API and CLI.
 import t from 'tap';
 import { simpleParser } from 'mailparser';
-import { createSuppressionCheck } from '../../src/suppressions/store.js';
+import {} from '../../src/suppressions/store.js';
+import { createSuppressionCheck } from '../../src/outbound/suppression-hooks.js';
 import { bootDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
 import { sendRaw } from '../helpers/inbound.js';

@@ -6,13 +6,8 @@
 import t from 'tap';
 import { ManualClock } from '../helpers/clock.js';
 import { addSuppressionBody, listSuppressionsQuery } from '../../src/contract/suppression-schemas.js';
-import {
-  createSuppressHook,
-  createSuppressionCheck,
-  createSuppressionStore,
-  decodePosition,
-  encodePosition,
-} from '../../src/suppressions/store.js';
+import { createSuppressionStore, decodePosition, encodePosition } from '../../src/suppressions/store.js';
+import { createSuppressHook, createSuppressionCheck } from '../../src/outbound/suppression-hooks.js';
 import { testDatabases } from '../helpers/databases.js';
 import { openMigrated } from '../helpers/migrated-database.js';
 import type { Channel } from '../../src/contract/channels.js';

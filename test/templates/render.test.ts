@@ -1,7 +1,9 @@
 // Pure rendering decisions, table-driven: which paths are missing, and what each field escapes.
 import t from 'tap';
 import { textFromHtml } from '../../src/channels/email/render.js';
-import { checkTemplates, contentAsOutput, missingVariables, renderContent } from '../../src/templates/render.js';
+import { contentAsOutput, renderContent } from '../../src/channels/render.js';
+import { missingVariables } from '../../src/lib/mustache.js';
+import { checkTemplates } from '../../src/templates/render.js';
 
 t.test('missing paths', async (t) => {
   const cases: [string, Record<string, unknown>, string[]][] = [

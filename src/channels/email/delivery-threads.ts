@@ -20,7 +20,7 @@ import { errorFromWire, resultFromWire, type PoolCall, type PoolSpec, type WireE
 import { createSmtpPool, type PoolOptions, type SmtpError, type SmtpPool } from './smtp-pool.js';
 import { asBuffer, createThreadPool, startThread } from '../../lib/threads.js';
 import type { Logger } from '../../lib/logger.js';
-import { renderOutput, type RenderRequest } from '../../templates/render.js';
+import { renderOutput, type RenderRequest } from '../render.js';
 import type { ChannelOutput } from '../../contract/channels.js';
 
 /** What a delivery thread is asked to do. */

@@ -2,7 +2,7 @@
 // the start of the html body and a text part derived from the html when the content has none.
 import { compile } from 'html-to-text';
 import type { Vars } from '../spec.js';
-import { renderHtml, renderText } from '../../templates/mustache.js';
+import { renderHtml, renderText } from '../../lib/mustache.js';
 import type { EmailContent, EmailOutput } from '../../contract/channels.js';
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -1,6 +1,6 @@
 // The push channel as the layers serving every channel see it (../spec.ts): live messages go through
 // a workspace's connection to APNs or FCM; a recipient is a device token.
-import { renderData, renderText } from '../../templates/mustache.js';
+import { renderData, renderText } from '../../lib/mustache.js';
 import { simulationWord } from '../simulation.js';
 import { asIs, channelSpec } from '../spec.js';
 import { apns } from './apns.js';

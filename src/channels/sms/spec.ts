@@ -1,6 +1,6 @@
 // The sms channel as the layers serving every channel see it (../spec.ts): live messages go through
 // a workspace's connection to Twilio or an HTTP gateway.
-import { renderText } from '../../templates/mustache.js';
+import { renderText } from '../../lib/mustache.js';
 import type { Simulation } from '../simulation.js';
 import { asIs, channelSpec } from '../spec.js';
 import { httpGateway } from './http-gateway.js';

@@ -1,7 +1,7 @@
 // The web-push channel as the layers serving every channel see it (../spec.ts): a recipient is a
 // browser's push subscription (JSON: the push service's endpoint and the keys to encrypt for);
 // live messages go through a workspace's VAPID connection.
-import { renderData, renderText } from '../../templates/mustache.js';
+import { renderData, renderText } from '../../lib/mustache.js';
 import { simulationWord } from '../simulation.js';
 import { channelSpec } from '../spec.js';
 import { vapid } from './vapid.js';

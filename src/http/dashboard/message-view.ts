@@ -16,7 +16,7 @@ import { AppError } from '../../lib/errors.js';
 import { rowToOutbound, type MessageRow } from '../../messages/message.js';
 import { scopedMessageRow } from '../../messages/read.js';
 import { renderRequestOf } from '../../outbound/dispatcher.js';
-import { renderOutput } from '../../templates/render.js';
+import { renderOutput } from '../../channels/render.js';
 import { actingOn, answer, type DashboardDeps } from './context.js';
 import { imageSourcesAsked, sendIsolatedHtml } from './isolated-html.js';
 import type { EmailOutput } from '../../contract/channels.js';

@@ -20,7 +20,7 @@ import { lazyRequire } from '../../lib/lazy.js';
 import type { WorkerSpec } from '../../lib/worker.js';
 import { rowToOutbound, type MessageRow } from '../../messages/message.js';
 import { scopedMessageRow, type Scope } from '../../messages/read.js';
-import { renderOutput } from '../../templates/render.js';
+import { renderOutput } from '../../channels/render.js';
 import { renderRequestOf } from '../dispatcher.js';
 import { checkHeaders, headerFields } from './headers.js';
 import { htmlCompatibility } from './html-compat.js';

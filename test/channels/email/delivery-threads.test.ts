@@ -8,7 +8,7 @@ import t from 'tap';
 import { createLogger } from '../../../src/lib/logger.js';
 import type { ComposeRequest } from '../../../src/channels/email/compose.js';
 import { createDeliveryThreads, onEventLoop } from '../../../src/channels/email/delivery-threads.js';
-import type { RenderRequest } from '../../../src/templates/render.js';
+import type { RenderRequest } from '../../../src/channels/render.js';
 import { startSink } from '../../helpers/smtp-sink.js';
 
 const log = createLogger('silent');
