@@ -156,6 +156,17 @@ module.exports = {
       to: { path: '^src/', pathNot: ['^src/lib/', '^src/contract/'] },
     },
     {
+      name: 'areas-through-their-face',
+      severity: 'error',
+      comment:
+        "An area of src/ is used through its public face (index.ts; a channel folder is an area of its own): another area imports only that, so what an area keeps to itself can change without touching its users. lib/ (helpers) and contract/ (the API's words) are imported module by module; the entries and the composition root (src/*.ts) wire internals.",
+      from: { path: '^src/([^/]+)/' },
+      to: {
+        path: '^src/[^/]+/',
+        pathNot: ['^src/$1/', '^src/(lib|contract)/', '^src/[^/]+/index\\.ts$', '^src/channels/[^/]+/index\\.ts$'],
+      },
+    },
+    {
       name: 'src-not-to-tests',
       severity: 'error',
       comment: 'The daemon never imports test or benchmark code.',

@@ -3,9 +3,7 @@
 // transport (or a callback's signature check); the public view lists which secrets are set, never
 // their values. A URL setting that resolves to a private address is refused when the connection is
 // added, unless the channels' SSRF policy allows it (the transport checks again on every connection).
-import type { Db } from '../db/database.js';
-import { isUniqueViolation } from '../db/database.js';
-import { flag, isSet, type ProviderConnectionsTable } from '../db/schema.js';
+import { type Db, flag, isSet, isUniqueViolation, type ProviderConnectionsTable } from '../db/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { DnsResolver } from '../lib/dns.js';
 import { AppError, invalidBody, notFound, type Issue } from '../lib/errors.js';

@@ -3,7 +3,7 @@
 // table allows a callback to do is applied (sent → delivered, sent | delivered → failed); a late
 // or repeated report changes nothing. The change, its timeline entries and its event are written
 // by the message ledger.
-import type { Ledger } from '../messages/ledger.js';
+import type { Ledger } from '../messages/index.js';
 import type { StatusReport } from './provider.js';
 
 export interface ProviderStatusUpdate extends StatusReport {

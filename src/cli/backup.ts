@@ -7,11 +7,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { databaseTarget, type Config } from '../config.js';
-import { liveNodes } from '../cluster/nodes.js';
-import { backupSqlite, restoreSqlite } from '../db/backup.js';
-import { openDatabase } from '../db/database.js';
+import { liveNodes } from '../cluster/index.js';
+import { backupSqlite, databaseFailure, openDatabase, restoreSqlite } from '../db/index.js';
 import { CommandFailure, UsageError, type ArgValues, type SetupCommand } from './command.js';
-import { databaseFailure } from '../db/open-failure.js';
 
 function fileArg(positionals: string[]): string {
   if (positionals.length !== 1) throw new UsageError('name one backup file');

@@ -5,10 +5,8 @@
 import { readFileSync } from 'node:fs';
 import type { ArgValues, Command, OptionSpec } from './command.js';
 import { optional, required, UsageError } from './command.js';
-import { connectionView } from '../channels/connections.js';
+import { connectionView, kebab, PROVIDERS } from '../channels/index.js';
 import { emailConnectionView } from '../channels/email/index.js';
-import { kebab } from '../channels/provider.js';
-import { PROVIDERS } from '../channels/registry.js';
 
 const FIXED = ['workspace', 'env', 'channel', 'provider', 'name'];
 

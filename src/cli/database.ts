@@ -5,8 +5,7 @@
 // open are said in one line (db/open-failure.ts).
 import { existsSync, statSync } from 'node:fs';
 import { sql } from 'kysely';
-import { openDatabase, type DatabaseHandle, type DatabaseTarget } from '../db/database.js';
-import { databaseFailure, describeDatabase } from '../db/open-failure.js';
+import { databaseFailure, type DatabaseHandle, type DatabaseTarget, describeDatabase, openDatabase } from '../db/index.js';
 import { CommandFailure } from './command.js';
 
 const MIGRATE_FIRST = `run "postern migrate" to create it, or point this command at the daemon's database (--config, dataDir, databaseUrl)`;

@@ -1,6 +1,6 @@
 // `postern doctor [--domain D] [--json]`: the checks of domains/doctor.ts for the host and every
 // claimed custom domain (or one), as a table a person reads or as JSON; exit code 1 when any fails.
-import type { Check, DoctorReport } from '../domains/doctor.js';
+import type { Check, DoctorReport } from '../domains/index.js';
 import { AppError } from '../lib/errors.js';
 import type { Command, Io } from './command.js';
 import { CommandFailure, optional } from './command.js';

@@ -1,6 +1,6 @@
 import type { Command } from './command.js';
 import { required, UsageError } from './command.js';
-import { MTA_STS_MODES } from '../domains/mta-sts-policy.js';
+import { MTA_STS_MODES } from '../domains/index.js';
 import type { MtaStsMode } from '../contract/domains.js';
 
 export const domainCommands: Command[] = [

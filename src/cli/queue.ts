@@ -3,9 +3,8 @@
 // workspace: a suspension holds the domain box-wide (what a blocklisting calls for), a purge drops
 // every workspace's waiting mail for it. A running daemon sees a hold within two seconds; mail a
 // resume releases is due at once (the dispatcher finds it within its interval).
-import { isDomainName, normalizeDomain } from '../domains/names.js';
-import { purgeDestination } from '../outbound/purge.js';
-import { releaseDeferredTo } from '../outbound/queue.js';
+import { isDomainName, normalizeDomain } from '../domains/index.js';
+import { purgeDestination, releaseDeferredTo } from '../outbound/index.js';
 import type { App } from '../app.js';
 import type { Command } from './command.js';
 import { optional, UsageError } from './command.js';

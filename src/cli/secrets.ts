@@ -7,15 +7,13 @@
 import { randomBytes } from 'node:crypto';
 import { copyFileSync, existsSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { resealConnectionSecrets } from '../channels/connections.js';
+import { resealConnectionSecrets } from '../channels/index.js';
 import { databaseTarget, type Config } from '../config.js';
-import { openDatabase } from '../db/database.js';
-import { holdExclusive, LockBusyError, type HeldLock } from '../db/holder-lock.js';
-import { resealDkimKeys } from '../domains/dkim-keys.js';
+import { databaseFailure, type HeldLock, holdExclusive, LockBusyError, openDatabase } from '../db/index.js';
+import { resealDkimKeys } from '../domains/index.js';
 import { createSecretBox, loadSecretsKey } from '../lib/secret-box.js';
 import { refuseLiveNodes } from './backup.js';
 import { CommandFailure, type SetupCommand } from './command.js';
-import { databaseFailure } from '../db/open-failure.js';
 import { openExistingDatabase } from './database.js';
 
 const STOP_FIRST = 'stop every daemon (and any postern command) first, then rotate';

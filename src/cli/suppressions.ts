@@ -1,8 +1,8 @@
 // `postern suppression list|add|remove` and `postern tracking enable|disable|status`.
 import type { Command } from './command.js';
 import { optional, required, UsageError, type ArgValues } from './command.js';
-import { isTrackingEnabled, setTracking } from '../channels/email/tracking/settings.js';
-import type { ListScope } from '../suppressions/store.js';
+import { isTrackingEnabled, setTracking } from '../channels/email/index.js';
+import type { ListScope } from '../suppressions/index.js';
 import type { App } from '../app.js';
 import { SUPPRESSION_REASONS, type SuppressionReason } from '../contract/vocabulary.js';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Command } from './command.js';
 import { required, UsageError } from './command.js';
 import { invalidBody } from '../lib/errors.js';
-import { pushTemplates, type TemplateFile } from '../templates/push.js';
+import { pushTemplates, type TemplateFile } from '../templates/index.js';
 
 /** The JSON files named: a file as is, a directory's *.json (not recursive), sorted by name. */
 function jsonFiles(args: string[]): string[] {

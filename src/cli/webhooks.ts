@@ -4,7 +4,7 @@ import type { ArgValues, Command } from './command.js';
 import { optional, required, UsageError } from './command.js';
 import { invalidRequest } from '../lib/errors.js';
 import { parseBody } from '../lib/validation.js';
-import type { Owner } from '../webhooks/endpoints.js';
+import type { Owner } from '../webhooks/index.js';
 import { createEndpointSchema, listDeliveriesSchema, updateEndpointSchema } from '../contract/webhook-schemas.js';
 
 const ownerOpts = { workspace: { type: 'string' }, env: { type: 'string' } } as const;

@@ -16,7 +16,7 @@
 // When the shared store cannot be reached, each node falls back to its own in-process bucket
 // (logged once per outage) rather than refuse all traffic or let it all through.
 import type { Redis as RedisClient } from 'ioredis';
-import { pgLib } from '../db/database.js';
+import { pgLib } from '../db/index.js';
 import type * as IORedis from 'ioredis';
 import { lazyRequire } from '../lib/lazy.js';
 import type * as RateLimiterFlexible from 'rate-limiter-flexible';

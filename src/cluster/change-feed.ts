@@ -14,7 +14,7 @@
 // connected does; webhooks (the events table) are the durable path. SQLite is one node, and
 // needs none of it.
 import type pg from 'pg';
-import { pgLib } from '../db/database.js';
+import { pgLib } from '../db/index.js';
 import type { Logger } from '../lib/logger.js';
 
 const CHANNEL = 'postern_changes';

@@ -2,7 +2,7 @@
 // running, a node inserts (job, period) into `job_runs`, and only the node whose insert wins runs
 // the job; the others skip it. The period is the scheduled minute (UTC), so a node whose clock is a
 // little off still names the same run. Rows older than 30 days are dropped by the winner.
-import { isUniqueViolation } from '../db/database.js';
+import { isUniqueViolation } from '../db/index.js';
 import type { Deps } from '../deps.js';
 
 export interface ClusterJobs {

@@ -18,7 +18,7 @@
 import { hostname } from 'node:os';
 import type { NodeHealth } from '../contract/cluster-schemas.js';
 import type { Deps } from '../deps.js';
-import { flag, isSet } from '../db/schema.js';
+import { flag, isSet } from '../db/index.js';
 import { packageVersion } from '../lib/version.js';
 
 /**

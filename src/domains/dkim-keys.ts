@@ -5,7 +5,7 @@
 // The private key is stored sealed under `secrets.key` (lib/secret-box.ts), like provider credentials.
 import { generateKeyPair } from 'node:crypto';
 import { promisify } from 'node:util';
-import type { Db } from '../db/database.js';
+import type { Db } from '../db/index.js';
 import { SEALED_PREFIX, type SecretBox } from '../lib/secret-box.js';
 
 const generate = promisify(generateKeyPair);

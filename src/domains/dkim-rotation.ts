@@ -19,10 +19,9 @@
 // is guarded by the state it leaves, so nodes reading the same domain at once move it once.
 import type { Selectable } from 'kysely';
 import type { DkimRotationState } from '../contract/domains.js';
-import { isUniqueViolation } from '../db/database.js';
-import type { DkimAlgorithm, DkimKeysTable, DomainsTable } from '../db/schema.js';
+import { type DkimAlgorithm, type DkimKeysTable, type DomainsTable, isUniqueViolation } from '../db/index.js';
 import type { Deps } from '../deps.js';
-import type { EventBus } from '../events/bus.js';
+import type { EventBus } from '../events/index.js';
 import { isNoData } from '../lib/dns.js';
 import { AppError } from '../lib/errors.js';
 import { dkimRecordMatches, dkimRecordValue, generateDkimKeyOf } from './dkim-keys.js';

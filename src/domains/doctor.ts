@@ -10,7 +10,7 @@
 // same record. Nothing here writes: a lookup that fails decides nothing and is a warn.
 import { X509Certificate } from 'node:crypto';
 import type { Selectable } from 'kysely';
-import type { DomainsTable } from '../db/schema.js';
+import type { DomainsTable } from '../db/index.js';
 import type { Deps } from '../deps.js';
 import { isNoData, reverseName } from '../lib/dns.js';
 

@@ -16,10 +16,9 @@
 // until both are confirmed, then verified (with `verifiedAt`). A claim with neither confirmed 7
 // days after creation becomes failed and no longer blocks other claims.
 import type { Selectable } from 'kysely';
-import { isUniqueViolation } from '../db/database.js';
-import { flag, type DomainsTable } from '../db/schema.js';
+import { type DomainsTable, flag, isUniqueViolation } from '../db/index.js';
 import type { Deps } from '../deps.js';
-import type { EventBus } from '../events/bus.js';
+import type { EventBus } from '../events/index.js';
 import { isNoData } from '../lib/dns.js';
 import { AppError, notFound } from '../lib/errors.js';
 import { dkimRecordMatches, dkimRecordValue, generateDkimKey } from './dkim-keys.js';

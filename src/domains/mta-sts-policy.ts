@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import type { Deps } from '../deps.js';
 import { AppError, notFound } from '../lib/errors.js';
-import { REPORT_LOCAL_PART } from '../reports/inbox.js';
+import { REPORT_LOCAL_PART } from '../reports/index.js';
 import { bounceDomainOf, normalizeDomain } from './names.js';
 import type { MtaStsMode } from '../contract/domains.js';
 

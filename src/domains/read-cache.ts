@@ -5,7 +5,7 @@
 // another process). A read in progress is shared by those who ask meanwhile; a failed one is not
 // kept. The age of an answer is measured on the injected clock, so a test decides when the TTL has
 // passed instead of racing it.
-import type { EventBus } from '../events/bus.js';
+import type { EventBus } from '../events/index.js';
 import type { Clock } from '../lib/clock.js';
 
 export const DOMAIN_CACHE_MS = 2_000;

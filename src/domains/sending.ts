@@ -4,8 +4,7 @@
 // deleted. The key lookup runs for every message sent, so it is compiled once; it also says
 // whether the domain's own return path is in use (the envelope sender then moves there). The key
 // is stored sealed (lib/secret-box.ts) and opened here; signing-keys.ts caches what this returns.
-import { queriesFor } from '../db/compiled-queries.js';
-import type { Db } from '../db/database.js';
+import { type Db, queriesFor } from '../db/index.js';
 import type { SecretBox } from '../lib/secret-box.js';
 import { returnPathInUse } from './domains.js';
 import { normalizeDomain } from './names.js';

@@ -9,8 +9,7 @@
 // rule received mail follows too, inbound/store.ts). test/events/record.test.ts holds this to the
 // plain path (every event recorded unfanned, then fanned out) over generated endpoints and events.
 import { sql, type Insertable, type Kysely, type Transaction } from 'kysely';
-import { inList, type Dialect } from '../db/database.js';
-import { flag, type Database, type EventsTable, type Flag } from '../db/schema.js';
+import { type Database, type Dialect, type EventsTable, flag, type Flag, inList } from '../db/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { Ids } from '../lib/ids.js';
 import type { EventType } from '../contract/webhooks.js';

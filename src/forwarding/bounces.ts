@@ -12,7 +12,7 @@
 // asked for, so its failure is the workspace's to see (the forward's message fails, with the event
 // message.failed). Relaying would tell the sender a delivered message bounced, disclose the address
 // forwarded to, and send backscatter to every forged sender of spam a catch-all forwards.
-import type { ForwardedBounces } from '../channels/email/bounces.js';
+import type { ForwardedBounces } from '../channels/email/index.js';
 import type { Deps } from '../deps.js';
 import { srsSecret } from './keys.js';
 import { srsReverse } from './srs.js';

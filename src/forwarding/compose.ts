@@ -4,7 +4,7 @@
 // the next receiver can trust SPF/DKIM/DMARC that forwarding itself breaks.
 import type * as Mailauth from 'mailauth';
 import { lazyRequire } from '../lib/lazy.js';
-import { crlfLineEndings } from '../channels/email/compose.js';
+import { crlfLineEndings } from '../channels/email/index.js';
 import type { ArcKey } from './keys.js';
 
 const mailauth = lazyRequire<typeof Mailauth>('mailauth');

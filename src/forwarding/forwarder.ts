@@ -5,12 +5,12 @@
 // `forward-<rcv id>` makes a crash between accept and the `forward_checked` mark harmless. Mail
 // that Postern already forwarded, or with too many hops, is not forwarded again (loops), and a
 // refused accept (quota, sender caps) is recorded: every outcome is a row in `forwards`.
-import { isSet, type ForwardStatus } from '../db/schema.js';
+import { type ForwardStatus, isSet } from '../db/index.js';
 import type { Deps } from '../deps.js';
-import { markForwardChecked } from '../events/record.js';
+import { markForwardChecked } from '../events/index.js';
 import { isAppError } from '../lib/errors.js';
 import type { WorkerSpec } from '../lib/worker.js';
-import type { Outbound } from '../outbound/outbound.js';
+import type { Outbound } from '../outbound/index.js';
 import { loopReason } from './compose.js';
 
 const FORWARDER_WORKER = 'forwarder';

@@ -1,13 +1,12 @@
 // Forwarding of received mail, as the composition root sees it: the forwarder worker, the bytes it
 // hands the email channel, the forward a DSN to an SRS address is about, the link from a received
 // message to its forward, and the ARC DNS record.
-import type { ForwardedBounces } from '../channels/email/bounces.js';
-import type { RawSource } from '../channels/email/prepare.js';
-import { flag } from '../db/schema.js';
+import type { ForwardedBounces, RawSource } from '../channels/email/index.js';
+import { flag } from '../db/index.js';
 import type { Deps } from '../deps.js';
 import { notFound } from '../lib/errors.js';
 import type { Worker, WorkerSpec } from '../lib/worker.js';
-import type { Outbound } from '../outbound/outbound.js';
+import type { Outbound } from '../outbound/index.js';
 import { forwardBounces } from './bounces.js';
 import { createForwarder } from './forwarder.js';
 import { arcKey } from './keys.js';

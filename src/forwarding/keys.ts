@@ -1,7 +1,7 @@
 // The forwarder's two secrets, generated on first use and kept in `forwarding_keys` so every node
 // sharing the database signs alike: the SRS hash secret and the RSA key of the ARC seal.
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import type { Db } from '../db/database.js';
+import type { Db } from '../db/index.js';
 import type { Clock } from '../lib/clock.js';
 
 async function loadOrCreate(db: Db, clock: Clock, name: string, make: () => string): Promise<string> {

@@ -3,10 +3,10 @@
 // handed to the email channel, which sends it on its one path (direct or relay, its pool, its
 // retries, its outcomes) like any other email. Every other message is composed as usual.
 import type { Delivery } from '../channel.js';
-import type { RawSource, WireMessage } from '../channels/email/prepare.js';
+import type { RawSource, WireMessage } from '../channels/email/index.js';
 import type { Config } from '../config.js';
 import type { Deps } from '../deps.js';
-import { bounceDomainOf } from '../domains/names.js';
+import { bounceDomainOf } from '../domains/index.js';
 import { composeForward } from './compose.js';
 import { arcKey, srsSecret } from './keys.js';
 import { srsForward } from './srs.js';

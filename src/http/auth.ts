@@ -2,8 +2,7 @@
 // the scope they need with requireScope().
 import type { Request, RequestHandler, Response } from 'express';
 import { AppError } from '../lib/errors.js';
-import type { KeyStore, Principal } from '../workspaces/keys.js';
-import { allows } from '../workspaces/scopes.js';
+import { allows, type KeyStore, type Principal } from '../workspaces/index.js';
 import type { Scope } from '../contract/vocabulary.js';
 
 /** Resolves a request without an Authorization header by other means (the dashboard's session). */

@@ -3,7 +3,7 @@
 import type { ErrorRequestHandler, Response } from 'express';
 import { AppError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
-import { isDatabaseUnavailable } from '../db/database.js';
+import { isDatabaseUnavailable } from '../db/index.js';
 import type { ErrorCode } from '../contract/vocabulary.js';
 
 export const STATUS: Record<ErrorCode, number> = {

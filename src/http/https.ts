@@ -8,9 +8,7 @@ import net from 'node:net';
 import https from 'node:https';
 import tls from 'node:tls';
 import type { RequestListener } from 'node:http';
-import { alpnCertificate, alpnToken } from '../certificates/acme.js';
-import { MAX_HELLO_BYTES, readClientHello } from '../certificates/client-hello.js';
-import type { ServedCertificates } from '../certificates/serving.js';
+import { alpnCertificate, alpnToken, MAX_HELLO_BYTES, readClientHello, type ServedCertificates } from '../certificates/index.js';
 import type { Logger } from '../lib/logger.js';
 
 /** How long a client may take to send its ClientHello before the connection is dropped. */

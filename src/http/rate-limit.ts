@@ -3,7 +3,7 @@
 // the cluster's (cluster/budgets.ts): with several nodes on PostgreSQL or Redis a key has r per
 // second in all, whichever node it reaches; on SQLite they live in this process.
 import type { RequestHandler } from 'express';
-import type { Budgets } from '../cluster/budgets.js';
+import type { Budgets } from '../cluster/index.js';
 import { AppError } from '../lib/errors.js';
 import { principalOf } from './auth.js';
 

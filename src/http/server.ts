@@ -6,12 +6,12 @@ import type { Config } from '../config.js';
 import type { Clock } from '../lib/clock.js';
 import { AppError } from '../lib/errors.js';
 import type { Logger } from '../lib/logger.js';
-import type { KeyStore } from '../workspaces/keys.js';
+import type { KeyStore } from '../workspaces/index.js';
 import { authenticate, type OtherAuth } from './auth.js';
 import { errorHandler } from './errors.js';
 import { jsonBody } from './json-body.js';
 import { rateLimit } from './rate-limit.js';
-import type { Budgets } from '../cluster/budgets.js';
+import type { Budgets } from '../cluster/index.js';
 import { vendorApis, type VendorApi } from './compat/compat.js';
 
 export interface HttpDeps {

@@ -1,10 +1,9 @@
 // Inbound addresses: a local part on the workspace's shared domain or on one of its verified custom
 // domains. `*` is the catch-all. Reserved local parts (RFC 2142 role names and the like) cannot be
 // created as their own address; mail to them reaches the catch-all only.
-import { isUniqueViolation } from '../db/database.js';
-import { flag, isSet, type InboundAddressesTable } from '../db/schema.js';
+import { flag, type InboundAddressesTable, isSet, isUniqueViolation } from '../db/index.js';
 import type { Deps } from '../deps.js';
-import type { DomainStore } from '../domains/domains.js';
+import type { DomainStore } from '../domains/index.js';
 import { AppError, invalidBody, notFound, type Issue } from '../lib/errors.js';
 import { randomBase62 } from '../lib/ids.js';
 

@@ -4,12 +4,11 @@
 // listener replies 250 only when this resolves, so a 250 always means the message is durable. The
 // bounce domain is not handled here (channels/email/bounces.ts).
 import { createHash } from 'node:crypto';
-import type { BatchCommitter } from '../db/group-commit.js';
-import { flag } from '../db/schema.js';
+import { type BatchCommitter, flag } from '../db/index.js';
 import type { Deps } from '../deps.js';
 import { createStamps } from '../lib/clock.js';
 import { asBuffer } from '../lib/threads.js';
-import { planLimits } from '../workspaces/plans.js';
+import { planLimits } from '../workspaces/index.js';
 import type { Analyzer } from './analysis-pool.js';
 import type { ScanResult, Scanner } from './scan.js';
 import type { Route } from './routing.js';

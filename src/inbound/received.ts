@@ -2,7 +2,7 @@
 // payload of message.received (the event stores only the message's id; eventPayload renders it at
 // delivery), so both come from toDetail(). Raw source and attachments are served for
 // `inbound.retention` (30 days) after receipt, then 410 gone; purge() drops the bytes.
-import { flag, type ReceivedMessagesTable, type ReceivedStatus } from '../db/schema.js';
+import { flag, type ReceivedMessagesTable, type ReceivedStatus } from '../db/index.js';
 import type { Deps } from '../deps.js';
 import { toStamp } from '../lib/clock.js';
 import { AppError, invalidRequest, notFound } from '../lib/errors.js';

@@ -3,13 +3,12 @@
 // receiving side is verified (its MX confirmed), never before: Postern is never an open relay. The local part is matched lowercase with
 // any +tag split off; an exact address beats the catch-all; reserved role names reach only the
 // catch-all; a served domain with no match is stored as `dropped`.
-import { flag } from '../db/schema.js';
+import { flag } from '../db/index.js';
 import type { Deps } from '../deps.js';
-import { bounceDomainOf, normalizeDomain, slugOfSharedDomain } from '../domains/names.js';
-import { domainReadCache } from '../domains/read-cache.js';
+import { bounceDomainOf, domainReadCache, normalizeDomain, slugOfSharedDomain } from '../domains/index.js';
 
 const VERP_LOCAL = /^bounces\+msg_[0-9a-z]+$/;
-import { REPORT_LOCAL_PART } from '../reports/inbox.js';
+import { REPORT_LOCAL_PART } from '../reports/index.js';
 import { RESERVED_LOCAL_PARTS, type AddressRow } from './addresses.js';
 
 export type Route =

@@ -5,9 +5,9 @@
 // timestamp is decided by the caller beforehand, so a batch decides exactly as one transaction per
 // request would.
 import type { Insertable, Kysely, Transaction } from 'kysely';
-import { isSet, type Database, type EventsTable, type ReceivedStatus } from '../db/schema.js';
-import { eventRow, insertEventRows } from '../events/record.js';
-import { workspacesWithEndpoints } from '../webhooks/fanout.js';
+import { type Database, type EventsTable, isSet, type ReceivedStatus } from '../db/index.js';
+import { eventRow, insertEventRows } from '../events/index.js';
+import { workspacesWithEndpoints } from '../webhooks/index.js';
 import type { ReceivedRow } from './received.js';
 
 export interface StoreGroup {

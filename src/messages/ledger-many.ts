@@ -12,7 +12,7 @@
 // (test/messages/ledger-many.test.ts), the same sends accepted one after the other
 // (test/outbound/accept-many.test.ts), over generated inputs.
 import { sql, type Transaction } from 'kysely';
-import type { Database } from '../db/schema.js';
+import type { Database } from '../db/index.js';
 import type { MessageRow } from './message.js';
 import type { MessageStatus } from '../contract/messages.js';
 

@@ -13,12 +13,9 @@
 // the message as it now is, when the status or the error changed (a deferral) or an event was
 // recorded, and only when someone watches.
 import type { Transaction, Updateable } from 'kysely';
-import { queriesFor } from '../db/compiled-queries.js';
-import { inList } from '../db/database.js';
-import { isSet, type Database, type MessagesTable } from '../db/schema.js';
+import { type BulkKind, type Database, inList, isSet, type MessagesTable, queriesFor } from '../db/index.js';
 import type { Deps } from '../deps.js';
-import type { BulkKind } from '../db/group-commit.js';
-import { recordEvent, recordEvents, type NewEvent } from '../events/record.js';
+import { type NewEvent, recordEvent, recordEvents } from '../events/index.js';
 import { AppError } from '../lib/errors.js';
 import { rowToMessage, type MessageRow } from './message.js';
 import { insertMany, swapMany } from './ledger-many.js';

@@ -4,7 +4,7 @@
 import type { Selectable } from 'kysely';
 import type { Attachment, OutboundMessage } from '../channel.js';
 import type { Message, MetadataValue } from '../contract/message-schemas.js';
-import { isSet, type MessagesTable } from '../db/schema.js';
+import { isSet, type MessagesTable } from '../db/index.js';
 
 /** The customer-visible timeline entry of a scanner block; the real reason goes to the operator log. */
 export const BLOCKED_NOTICE = 'blocked: automated content safety checks blocked this message';

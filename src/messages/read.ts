@@ -4,8 +4,7 @@
 // (workspace, livemode[, column], seq) indexes; `q` and `metadata[key]` are residual predicates
 // evaluated while walking that index newest-first, which stops after `limit` matches.
 import type { Transaction } from 'kysely';
-import { containsText, escapeLike, ilike, type Db, type Dialect } from '../db/database.js';
-import { flag, type Database } from '../db/schema.js';
+import { containsText, type Database, type Db, type Dialect, escapeLike, flag, ilike } from '../db/index.js';
 import { AppError, notFound } from '../lib/errors.js';
 import type { StatusFilter } from '../contract/messages.js';
 import { rowToMessage, type MessageRow } from './message.js';

@@ -11,9 +11,8 @@
 // inbound uses `received_messages_list`, suppressions `suppressions_workspace_env_created`. The
 // usage tables are one row per month or period.
 import { sql, type ExpressionBuilder } from 'kysely';
-import type { Db } from '../db/database.js';
+import { type Database, type Db, flag } from '../db/index.js';
 import type { DayFigures, QueueFigures, WindowFigures } from '../contract/overview.js';
-import { flag, type Database } from '../db/schema.js';
 import type { MessageStatus } from '../contract/messages.js';
 
 const HOUR = 3600_000;

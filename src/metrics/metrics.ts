@@ -15,13 +15,12 @@
 // `other`), and every other label takes values from a closed list.
 import { sql } from 'kysely';
 import client from 'prom-client';
-import { specOf } from '../channels/registry.js';
-import type { NodeView } from '../cluster/nodes.js';
+import { specOf } from '../channels/index.js';
+import type { NodeView } from '../cluster/index.js';
 import { NODE_HEALTHS } from '../contract/cluster-schemas.js';
 import type { Config } from '../config.js';
-import { isDatabaseUnavailable, type Db } from '../db/database.js';
-import { isSet } from '../db/schema.js';
-import type { LedgerObservation } from '../messages/ledger.js';
+import { type Db, isDatabaseUnavailable, isSet } from '../db/index.js';
+import type { LedgerObservation } from '../messages/index.js';
 import type { Channel } from '../contract/channels.js';
 
 /** The message outcomes counted by postern_messages_total{event}. */

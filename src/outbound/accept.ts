@@ -8,16 +8,12 @@
 // racing requests can never both create a message. Keys expire after 24 hours.
 import type { Kysely, Transaction } from 'kysely';
 import type { OutboundMessage } from '../channel.js';
-import { queriesFor } from '../db/compiled-queries.js';
-import type { BulkKind } from '../db/group-commit.js';
-import type { Database } from '../db/schema.js';
-import { flag, type Flag } from '../db/schema.js';
+import { type BulkKind, type Database, flag, type Flag, queriesFor } from '../db/index.js';
 import type { Deps } from '../deps.js';
 import { AppError, invalidBody, isAppError, type Issue } from '../lib/errors.js';
-import type { Ledger } from '../messages/ledger.js';
-import { metadataText, rowToOutbound, searchText, type MessageRow } from '../messages/message.js';
-import { checkTemplates } from '../templates/render.js';
-import { planLimits } from '../workspaces/plans.js';
+import { type Ledger, type MessageRow, metadataText, rowToOutbound, searchText } from '../messages/index.js';
+import { checkTemplates } from '../templates/index.js';
+import { planLimits } from '../workspaces/index.js';
 import { channelIssues, readSendBody, shapeIssues } from './send-input.js';
 import type { Channel, ChannelContent } from '../contract/channels.js';
 import type { ErrorCode } from '../contract/vocabulary.js';

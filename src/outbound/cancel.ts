@@ -4,9 +4,7 @@
 // the status observed afresh. A claimed-but-not-yet-dispatched message can still be canceled: the
 // dispatcher's own compare-and-swap then fails and it lets go.
 import { AppError } from '../lib/errors.js';
-import type { Ledger } from '../messages/ledger.js';
-import { rowToMessage } from '../messages/message.js';
-import { scopedMessageRow, type Scope } from '../messages/read.js';
+import { type Ledger, rowToMessage, type Scope, scopedMessageRow } from '../messages/index.js';
 import type { Message } from '../contract/message-schemas.js';
 
 export async function cancelMessage(ledger: Ledger, scope: Scope, publicId: string): Promise<Message> {

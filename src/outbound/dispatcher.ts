@@ -23,14 +23,10 @@
 // so a slow receiver never delays the claim of what falls due meanwhile.
 import { performance } from 'node:perf_hooks';
 import type { ChannelTransport, DeliveryOutcome, OutboundMessage } from '../channel.js';
-import { simulationFor } from '../channels/registry.js';
-import { isDatabaseUnavailable } from '../db/database.js';
-import { isSet } from '../db/schema.js';
+import { type RenderRequest, simulationFor } from '../channels/index.js';
+import { isDatabaseUnavailable, isSet } from '../db/index.js';
 import type { Deps } from '../deps.js';
-import type { Change, Ledger } from '../messages/ledger.js';
-import type { Trigger } from '../messages/transitions.js';
-import { BLOCKED_NOTICE, rowToOutbound, type MessageRow } from '../messages/message.js';
-import type { RenderRequest } from '../channels/render.js';
+import { BLOCKED_NOTICE, type Change, type Ledger, type MessageRow, rowToOutbound, type Trigger } from '../messages/index.js';
 import { claimDue, nextDueAfter, releaseLease, releaseLeases, renewLeases } from './queue.js';
 import { nextAttempt } from './retry.js';
 import { createScanner } from './scanner.js';

@@ -4,8 +4,7 @@
 import type { ChannelTransport } from '../channel.js';
 import type { Deps } from '../deps.js';
 import type { Worker, WorkerSpec } from '../lib/worker.js';
-import type { Ledger } from '../messages/ledger.js';
-import { createReader, type ListFilters, type Page, type Scope } from '../messages/read.js';
+import { createReader, type Ledger, type ListFilters, type Page, type Scope } from '../messages/index.js';
 import {
   createAccept,
   type AcceptCheck,

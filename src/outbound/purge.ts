@@ -4,8 +4,8 @@
 // attempt) fails with `purged: <why>` on its timeline. A message being delivered right now (leased)
 // is left to finish. Each change goes through the ledger's compare-and-swap, so a message that
 // moved on meanwhile is skipped, not overwritten.
-import type { Db } from '../db/database.js';
-import type { Ledger } from '../messages/ledger.js';
+import type { Db } from '../db/index.js';
+import type { Ledger } from '../messages/index.js';
 
 export type PurgeStatus = 'queued' | 'deferred';
 

@@ -5,9 +5,8 @@
 // Every later write goes through the message ledger with a compare-and-swap on (status, locked_by):
 // a cancel or a retaken lease makes a stale writer's update match nothing, and the stale writer stops.
 import { sql, type Transaction } from 'kysely';
-import type { Db, Dialect } from '../db/database.js';
-import type { Database } from '../db/schema.js';
-import type { MessageRow } from '../messages/message.js';
+import type { Database, Db, Dialect } from '../db/index.js';
+import type { MessageRow } from '../messages/index.js';
 
 /** Claims up to `limit` due rows with a lease; returns them as they are after the claim. */
 export async function claimDue(

@@ -6,9 +6,7 @@
 // the dispatcher already has it, or there is nothing left to try.
 import type { Clock } from '../lib/clock.js';
 import { AppError } from '../lib/errors.js';
-import type { Ledger } from '../messages/ledger.js';
-import { rowToMessage, type MessageRow } from '../messages/message.js';
-import { scopedMessageRow, type Scope } from '../messages/read.js';
+import { type Ledger, type MessageRow, rowToMessage, type Scope, scopedMessageRow } from '../messages/index.js';
 import type { Message } from '../contract/message-schemas.js';
 
 /** Whether a row waits for its next attempt after a deferral (and no worker holds it now). */

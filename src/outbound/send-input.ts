@@ -5,7 +5,7 @@ import { z } from 'zod';
 import type { Issue } from '../lib/errors.js';
 import { zodIssues } from '../lib/validation.js';
 import { inlineContentSchemas } from '../contract/channels.js';
-import { specOf } from '../channels/registry.js';
+import { specOf } from '../channels/index.js';
 import { isEmailAddress } from '../lib/email-address.js';
 import { CHANNELS, type Channel } from '../contract/channels.js';
 

@@ -2,10 +2,10 @@
 // its environment (suppressed, or opted out of template sends); after a permanent failure that asks
 // for it, add the recipient. The key a recipient is listed under is its channel's (the spec's
 // `suppression`), so this is where the suppression list and the channels meet.
-import { specOf } from '../channels/registry.js';
+import { specOf } from '../channels/index.js';
 import type { Channel } from '../contract/channels.js';
-import { readsTogether } from '../db/reads-together.js';
-import { normalizeAddress, type ListScope, type Suppression, type SuppressionStore } from '../suppressions/store.js';
+import { readsTogether } from '../db/index.js';
+import { type ListScope, normalizeAddress, type Suppression, type SuppressionStore } from '../suppressions/index.js';
 
 /**
  * The dispatcher's suppression check for a message: `suppressed` for a suppressed recipient,

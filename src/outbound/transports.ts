@@ -2,7 +2,7 @@
 // by the composition root from the channel registry), and the test channel, which every test-mode
 // message goes to whatever its channel, so a test key can never reach a real provider.
 import type { ChannelTransport } from '../channel.js';
-import { createTestChannel } from '../channels/registry.js';
+import { createTestChannel } from '../channels/index.js';
 import type { Channel } from '../contract/channels.js';
 
 export interface TransportRegistry {

@@ -9,7 +9,7 @@
 // large to read (beyond the unpacked size or `reports.maxRows` records) is refused the same way, and
 // the SMTP listener answers its mail 552 5.3.4, as for a message over the size limit.
 import type { Deps } from '../deps.js';
-import { recordEvent } from '../events/record.js';
+import { recordEvent } from '../events/index.js';
 import type { DmarcHead, DmarcRow } from './dmarc.js';
 import type { HeadAnswer, ReadStep } from './read-reports.js';
 import type { ReadMail } from './report-reading.js';

@@ -6,9 +6,8 @@
 // begun and never finished (the daemon stopped) is cleared when the same report arrives again after
 // REWRITE_AFTER, and until then the copy is told to come back later. The summaries read the
 // per-day rows of the asked domains and add them up here.
-import { isUniqueViolation } from '../db/database.js';
+import { type Database, flag, isUniqueViolation } from '../db/index.js';
 import type { Insertable } from 'kysely';
-import { flag, type Database } from '../db/schema.js';
 import type { Deps } from '../deps.js';
 import { dailyCounts, type DmarcHead, type DmarcRow } from './dmarc.js';
 import type { TlsReport } from './tls.js';

@@ -6,7 +6,7 @@
 // smallest network one is handed. Addresses in `smtp.limitExceptions` (loopback by default, as
 // Postfix exempts $mynetworks) are not limited. Limits are per node, in memory.
 import { BlockList, isIPv6 } from 'node:net';
-import type { Rate } from '../cluster/budgets.js';
+import type { Rate } from '../cluster/index.js';
 
 export type Admission = { ok: true; release(): void } | { ok: false; reason: 'too-many-connections' | 'connection-rate'; key: string };
 

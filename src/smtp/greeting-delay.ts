@@ -11,7 +11,7 @@
 // `smtp.greetingPassTtl`. A client not known in memory waits its pause while the database is asked;
 // when the answer is that it passed, it is greeted then.
 import type { SMTPServer } from 'smtp-server';
-import type { PassedClients } from '../inbound/passed-clients.js';
+import type { PassedClients } from '../inbound/index.js';
 import { onConnection } from './internals.js';
 
 /** smtp-server's built-in pause (node_modules/smtp-server/dist/esm/smtp-connection.js init()). */

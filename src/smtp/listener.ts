@@ -15,16 +15,21 @@
 import type { Socket } from 'node:net';
 import path from 'node:path';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import type { BounceHandler } from '../channels/email/bounces.js';
-import type { IngestOutcome, ReportInbox } from '../reports/inbox.js';
-import { parseRate } from '../channels/email/rates.js';
+import { type BounceHandler, parseRate } from '../channels/email/index.js';
+import type { InboundTlsOutcome, IngestOutcome, ReportInbox } from '../reports/index.js';
 import type { Config } from '../config.js';
-import type { PassedClients } from '../inbound/passed-clients.js';
-import { MessageRefused, SOURCE_HEADROOM, type MailboxRoute, type Receiver } from '../inbound/receive.js';
-import type { Route, Router } from '../inbound/routing.js';
+import {
+  type MailboxRoute,
+  MessageRefused,
+  type PassedClients,
+  type Receiver,
+  type Route,
+  type Router,
+  SOURCE_HEADROOM,
+} from '../inbound/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { DnsResolver } from '../lib/dns.js';
-import { isDatabaseUnavailable } from '../db/database.js';
+import { isDatabaseUnavailable } from '../db/index.js';
 import { findBareLineEnding } from '../lib/line-endings.js';
 import type { Logger } from '../lib/logger.js';
 import { createClientLimits } from './client-limits.js';
@@ -34,10 +39,9 @@ import { createPostmasterMailbox } from './postmaster.js';
 import { refusal, replyFor, type Verdict } from './replies.js';
 import { onSocketClose } from './internals.js';
 import { loadTls } from './self-signed.js';
-import type { ServedCertificates } from '../certificates/serving.js';
+import type { ServedCertificates } from '../certificates/index.js';
 import { guardSessions } from './session-guard.js';
 import { observeStartTls } from './starttls-outcomes.js';
-import type { InboundTlsOutcome } from '../reports/inbound-tls.js';
 import { protocolOf, receivedHeader } from './trace.js';
 
 export interface SmtpListener {

@@ -4,7 +4,7 @@
 // text. DENY is permanent (5xx: the sender gives up and bounces), DENYSOFT temporary (4xx: the
 // sender retries later), DISCONNECT a 421 after which the connection is closed.
 import { isAppError, type Issue } from '../lib/errors.js';
-import { SubmissionRefused } from '../submission/refusals.js';
+import { SubmissionRefused } from '../submission/index.js';
 
 export type Verdict =
   | { kind: 'ok'; ids: string[] }

@@ -8,7 +8,7 @@
 // command timeout of session-guard.ts, or smtp-server's idle timeout).
 import type { SMTPServer, SMTPServerSession } from 'smtp-server';
 import type { InboundTlsFailure } from '../contract/report-schemas.js';
-import type { InboundTlsOutcome } from '../reports/inbound-tls.js';
+import type { InboundTlsOutcome } from '../reports/index.js';
 import { onConnection } from './internals.js';
 
 // OpenSSL 3 reason codes as Node names them (ERR_SSL_ + the reason); alerts the client sent carry

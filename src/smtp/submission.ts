@@ -9,19 +9,19 @@
 // per-connection guards (session-guard.ts).
 import type { Socket } from 'node:net';
 import { SMTPServer, type SMTPServerDataStream, type SMTPServerSession } from 'smtp-server';
-import { parseRate } from '../channels/email/rates.js';
+import { parseRate } from '../channels/email/index.js';
 import type { Config } from '../config.js';
-import { isDatabaseUnavailable } from '../db/database.js';
+import { isDatabaseUnavailable } from '../db/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { Logger } from '../lib/logger.js';
-import type { Submission } from '../submission/submission.js';
-import type { Principal } from '../workspaces/keys.js';
+import type { Submission } from '../submission/index.js';
+import type { Principal } from '../workspaces/index.js';
 import { createClientLimits } from './client-limits.js';
 import { closeServer, MIN_TLS_VERSION } from './listener.js';
 import { queuedReply, refusal, submissionVerdict } from './replies.js';
 import { onSocketClose } from './internals.js';
 import { loadTls } from './self-signed.js';
-import type { KeyPair, ServedCertificates } from '../certificates/serving.js';
+import type { KeyPair, ServedCertificates } from '../certificates/index.js';
 import { guardSessions } from './session-guard.js';
 
 export interface SubmissionListener {

@@ -5,9 +5,7 @@
 // submits test-mode messages), as a key does over HTTP.
 // Every attempt passes the throttle first (throttle.ts); every failure, and every attempt the
 // throttle turns away, is written to the audit log under the user name tried.
-import type { AuditLog } from '../workspaces/audit.js';
-import type { KeyStore, Principal } from '../workspaces/keys.js';
-import { allows } from '../workspaces/scopes.js';
+import { allows, type AuditLog, type KeyStore, type Principal } from '../workspaces/index.js';
 import { refused } from './refusals.js';
 import { isCredentialUsername, looksLikeCredentialSecret, type SmtpCredentialStore } from './smtp-credentials.js';
 import type { AuthThrottle } from './throttle.js';

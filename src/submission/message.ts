@@ -6,7 +6,7 @@
 // Content-IDs — does not travel. Bcc never reaches a header: recipients come from the envelope.
 import type * as Mailparser from 'mailparser';
 import type { ParsedMail } from 'mailparser';
-import { endsHeaderBlock, plainTextShortcut } from '../inbound/plain-text.js';
+import { endsHeaderBlock, plainTextShortcut } from '../inbound/index.js';
 import { lazyRequire } from '../lib/lazy.js';
 import type { Issue } from '../lib/errors.js';
 import { readPosternHeaders, type PosternFields } from './headers.js';

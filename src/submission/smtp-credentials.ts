@@ -12,11 +12,11 @@
 // every node. The last use is written at most once a minute per credential.
 import { randomBytes } from 'node:crypto';
 import { DESCRIPTION_MAX } from '../contract/smtp-credential-schemas.js';
-import type { SmtpCredentialsTable } from '../db/schema.js';
+import type { SmtpCredentialsTable } from '../db/index.js';
 import type { Deps } from '../deps.js';
 import { hashSecret, lastUseDue, mintSecret, secretMatches } from '../lib/bearer-secret.js';
 import { invalidBody, notFound, type Issue } from '../lib/errors.js';
-import type { Principal } from '../workspaces/keys.js';
+import type { Principal } from '../workspaces/index.js';
 import type { Env } from '../contract/vocabulary.js';
 
 export interface SmtpCredential {

@@ -6,11 +6,11 @@
 // Idempotency: a message's Message-ID and recipient make each send's key, so a client that
 // submits the same message again within 24 hours (a retry after a lost reply) gets the same ids.
 import type { Deps } from '../deps.js';
-import { domainOf, isVerifiedDomain } from '../domains/sending.js';
-import type { Outbound } from '../outbound/outbound.js';
+import { domainOf, isVerifiedDomain } from '../domains/index.js';
+import type { Outbound } from '../outbound/index.js';
 import { isEmailAddress } from '../lib/email-address.js';
-import type { SuppressionStore } from '../suppressions/store.js';
-import type { Principal } from '../workspaces/keys.js';
+import type { SuppressionStore } from '../suppressions/index.js';
+import type { Principal } from '../workspaces/index.js';
 import type { Credentials } from './credentials.js';
 import { readSubmitted, type SubmittedMessage } from './message.js';
 import { refused } from './refusals.js';

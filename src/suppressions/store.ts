@@ -10,9 +10,7 @@
 // unless it is an unsubscribe and the domain's is harder); an
 // entry with `expiresAt` stops holding mail then, and reads no longer show it.
 import { sql } from 'kysely';
-import { queriesFor } from '../db/compiled-queries.js';
-import { escapeLike, isUniqueViolation } from '../db/database.js';
-import { flag, type SuppressionsTable } from '../db/schema.js';
+import { escapeLike, flag, isUniqueViolation, queriesFor, type SuppressionsTable } from '../db/index.js';
 import type { Deps } from '../deps.js';
 import type { SuppressionReason } from '../contract/vocabulary.js';
 

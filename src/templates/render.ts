@@ -1,7 +1,7 @@
 // The checks of a template before it is saved (or an inline send with `interpolate` is accepted):
 // every Mustache field (the contract's hints name them) must parse, use no partials (no file access)
 // and nest sections at most MAX_SECTION_DEPTH deep. Rendering itself is channels/render.ts.
-import { TEMPLATE_FIELDS } from '../channels/render.js';
+import { TEMPLATE_FIELDS } from '../channels/index.js';
 import type { Channel } from '../contract/channels.js';
 import type { Issue } from '../lib/errors.js';
 import { parse, type Token } from '../lib/mustache.js';

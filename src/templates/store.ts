@@ -4,14 +4,13 @@
 // number; discarding it frees the number again (a draft was never published, so no published
 // number is ever reused). Content is checked when it is saved, so send time never meets a template
 // that does not parse.
-import { isUniqueViolation } from '../db/database.js';
-import type { TemplatesTable, TemplateVersionsTable } from '../db/schema.js';
+import { isUniqueViolation, type TemplatesTable, type TemplateVersionsTable } from '../db/index.js';
 import type { Deps } from '../deps.js';
 import { AppError, invalidBody, notFound, type Issue } from '../lib/errors.js';
-import { planLimits } from '../workspaces/plans.js';
+import { planLimits } from '../workspaces/index.js';
 import { contentSchemas } from '../contract/channels.js';
 import { SLUG_PATTERN, variablesSchema, type Variable } from '../contract/template-content.js';
-import { renderContent, type RenderResult } from '../channels/render.js';
+import { renderContent, type RenderResult } from '../channels/index.js';
 import { checkTemplates } from './render.js';
 import type { Channel, ChannelContent } from '../contract/channels.js';
 import type { TemplateStatus } from '../contract/vocabulary.js';

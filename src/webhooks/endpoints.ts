@@ -2,7 +2,7 @@
 // secret is shown once, at creation or rotation; a rotation keeps the previous secret signing for
 // `webhooks.rotationOverlap` (24 h) so receivers can roll over without losing deliveries.
 import type { Selectable } from 'kysely';
-import { flag, isSet, type WebhookAttemptsTable, type WebhookDeliveriesTable, type WebhookEndpointsTable } from '../db/schema.js';
+import { flag, isSet, type WebhookAttemptsTable, type WebhookDeliveriesTable, type WebhookEndpointsTable } from '../db/index.js';
 import type { Deps } from '../deps.js';
 import { invalidBody, invalidRequest, notFound } from '../lib/errors.js';
 import type { CreateEndpointInput, ListDeliveriesInput, UpdateEndpointInput } from '../contract/webhook-schemas.js';

@@ -5,11 +5,10 @@
 // (webhooks/formats/), bound or not. The delivery rows and the `fanned_out` mark commit together, and (event, endpoint) is
 // unique, so two nodes fanning out the same event at once still produce one delivery each.
 import type { Insertable, Kysely, Transaction } from 'kysely';
-import { inList, type Db, type Dialect } from '../db/database.js';
-import { flag, isSet, type Database, type Flag, type WebhookDeliveriesTable } from '../db/schema.js';
+import { type Database, type Db, type Dialect, flag, type Flag, inList, isSet, type WebhookDeliveriesTable } from '../db/index.js';
 import type { Clock } from '../lib/clock.js';
 import type { Ids } from '../lib/ids.js';
-import { markFannedOut } from '../events/record.js';
+import { markFannedOut } from '../events/index.js';
 import { carries } from './formats/index.js';
 import type { EventType, WebhookFormat } from '../contract/webhooks.js';
 

@@ -1,7 +1,7 @@
 // The audit log: who did what, when, from where, to which workspace, and how it ended, for every
 // action taken in the dashboard. Owners read it in the dashboard and with `postern audit list`.
 import type { AuditEntry } from '../contract/dashboard.js';
-import type { AuditLogTable } from '../db/schema.js';
+import type { AuditLogTable } from '../db/index.js';
 import type { Deps } from '../deps.js';
 
 export interface AuditLog {

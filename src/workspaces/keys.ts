@@ -2,7 +2,7 @@
 // SHA-256 is stored (lib/bearer-secret.ts, shared with the SMTP credentials). The environment
 // comes from the stored row, never from the prefix a client sends.
 import type { ApiKey } from '../contract/dashboard.js';
-import type { ApiKeysTable } from '../db/schema.js';
+import type { ApiKeysTable } from '../db/index.js';
 import type { Deps } from '../deps.js';
 import { AppError, invalidBody, notFound } from '../lib/errors.js';
 import { hashSecret, lastUseDue, mintSecret } from '../lib/bearer-secret.js';

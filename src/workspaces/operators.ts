@@ -2,7 +2,7 @@
 // acts on every workspace and manages operators; a member acts on the workspaces granted to it.
 // Passwords are hashed with scrypt (memory-hard, from node:crypto); only the hash is stored.
 import { createHash, randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import type { OperatorRole, OperatorsTable } from '../db/schema.js';
+import type { OperatorRole, OperatorsTable } from '../db/index.js';
 import type { Deps } from '../deps.js';
 import { AppError, invalidBody, notFound, type Issue } from '../lib/errors.js';
 import { bytesToBase62 } from '../lib/ids.js';

@@ -7,10 +7,9 @@
 // A rising bounce rate: the last 24 hours' rate (failed / finished) is above 5% and above 1.5×
 // the 7-day rate, with at least 20 messages finished in the 24 hours (fewer make a noisy rate).
 import type { Config } from '../config.js';
-import type { Db } from '../db/database.js';
+import { type Db, flag } from '../db/index.js';
 import type { Meter, Overview, Warning, WindowFigures } from '../contract/overview.js';
-import { flag } from '../db/schema.js';
-import { createMessageStats } from '../messages/stats.js';
+import { createMessageStats } from '../messages/index.js';
 import { planLimits } from './plans.js';
 import type { Workspace } from './workspaces.js';
 import type { Env } from '../contract/vocabulary.js';

@@ -5,7 +5,7 @@
 // a compare-and-swap so two nodes cannot both accept it); a recovery code is spent when used.
 import { randomBytes } from 'node:crypto';
 import type * as QrCode from 'qrcode';
-import type { SignInMethod } from '../db/schema.js';
+import type { SignInMethod } from '../db/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../lib/errors.js';
 import { lazyRequire } from '../lib/lazy.js';

@@ -4,7 +4,7 @@
 // client address by the failures of the last window, also kept in the database; a wrong second
 // factor counts as a failure like a wrong password.
 import { randomBytes } from 'node:crypto';
-import type { OperatorSessionsTable, SignInMethod } from '../db/schema.js';
+import type { OperatorSessionsTable, SignInMethod } from '../db/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../lib/errors.js';
 import { bytesToBase62 } from '../lib/ids.js';

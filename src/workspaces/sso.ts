@@ -7,7 +7,7 @@
 // default) at every sign-in, so a change at the provider reaches Postern at the next one.
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config.js';
-import type { OperatorRole } from '../db/schema.js';
+import type { OperatorRole } from '../db/index.js';
 import type { Deps } from '../deps.js';
 import { AppError } from '../lib/errors.js';
 import { bytesToBase62 } from '../lib/ids.js';

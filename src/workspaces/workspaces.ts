@@ -1,6 +1,5 @@
 // Workspaces: the tenant boundary. Every row a client can see belongs to exactly one workspace.
-import { isUniqueViolation } from '../db/database.js';
-import type { WorkspacesTable } from '../db/schema.js';
+import { isUniqueViolation, type WorkspacesTable } from '../db/index.js';
 import type { Deps } from '../deps.js';
 import { AppError, invalidBody, notFound } from '../lib/errors.js';
 import { PLANS, type Plan } from '../contract/vocabulary.js';

@@ -17,7 +17,7 @@
 // rate once. The lowered rate is a budget of the cluster's (cluster/budgets.ts) with a burst of ten
 // seconds' worth, so mail goes out spread over the minute, not all at its start; the configured
 // `delivery.domainRates` stays in force beside it, a ceiling the back-off never climbs above.
-import type { Budget, Rate } from '../../cluster/budgets.js';
+import type { Budget, Rate } from '../../cluster/index.js';
 import type { Deps } from '../../deps.js';
 import { parseRate } from './rates.js';
 

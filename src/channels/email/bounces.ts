@@ -14,9 +14,9 @@ import type * as Mailparser from 'mailparser';
 import { lazyRequire } from '../../lib/lazy.js';
 import type { BounceRules } from './bounce-rules.js';
 import type { Deps } from '../../deps.js';
-import type { Ledger } from '../../messages/ledger.js';
-import type { SuppressionStore } from '../../suppressions/store.js';
-import { isSet } from '../../db/schema.js';
+import type { Ledger } from '../../messages/index.js';
+import type { SuppressionStore } from '../../suppressions/index.js';
+import { isSet } from '../../db/index.js';
 
 const mailparser = lazyRequire<typeof Mailparser>('mailparser');
 

@@ -14,7 +14,7 @@ import type MailComposerClass from 'nodemailer/lib/mail-composer/index.js';
 import type MimeNode from 'nodemailer/lib/mime-node/index.js';
 import { lazyRequire } from '../../lib/lazy.js';
 import type { Attachment } from '../../channel.js';
-import type { SigningKey } from '../../domains/sending.js';
+import type { SigningKey } from '../../domains/index.js';
 import { signMessage } from './dkim.js';
 import { foldField, mailbox, parameter, subjectValue } from './header-values.js';
 import { quotedPrintableAscii } from './quoted-printable.js';

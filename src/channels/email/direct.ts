@@ -15,7 +15,7 @@ import type { BounceCategory } from './bounce-rules.js';
 import { describeSmtpError, type Verdict } from './classify.js';
 import type { Destinations } from './destinations.js';
 import { createRouteCache } from './mx.js';
-import { domainOf } from '../../domains/sending.js';
+import { domainOf } from '../../domains/index.js';
 import type { EmailDeps, WireMessage } from './prepare.js';
 import type { DomainRateLimiter } from './rates.js';
 import type { RecipientState } from './recipients.js';

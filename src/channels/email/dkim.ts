@@ -12,7 +12,7 @@
 // verification and to mailauth's body hash over generated messages.
 import { createHash, createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import { domainToASCII } from 'node:url';
-import type { SigningKey } from '../../domains/sending.js';
+import type { SigningKey } from '../../domains/index.js';
 
 // RFC 8058 requires List-Unsubscribe and List-Unsubscribe-Post to be covered by the signature.
 const SIGNED_HEADERS = [

@@ -11,7 +11,7 @@ import type { Deps } from '../../deps.js';
 import { ConfigError } from '../../config.js';
 import { createWireDns } from '../../lib/dns-wire.js';
 import type { Logger } from '../../lib/logger.js';
-import type { SuppressionStore } from '../../suppressions/store.js';
+import type { SuppressionStore } from '../../suppressions/index.js';
 import type { BounceRules } from './bounce-rules.js';
 import type { ComposeRequest } from './compose.js';
 import type { Destinations } from './destinations.js';
@@ -217,3 +217,13 @@ export function createEmailTransport(deps: EmailChannelDeps): ChannelTransport {
     ...(Object.keys(config.delivery.pools).length ? { sources: createSourcePicker(config.delivery), slugOf: slugCache(deps) } : {}),
   });
 }
+
+export type { BounceHandler, ForwardedBounces } from './bounces.js';
+export { crlfLineEndings } from './compose.js';
+export type { Destinations } from './destinations.js';
+export type { RawSource, WireMessage } from './prepare.js';
+export { parseRate } from './rates.js';
+export { type Engagement, recordEngagement } from './tracking/engagement.js';
+export { isTrackingEnabled, setTracking } from './tracking/settings.js';
+export type { TokenSigner } from './tracking/tokens.js';
+export type { WarmUp } from './warm-up.js';

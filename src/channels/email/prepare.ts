@@ -7,13 +7,11 @@
 // (forwarding: the received message as it arrived, from an SRS envelope sender).
 import type { Delivery, OutboundMessage } from '../../channel.js';
 import type { Config } from '../../config.js';
-import type { Db } from '../../db/database.js';
-import type { RecipientKind } from '../../db/schema.js';
-import { bounceDomainOf } from '../../domains/names.js';
-import { domainOf } from '../../domains/sending.js';
+import type { Db, RecipientKind } from '../../db/index.js';
+import { bounceDomainOf, domainOf } from '../../domains/index.js';
 import type { BounceRules } from './bounce-rules.js';
 import type { Clock } from '../../lib/clock.js';
-import type { SuppressionStore } from '../../suppressions/store.js';
+import type { SuppressionStore } from '../../suppressions/index.js';
 import { composeSigned, messageIdFor, verpAddress, type ComposeRequest } from './compose.js';
 import { loadRecipients, type RecipientState } from './recipients.js';
 import { addTracking } from './tracking/rewrite.js';

@@ -2,7 +2,7 @@
 // budget per configured domain. A delivery that finds the bucket empty is
 // deferred with a retryAt at the next token, so a slow domain never holds a dispatcher slot. With
 // several nodes on PostgreSQL or Redis the rate is the cluster's, not each node's.
-import type { Budget, Budgets, Rate } from '../../cluster/budgets.js';
+import type { Budget, Budgets, Rate } from '../../cluster/index.js';
 
 const UNIT_MS: Record<string, number> = { s: 1000, sec: 1000, min: 60_000, h: 3_600_000, hour: 3_600_000, d: 86_400_000, day: 86_400_000 };
 

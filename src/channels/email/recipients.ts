@@ -3,9 +3,8 @@
 // already got a 250 is never sent the message twice by Postern's own doing. Rows are written once
 // per attempt, after the remote answers (one upsert for all recipients of the attempt): a crash
 // between the 250 and that write resends only the message that was in flight.
-import type { Db } from '../../db/database.js';
-import type { RecipientKind, RecipientStatus } from '../../db/schema.js';
-import { domainOf } from '../../domains/sending.js';
+import type { Db, RecipientKind, RecipientStatus } from '../../db/index.js';
+import { domainOf } from '../../domains/index.js';
 
 export interface RecipientState {
   address: string;

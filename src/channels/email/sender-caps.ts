@@ -15,9 +15,9 @@
 // rather than silently sent from the shared identity the caller did not ask for.
 import type { OutboundMessage } from '../../channel.js';
 import type { Deps } from '../../deps.js';
-import { domainOf, isVerifiedDomain } from '../../domains/sending.js';
+import { domainOf, isVerifiedDomain } from '../../domains/index.js';
 import { AppError } from '../../lib/errors.js';
-import { planLimits } from '../../workspaces/plans.js';
+import { planLimits } from '../../workspaces/index.js';
 
 type Check = (ctx: { message: OutboundMessage; plan: string }) => Promise<void>;
 

@@ -2,10 +2,9 @@
 // a delivered message cost on PostgreSQL), through the two-second cache of domain reads
 // (domains/read-cache.ts). The tracking setting is read fresh: `postern tracking enable` and the
 // next send follow each other in scripts.
-import type { Db } from '../../db/database.js';
-import { domainReadCache } from '../../domains/read-cache.js';
-import { findSigningKey, type SigningKey } from '../../domains/sending.js';
-import type { EventBus } from '../../events/bus.js';
+import type { Db } from '../../db/index.js';
+import { domainReadCache, findSigningKey, type SigningKey } from '../../domains/index.js';
+import type { EventBus } from '../../events/index.js';
 import type { Clock } from '../../lib/clock.js';
 import type { SecretBox } from '../../lib/secret-box.js';
 

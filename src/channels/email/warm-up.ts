@@ -13,9 +13,9 @@
 // step does not advance — and steps back `stepBack` steps at once; when the rates are back under
 // their thresholds (older answers leave the window, new deliveries go through) it resumes on its
 // own and climbs again from the next day.
-import type { Budgets } from '../../cluster/budgets.js';
+import type { Budgets } from '../../cluster/index.js';
 import type { Config } from '../../config.js';
-import type { Db } from '../../db/database.js';
+import type { Db } from '../../db/index.js';
 import type { Clock } from '../../lib/clock.js';
 import type { Logger } from '../../lib/logger.js';
 import type { ScheduleView } from '../../contract/warm-up.js';

@@ -7,7 +7,7 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express';
 import { AppError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
-import type { KeyStore } from '../../workspaces/keys.js';
+import type { KeyStore } from '../../workspaces/index.js';
 import { errorHandler } from '../errors.js';
 import { formBody } from './form.js';
 

@@ -8,8 +8,7 @@
 import type Addressparser from 'nodemailer/lib/addressparser/index.js';
 import type { Attachment } from '../../channel.js';
 import { AppError, invalidBody, isAppError, type Issue } from '../../lib/errors.js';
-import type { AcceptResponse, BatchItemResult, Sender } from '../../outbound/accept.js';
-import type { Outbound } from '../../outbound/outbound.js';
+import type { AcceptResponse, BatchItemResult, Outbound, Sender } from '../../outbound/index.js';
 import { isEmailAddress } from '../../lib/email-address.js';
 import { lazyRequire } from '../../lib/lazy.js';
 import type { MetadataValue } from '../../contract/message-schemas.js';

@@ -6,7 +6,7 @@
 // no equivalent for is refused by name rather than ignored (docs/migrating.md).
 import type { Request, Response, Router } from 'express';
 import { invalidBody, type AppError, type Issue } from '../../lib/errors.js';
-import type { Outbound } from '../../outbound/outbound.js';
+import type { Outbound } from '../../outbound/index.js';
 import { principalOf, requireScope } from '../auth.js';
 import { STATUS } from '../errors.js';
 import { describe, type VendorApi } from './compat.js';

@@ -6,7 +6,7 @@
 // classes (ApiInputError, InvalidAPIKeyError, RateLimitExceededError, …).
 import type { Request, Response, Router } from 'express';
 import { AppError, invalidBody, type Issue } from '../../lib/errors.js';
-import type { Outbound } from '../../outbound/outbound.js';
+import type { Outbound } from '../../outbound/index.js';
 import type { Clock } from '../../lib/clock.js';
 import { principalOf, requireScope } from '../auth.js';
 import { STATUS } from '../errors.js';

@@ -4,9 +4,8 @@
 // Errors are Resend's `{statusCode, name, message}`, which the SDK returns as `error`.
 import type { Router } from 'express';
 import { AppError, invalidBody, type Issue } from '../../lib/errors.js';
-import type { MessageRow } from '../../messages/message.js';
-import type { Outbound } from '../../outbound/outbound.js';
-import type { Scope } from '../../messages/read.js';
+import type { MessageRow, Scope } from '../../messages/index.js';
+import type { Outbound } from '../../outbound/index.js';
 import { bearerKey, principalOf, requireScope } from '../auth.js';
 import { STATUS } from '../errors.js';
 import { describe, type VendorApi } from './compat.js';

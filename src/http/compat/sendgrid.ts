@@ -8,7 +8,7 @@
 // raises as its ResponseError.
 import type { Router } from 'express';
 import { AppError, invalidBody, type Issue } from '../../lib/errors.js';
-import type { Outbound } from '../../outbound/outbound.js';
+import type { Outbound } from '../../outbound/index.js';
 import { bearerKey, principalOf, requireScope } from '../auth.js';
 import { STATUS as POSTERN_STATUS } from '../errors.js';
 import type { VendorApi } from './compat.js';

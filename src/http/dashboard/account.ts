@@ -7,7 +7,7 @@ import { parseBody } from '../../lib/validation.js';
 import { AppError } from '../../lib/errors.js';
 import { answer, auditAs, isSecure, sessionOf, siteOf, type DashboardDeps } from './context.js';
 import { checkSameOrigin, clearSessionCookie, clientOf, setSessionCookie } from './session.js';
-import type { Session } from '../../workspaces/sessions.js';
+import type { Session } from '../../workspaces/index.js';
 
 const credentials = z.object({ email: z.string().max(254), password: z.string().max(1024) });
 const setup = credentials.extend({ token: z.string().max(100) });

@@ -4,8 +4,7 @@
 // every answer is the store's public view, which names the secrets that are set, never their values.
 import { Router } from 'express';
 import { z } from 'zod';
-import { connectionView } from '../../channels/connections.js';
-import { PROVIDERS } from '../../channels/registry.js';
+import { connectionView, PROVIDERS } from '../../channels/index.js';
 import { invalidBody, notFound } from '../../lib/errors.js';
 import { actingOn, answer, auditAs, type DashboardDeps } from './context.js';
 

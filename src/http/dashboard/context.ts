@@ -1,30 +1,35 @@
 // What the dashboard's own routes share: their dependencies, and the session a route acts under.
-import type { WarmUp } from '../../channels/email/warm-up.js';
-import type { NodeRegistry } from '../../cluster/nodes.js';
+import type { WarmUp } from '../../channels/email/index.js';
+import type { NodeRegistry } from '../../cluster/index.js';
 import type { Request, Response } from 'express';
 import type { DashboardAnswers } from '../../contract/dashboard.js';
-import type { ConnectionStore } from '../../channels/connections.js';
+import type { ConnectionStore } from '../../channels/index.js';
 import type { EmailSource } from '../../channels/email/index.js';
-import type { CertificateProblem } from '../../certificates/certificates.js';
+import type { CertificateProblem } from '../../certificates/index.js';
 import type { Config } from '../../config.js';
-import type { Db } from '../../db/database.js';
-import type { ReceivedReader } from '../../inbound/received.js';
+import type { Db } from '../../db/index.js';
+import type { ReceivedReader } from '../../inbound/index.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
-import type { Outbound } from '../../outbound/outbound.js';
-import type { TemplateStore } from '../../templates/store.js';
-import type { AuditLog } from '../../workspaces/audit.js';
-import type { KeyStore } from '../../workspaces/keys.js';
-import type { SmtpCredentialStore } from '../../submission/smtp-credentials.js';
-import type { OperatorStore } from '../../workspaces/operators.js';
-import type { Passkeys, Site } from '../../workspaces/passkeys.js';
-import type { SecondFactors } from '../../workspaces/second-factor.js';
-import type { SingleSignOn } from '../../workspaces/sso.js';
-import type { SuppressionStore } from '../../suppressions/store.js';
-import type { EndpointStore } from '../../webhooks/endpoints.js';
-import type { Session, SessionStore } from '../../workspaces/sessions.js';
-import type { Workspace, WorkspaceStore } from '../../workspaces/workspaces.js';
+import type { Outbound } from '../../outbound/index.js';
+import type { TemplateStore } from '../../templates/index.js';
+import type {
+  AuditLog,
+  KeyStore,
+  OperatorStore,
+  Passkeys,
+  SecondFactors,
+  Session,
+  SessionStore,
+  SingleSignOn,
+  Site,
+  Workspace,
+  WorkspaceStore,
+} from '../../workspaces/index.js';
+import type { SmtpCredentialStore } from '../../submission/index.js';
+import type { SuppressionStore } from '../../suppressions/index.js';
+import type { EndpointStore } from '../../webhooks/index.js';
 import type { Env } from '../../contract/vocabulary.js';
 
 export interface DashboardDeps {

@@ -13,10 +13,9 @@
 import { Router, type Response } from 'express';
 import { CHANNEL_HINTS } from '../../contract/channels.js';
 import { AppError } from '../../lib/errors.js';
-import { rowToOutbound, type MessageRow } from '../../messages/message.js';
-import { scopedMessageRow } from '../../messages/read.js';
-import { renderRequestOf } from '../../outbound/dispatcher.js';
-import { renderOutput } from '../../channels/render.js';
+import { type MessageRow, rowToOutbound, scopedMessageRow } from '../../messages/index.js';
+import { renderRequestOf } from '../../outbound/index.js';
+import { renderOutput } from '../../channels/index.js';
 import { actingOn, answer, type DashboardDeps } from './context.js';
 import { imageSourcesAsked, sendIsolatedHtml } from './isolated-html.js';
 import type { EmailOutput } from '../../contract/channels.js';

@@ -21,8 +21,8 @@
 // suppressions added in the window to the environment's list (a test key's simulated bounces count
 // in test only).
 import { Router } from 'express';
-import { createOverview } from '../../workspaces/overview.js';
-import type { CertificateProblem } from '../../certificates/certificates.js';
+import { createOverview } from '../../workspaces/index.js';
+import type { CertificateProblem } from '../../certificates/index.js';
 import { actingOn, answer, type DashboardDeps } from './context.js';
 
 function certificateWarning(p: CertificateProblem): string {

@@ -3,10 +3,7 @@
 // workspace and environment chosen in the dashboard, with every scope).
 import type { Request, Response } from 'express';
 import { AppError } from '../../lib/errors.js';
-import type { AuditLog } from '../../workspaces/audit.js';
-import type { Principal } from '../../workspaces/keys.js';
-import type { Client, Session, SessionStore } from '../../workspaces/sessions.js';
-import type { WorkspaceStore } from '../../workspaces/workspaces.js';
+import type { AuditLog, Client, Principal, Session, SessionStore, WorkspaceStore } from '../../workspaces/index.js';
 
 const COOKIE = 'postern_session';
 const CSRF_HEADER = 'x-csrf-token';

@@ -5,7 +5,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import { parseBody } from '../../lib/validation.js';
 import { DESCRIPTION_MAX } from '../../contract/smtp-credential-schemas.js';
-import { GENERIC_USER } from '../../submission/credentials.js';
+import { GENERIC_USER } from '../../submission/index.js';
 import { actingOn, answer, auditAs, type DashboardDeps } from './context.js';
 
 const credentialInput = z.strictObject({

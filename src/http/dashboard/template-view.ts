@@ -7,7 +7,7 @@ import { Router } from 'express';
 import { CHANNEL_HINTS } from '../../contract/channels.js';
 import { invalidRequest } from '../../lib/errors.js';
 import { nestsDeeperThan, paramTooDeep } from '../../lib/json-depth.js';
-import { normalizeSlug } from '../../templates/store.js';
+import { normalizeSlug } from '../../templates/index.js';
 import { actingOn, type DashboardDeps } from './context.js';
 import { imageSourcesAsked, sendIsolatedHtml } from './isolated-html.js';
 

@@ -18,8 +18,7 @@ import { addSuppressionBody, listSuppressionsQuery } from '../../contract/suppre
 import { createTemplateBody, draftBody, renderBody, updateTemplateBody } from '../../contract/template-schemas.js';
 import { SUPPRESSION_REASONS, type ErrorCode, type Scope } from '../../contract/vocabulary.js';
 import { createEndpointSchema, listDeliveriesSchema, updateEndpointSchema } from '../../contract/webhook-schemas.js';
-import { batchBody } from '../../outbound/batch-input.js';
-import { sendBody } from '../../outbound/send-input.js';
+import { batchBody, sendBody } from '../../outbound/index.js';
 
 /** A success answer: JSON with a schema, a Server-Sent Events stream, or bytes of a media type. */
 export type Success =

@@ -6,10 +6,7 @@
 //   POST /callbacks/twilio/{connectionId}    form-encoded, X-Twilio-Signature (HMAC-SHA1)
 //   POST /callbacks/sms-http/{connectionId}  JSON {id, status, error}, X-Postern-Signature
 import express, { Router } from 'express';
-import type { ConnectionStore } from '../../channels/connections.js';
-import type { CallbackRequest } from '../../channels/provider.js';
-import type { ProviderStatusSink } from '../../channels/provider-status.js';
-import { PROVIDERS } from '../../channels/registry.js';
+import { type CallbackRequest, type ConnectionStore, PROVIDERS, type ProviderStatusSink } from '../../channels/index.js';
 import type { Clock } from '../../lib/clock.js';
 import { AppError, notFound } from '../../lib/errors.js';
 

@@ -1,7 +1,7 @@
 // GET /v1/connections (scope read): the configured email connection and the workspace's stored
 // provider connections for the key's environment, never their secrets.
 import { Router } from 'express';
-import { connectionView, type ConnectionStore } from '../../channels/connections.js';
+import { type ConnectionStore, connectionView } from '../../channels/index.js';
 import { emailConnectionView } from '../../channels/email/index.js';
 import type { Config } from '../../config.js';
 import { principalOf, requireScope } from '../auth.js';

@@ -4,16 +4,15 @@
 // and release the workspace's own mail there; purge (scope cancel) drops what still waits for it.
 // The box-wide levers (every workspace) are the operator's: `postern queue …`.
 import { Router, type Request } from 'express';
-import type { Destinations } from '../../channels/email/destinations.js';
+import type { Destinations } from '../../channels/email/index.js';
 import { destinationsQuery, purgeBody, suspendBody } from '../../contract/destination-schemas.js';
-import type { Db } from '../../db/database.js';
-import { isDomainName, normalizeDomain } from '../../domains/names.js';
+import type { Db } from '../../db/index.js';
+import { isDomainName, normalizeDomain } from '../../domains/index.js';
 import type { Clock } from '../../lib/clock.js';
 import { invalidRequest } from '../../lib/errors.js';
 import { parseBody, zodIssues } from '../../lib/validation.js';
-import type { Ledger } from '../../messages/ledger.js';
-import { purgeDestination } from '../../outbound/purge.js';
-import { releaseDeferredTo } from '../../outbound/queue.js';
+import type { Ledger } from '../../messages/index.js';
+import { purgeDestination, releaseDeferredTo } from '../../outbound/index.js';
 import { principalOf, requireScope } from '../auth.js';
 
 export interface DestinationRoutesDeps {

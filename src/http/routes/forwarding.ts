@@ -1,6 +1,6 @@
 // The link from a received message to the outbound message that forwards it (scope inbound).
 import { Router } from 'express';
-import type { Forwarding } from '../../forwarding/forwarding.js';
+import type { Forwarding } from '../../forwarding/index.js';
 import { principalOf, requireScope } from '../auth.js';
 
 export function forwardingRoutes(forwarding: Forwarding): Router {

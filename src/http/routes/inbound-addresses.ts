@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { createAddressBody } from '../../contract/inbound-schemas.js';
-import type { AddressStore } from '../../inbound/addresses.js';
+import type { AddressStore } from '../../inbound/index.js';
 import { principalOf, requireScope } from '../auth.js';
 import { parseBody } from '../../lib/validation.js';
 

@@ -1,7 +1,6 @@
 import { Router } from 'express';
-import type { Doctor } from '../../domains/doctor.js';
+import type { Doctor, DomainStore } from '../../domains/index.js';
 import { claimDomainBody, rotateDkimBody } from '../../contract/domain-schemas.js';
-import type { DomainStore } from '../../domains/domains.js';
 import { parseBody } from '../../lib/validation.js';
 import { principalOf, requireScope } from '../auth.js';
 

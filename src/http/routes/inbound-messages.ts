@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { ReceivedReader } from '../../inbound/received.js';
+import type { ReceivedReader } from '../../inbound/index.js';
 import { invalidRequest } from '../../lib/errors.js';
 import { principalOf, requireScope } from '../auth.js';
 

@@ -2,7 +2,7 @@
 // headers), run now when it has none; POST /v1/messages/{id}/checks runs them again. Both need the
 // read scope: a check reads the message and changes nothing about it (outbound/checks/checks.ts).
 import { Router } from 'express';
-import type { MessageCheckService } from '../../outbound/checks/checks.js';
+import type { MessageCheckService } from '../../outbound/index.js';
 import { principalOf, requireScope } from '../auth.js';
 
 export function messageCheckRoutes(checks: MessageCheckService): Router {

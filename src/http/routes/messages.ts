@@ -6,12 +6,11 @@
 // after `tail.maxDuration` and when the daemon stops.
 import { Router, type Request } from 'express';
 import type { Config } from '../../config.js';
-import type { EventBus } from '../../events/bus.js';
-import type { Ledger } from '../../messages/ledger.js';
+import type { EventBus } from '../../events/index.js';
+import { type Ledger, type ListFilters, matchesFilters } from '../../messages/index.js';
 import { AppError, invalidRequest } from '../../lib/errors.js';
 import { STATUS_FILTERS as STATUSES, type StatusFilter } from '../../contract/messages.js';
-import { matchesFilters, type ListFilters } from '../../messages/read.js';
-import type { Outbound } from '../../outbound/outbound.js';
+import type { Outbound } from '../../outbound/index.js';
 import { principalOf, requireScope } from '../auth.js';
 import { CHANNELS, type Channel } from '../../contract/channels.js';
 import type { Message } from '../../contract/message-schemas.js';

@@ -5,7 +5,7 @@
 // answered too, never redirected, for a TLS-terminating proxy in front (docs/dns.md, "MTA-STS").
 // Every node answers the same: the policy is read from the database on each request.
 import { Router } from 'express';
-import type { MtaStsPolicies } from '../../domains/mta-sts-policy.js';
+import type { MtaStsPolicies } from '../../domains/index.js';
 import { AppError } from '../../lib/errors.js';
 
 /** The path senders fetch the policy from; never redirected to HTTPS, so a proxy in front may serve it. */

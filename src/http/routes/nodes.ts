@@ -2,7 +2,7 @@
 // deliveries in flight and the messages it has claimed. The nodes are the box's, not a workspace's:
 // the `cluster` scope is never part of an unscoped key's access (workspaces/scopes.ts).
 import { Router } from 'express';
-import type { NodeRegistry } from '../../cluster/nodes.js';
+import type { NodeRegistry } from '../../cluster/index.js';
 import type { Config } from '../../config.js';
 import { requireScope } from '../auth.js';
 

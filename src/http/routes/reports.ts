@@ -6,7 +6,7 @@ import { Router } from 'express';
 import { invalidRequest } from '../../lib/errors.js';
 import { zodIssues } from '../../lib/validation.js';
 import { reportQuery } from '../../contract/report-schemas.js';
-import type { ReportQuery, Reports } from '../../reports/reports.js';
+import type { ReportQuery, Reports } from '../../reports/index.js';
 import { principalOf, requireScope } from '../auth.js';
 
 const DAY = 86_400_000;

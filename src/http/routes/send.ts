@@ -2,8 +2,7 @@
 // 202 once what is accepted is committed. Validation of the bodies lives in outbound/send-input.ts
 // and outbound/batch-input.ts.
 import { Router } from 'express';
-import type { Outbound } from '../../outbound/outbound.js';
-import { readBatchBody } from '../../outbound/batch-input.js';
+import { type Outbound, readBatchBody } from '../../outbound/index.js';
 import { principalOf, requireScope } from '../auth.js';
 
 export function sendRoutes(outbound: Outbound): Router {

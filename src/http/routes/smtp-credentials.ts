@@ -5,7 +5,7 @@
 import { Router, type Response } from 'express';
 import { parseBody } from '../../lib/validation.js';
 import { createSmtpCredentialBody } from '../../contract/smtp-credential-schemas.js';
-import type { SmtpCredentialStore } from '../../submission/smtp-credentials.js';
+import type { SmtpCredentialStore } from '../../submission/index.js';
 import { principalOf, requireScope } from '../auth.js';
 
 const ownerOf = (res: Response) => {

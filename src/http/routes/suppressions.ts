@@ -14,8 +14,17 @@ import { Router, type Response } from 'express';
 import { AppError, notFound } from '../../lib/errors.js';
 import { parseBody, zodIssues } from '../../lib/validation.js';
 import { addSuppressionBody, listSuppressionsQuery } from '../../contract/suppression-schemas.js';
-import { decodePosition, encodePosition, positionOf, type ListScope, type SuppressionStore } from '../../suppressions/store.js';
-import { exportSuppressions, importSuppressions, ImportRefused, type TransferFormat } from '../../suppressions/transfer.js';
+import {
+  decodePosition,
+  encodePosition,
+  exportSuppressions,
+  ImportRefused,
+  importSuppressions,
+  type ListScope,
+  positionOf,
+  type SuppressionStore,
+  type TransferFormat,
+} from '../../suppressions/index.js';
 import type { Deps } from '../../deps.js';
 import { principalOf, requireScope } from '../auth.js';
 import { SUPPRESSION_REASONS, type SuppressionReason } from '../../contract/vocabulary.js';

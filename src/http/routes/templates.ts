@@ -4,7 +4,7 @@
 import { Router, type Request } from 'express';
 import { notFound } from '../../lib/errors.js';
 import { createTemplateBody, draftBody, renderBody, updateTemplateBody } from '../../contract/template-schemas.js';
-import { normalizeSlug, type TemplateStore } from '../../templates/store.js';
+import { normalizeSlug, type TemplateStore } from '../../templates/index.js';
 import { parseBody } from '../../lib/validation.js';
 import { principalOf, requireScope } from '../auth.js';
 

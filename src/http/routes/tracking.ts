@@ -6,11 +6,10 @@
 //   POST /u/:token    one-click unsubscribe (RFC 8058 `List-Unsubscribe=One-Click`) and the page's
 //                     button: records an opt-out for the recipient in the workspace
 import express, { Router } from 'express';
-import type { Engagement } from '../../channels/email/tracking/engagement.js';
-import type { TokenSigner } from '../../channels/email/tracking/tokens.js';
+import type { Engagement, TokenSigner } from '../../channels/email/index.js';
 import { AppError } from '../../lib/errors.js';
 import type { Logger } from '../../lib/logger.js';
-import type { SuppressionStore } from '../../suppressions/store.js';
+import type { SuppressionStore } from '../../suppressions/index.js';
 
 const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 

@@ -1,7 +1,7 @@
 // Webhook endpoints (scope webhooks): CRUD, secret rotation, the delivery log and manual retry.
 import { Router } from 'express';
 import { invalidRequest } from '../../lib/errors.js';
-import type { EndpointStore, Owner } from '../../webhooks/endpoints.js';
+import type { EndpointStore, Owner } from '../../webhooks/index.js';
 import { createEndpointSchema, listDeliveriesSchema, updateEndpointSchema } from '../../contract/webhook-schemas.js';
 import { parseBody, zodIssues } from '../../lib/validation.js';
 import { principalOf, requireScope } from '../auth.js';

@@ -4,7 +4,7 @@
 // nothing (receivers put basic-auth credentials in the URL, which Postern sends as an
 // Authorization header); Postern's own Standard Webhooks headers ride along for receivers that
 // check them.
-import { metadataStrings } from '../../messages/message.js';
+import { metadataStrings } from '../../messages/index.js';
 import { signatureHeaders } from '../signing.js';
 import { messageOf, type EventMessage, type PayloadFormat } from './format.js';
 import type { EventType } from '../../contract/webhooks.js';

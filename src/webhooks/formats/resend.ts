@@ -2,7 +2,7 @@
 // data}` with `email.*` types, signed by Svix as Resend's are: the Standard Webhooks scheme under
 // `svix-id`, `svix-timestamp` and `svix-signature`, keyed with the endpoint's `whsec_` secret, so
 // the `svix` package (or Resend's `webhooks.verify`) checks them.
-import { metadataStrings } from '../../messages/message.js';
+import { metadataStrings } from '../../messages/index.js';
 import { signatures } from '../signing.js';
 import { messageOf, type EventMessage, type PayloadFormat } from './format.js';
 import type { EventType } from '../../contract/webhooks.js';

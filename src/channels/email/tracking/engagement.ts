@@ -3,7 +3,7 @@
 // transaction as the timeline entry and the message.opened / message.clicked event row, so
 // concurrent hits (or two nodes) record exactly one. Later opens and clicks change nothing and add
 // no timeline entry (a busy newsletter would grow it without bound). Engagement never changes status.
-import type { Ledger } from '../../../messages/ledger.js';
+import type { Ledger } from '../../../messages/index.js';
 
 export type Engagement = 'opened' | 'clicked';
 

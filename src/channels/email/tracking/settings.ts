@@ -1,9 +1,7 @@
 // Whether open/click tracking is on for a workspace: a per-workspace setting (`email_settings`,
 // `postern tracking enable|disable --workspace S`) over the `tracking.enabledByDefault` config.
 // Tracking is opt-in because pixels and rewritten links are visible to recipients.
-import type { Db, Dialect } from '../../../db/database.js';
-import { readsTogether } from '../../../db/reads-together.js';
-import { flag, isSet } from '../../../db/schema.js';
+import { type Db, type Dialect, flag, isSet, readsTogether } from '../../../db/index.js';
 import type { Clock } from '../../../lib/clock.js';
 
 export async function isTrackingEnabled(db: Db, workspaceId: string, byDefault: boolean): Promise<boolean> {

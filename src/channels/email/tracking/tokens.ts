@@ -4,7 +4,7 @@
 // signed. The HMAC key is `tracking.secret` when set, else a random secret created once in the
 // database (shared by every node of a scale-out).
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Db } from '../../../db/database.js';
+import type { Db } from '../../../db/index.js';
 import type { Clock } from '../../../lib/clock.js';
 
 export type TokenKind = 'open' | 'click' | 'unsubscribe';
