@@ -17,6 +17,7 @@ import { planLimits } from '../workspaces/index.js';
 import { channelIssues, readSendBody, shapeIssues } from './send-input.js';
 import type { Channel, ChannelContent } from '../contract/channels.js';
 import type { ErrorCode } from '../contract/vocabulary.js';
+import type { BatchMode } from '../contract/sending-schemas.js';
 
 const IDEMPOTENCY_TTL_MS = 24 * 3600 * 1000;
 
@@ -69,8 +70,6 @@ function checkKey(key: string): void {
 
 /** Refusals an item of a batch can have on its own; anything else (the database away, …) refuses the request. */
 const ITEM_REFUSALS = new Set<ErrorCode>(['invalid_body', 'invalid_request', 'plan_limit', 'quota_exceeded']);
-
-export type BatchMode = 'atomic' | 'partial';
 
 /** One item's answer in a batch: accepted (or the original of a repeat), or refused with the error a single send would get. */
 export type BatchItemResult = AcceptResponse | { error: { code: ErrorCode; message: string } & Record<string, unknown> };

@@ -2,21 +2,8 @@
 // `idempotencyKey` of its own, and `mode`. The envelope is checked here (a refusal of the whole
 // request); each message is checked by accept as a single send's body would be, so an item's
 // issues are the ones /v1/send would list, under `messages.{i}`.
-import { z } from 'zod';
 import { invalidBody, type Issue } from '../lib/errors.js';
-import type { BatchMode } from './accept.js';
-import { sendBody } from './send-input.js';
-
-const MAX_BATCH = 500;
-
-/** The batch body, as a zod schema for the API description; readBatchBody applies it. */
-export const batchBody = z.strictObject({
-  mode: z.enum(['atomic', 'partial']).default('atomic'),
-  messages: z
-    .array(sendBody.extend({ idempotencyKey: z.string().min(1).max(255).optional() }))
-    .min(1)
-    .max(MAX_BATCH),
-});
+import { MAX_BATCH, type BatchMode } from '../contract/sending-schemas.js';
 
 export interface BatchItem {
   body: unknown;

@@ -5,15 +5,8 @@ import type { ChannelTransport } from '../channel.js';
 import type { Deps } from '../deps.js';
 import type { Worker, WorkerSpec } from '../lib/worker.js';
 import { createReader, type Ledger, type ListFilters, type Page, type Scope } from '../messages/index.js';
-import {
-  createAccept,
-  type AcceptCheck,
-  type AcceptResponse,
-  type BatchMode,
-  type BatchResponse,
-  type Sender,
-  type TemplateResolver,
-} from './accept.js';
+import { createAccept, type AcceptCheck, type AcceptResponse, type BatchResponse, type Sender, type TemplateResolver } from './accept.js';
+import type { BatchMode } from '../contract/sending-schemas.js';
 import { cancelMessage } from './cancel.js';
 import { retryMessageNow } from './retry-now.js';
 import { createDispatcher, type HoldCheck, type Renderer, type SuppressHook } from './dispatcher.js';

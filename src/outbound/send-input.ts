@@ -1,69 +1,14 @@
-// The send body (POST /v1/send, /v1/send-raw): field names per DESIGN.md. The zod schema checks the
-// shape; channelIssues() checks what depends on the channel, which a template send only knows once
+// Reading the send body (POST /v1/send, /v1/send-raw). The contract's zod schema
+// (contract/sending-schemas.ts) checks the shape; channelIssues() checks what depends on the channel, which a template send only knows once
 // its template is resolved. Both feed one list, so every problem is reported at once.
-import { z } from 'zod';
 import type { Issue } from '../lib/errors.js';
 import { zodIssues } from '../lib/validation.js';
 import { inlineContentSchemas } from '../contract/channels.js';
+import { sendBody, type SendBody } from '../contract/sending-schemas.js';
 import { specOf } from '../channels/index.js';
-import { isEmailAddress } from '../lib/email-address.js';
-import { CHANNELS, type Channel } from '../contract/channels.js';
+import type { Channel } from '../contract/channels.js';
 
-const CONTROL = /[\u0000-\u001f\u007f]/;
-const BASE64 = /^[A-Za-z0-9+/\r\n]*={0,2}\s*$/;
 const MAX_SCHEDULE_MS = 30 * 24 * 3600 * 1000;
-
-const address = z.string().refine(isEmailAddress, 'must be a bare email address such as someone@example.com');
-const metadataKey = /^[^\u0000-\u001f\u007f]{1,40}$/;
-
-const attachment = z.strictObject({
-  filename: z
-    .string()
-    .min(1)
-    .max(255)
-    .refine((s) => !CONTROL.test(s) && !/[\\/]/.test(s), 'must not contain control characters or slashes'),
-  contentType: z.string().regex(/^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+$/i, 'must be a MIME type such as application/pdf'),
-  content: z
-    .string()
-    .min(1)
-    .refine((s) => BASE64.test(s), 'must be base64'),
-});
-
-const recipients = z.union([address, z.array(address).max(50)]).transform((v) => (Array.isArray(v) ? v : [v]));
-
-export const sendBody = z.object({
-  template: z.string().min(1).max(100).optional(),
-  content: z.record(z.string(), z.unknown()).optional(),
-  to: z.string().min(1, 'required').max(8192),
-  channel: z.enum(CHANNELS).optional(),
-  vars: z.record(z.string(), z.unknown()).default({}),
-  metadata: z
-    .record(
-      z.string(),
-      z.union([z.string().max(500), z.number().refine(Number.isFinite, 'must be finite'), z.boolean()], {
-        error: 'metadata values must be string, number or boolean',
-      }),
-    )
-    .default({})
-    .refine((m) => Object.keys(m).length <= 50, 'at most 50 metadata keys')
-    .refine((m) => Object.keys(m).every((k) => metadataKey.test(k)), 'metadata keys are 1-40 characters without control characters'),
-  scheduledAt: z.iso
-    .datetime({ offset: true, error: 'must be an ISO 8601 date-time with a time zone, such as 2030-01-01T09:00:00Z' })
-    .optional(),
-  from: address.optional(),
-  fromName: z
-    .string()
-    .max(128, 'at most 128 characters')
-    .refine((s) => !CONTROL.test(s) && !/[<>]/.test(s), 'must not contain control characters or angle brackets')
-    .optional(),
-  version: z.number().int().min(1, 'must be at least 1').optional(),
-  cc: recipients.optional(),
-  bcc: recipients.optional(),
-  replyTo: address.optional(),
-  attachments: z.array(attachment).max(20).optional(),
-  interpolate: z.boolean().optional(),
-});
-export type SendBody = z.infer<typeof sendBody>;
 
 type Input = Record<string, unknown>;
 const FIELDS = Object.keys(sendBody.shape) as (keyof typeof sendBody.shape)[];

@@ -8,7 +8,7 @@
 import type { Deps } from '../deps.js';
 import { domainOf, isVerifiedDomain } from '../domains/index.js';
 import type { Outbound } from '../outbound/index.js';
-import { isEmailAddress } from '../lib/email-address.js';
+import { isEmailAddress } from '../contract/addresses.js';
 import type { SuppressionStore } from '../suppressions/index.js';
 import type { Principal } from '../workspaces/index.js';
 import type { Credentials } from './credentials.js';

@@ -13,7 +13,7 @@ import { parse as parseCsv } from 'csv-parse';
 import { csvQuote } from '../lib/csv.js';
 import type { Deps } from '../deps.js';
 import { flag, type SuppressionsTable } from '../db/index.js';
-import { isEmailAddress } from '../lib/email-address.js';
+import { isEmailAddress } from '../contract/addresses.js';
 import { WILDCARD } from '../contract/suppression-schemas.js';
 import { normalizeAddress, type ListScope, type Suppression, type SuppressionStore } from './store.js';
 import type { SuppressionReason } from '../contract/vocabulary.js';

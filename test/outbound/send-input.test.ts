@@ -2,7 +2,8 @@
 // keys, each field's limits), the one-of rules and the scheduling window, and what depends on the
 // channel. Every problem is reported at once; test/outbound/send.test.ts covers the HTTP answer.
 import t from 'tap';
-import { channelIssues, readSendBody, shapeIssues, type SendBody } from '../../src/outbound/send-input.js';
+import type { SendBody } from '../../src/contract/sending-schemas.js';
+import { channelIssues, readSendBody, shapeIssues } from '../../src/outbound/send-input.js';
 
 const base = { to: 'ann@example.com', channel: 'email', content: { subject: 's', text: 'x' } };
 const paths = (raw: unknown) => readSendBody(raw).issues.map((i) => i.path);

@@ -1,6 +1,6 @@
 // The email channel as the layers serving every channel see it (../spec.ts). Its live transport is
 // built from the config by the composition root (index.ts: direct to MX or through a relay).
-import { isEmailAddress } from '../../lib/email-address.js';
+import { isEmailAddress } from '../../contract/addresses.js';
 import { simulationWord } from '../simulation.js';
 import { asIs, channelSpec } from '../spec.js';
 import { emailVerbatim, renderEmail } from './render.js';

@@ -9,7 +9,7 @@ import type Addressparser from 'nodemailer/lib/addressparser/index.js';
 import type { Attachment } from '../../channel.js';
 import { AppError, invalidBody, isAppError, type Issue } from '../../lib/errors.js';
 import type { AcceptResponse, BatchItemResult, Outbound, Sender } from '../../outbound/index.js';
-import { isEmailAddress } from '../../lib/email-address.js';
+import { isEmailAddress } from '../../contract/addresses.js';
 import { lazyRequire } from '../../lib/lazy.js';
 import type { MetadataValue } from '../../contract/message-schemas.js';
 

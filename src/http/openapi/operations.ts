@@ -13,12 +13,12 @@ import { addressesQuery, createAddressBody, inboundMessagesQuery } from '../../c
 import { messageSchema, messagesQuery } from '../../contract/message-schemas.js';
 import { reportQuery } from '../../contract/report-schemas.js';
 import { RESPONSES } from '../../contract/responses.js';
+import { batchBody, sendBody } from '../../contract/sending-schemas.js';
 import { createSmtpCredentialBody } from '../../contract/smtp-credential-schemas.js';
 import { addSuppressionBody, listSuppressionsQuery } from '../../contract/suppression-schemas.js';
 import { createTemplateBody, draftBody, renderBody, updateTemplateBody } from '../../contract/template-schemas.js';
 import { SUPPRESSION_REASONS, type ErrorCode, type Scope } from '../../contract/vocabulary.js';
 import { createEndpointSchema, listDeliveriesSchema, updateEndpointSchema } from '../../contract/webhook-schemas.js';
-import { batchBody, sendBody } from '../../outbound/index.js';
 
 /** A success answer: JSON with a schema, a Server-Sent Events stream, or bytes of a media type. */
 export type Success =
