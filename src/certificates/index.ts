@@ -1,5 +1,6 @@
-// The public face of certificates/: what the rest of the daemon may import from this area (the
-// `areas-through-their-face` rule). Everything else in the folder is the area's own business.
+// TLS certificates: the store, ACME, and the certificate served for each name. This is the area's
+// public face: the rest of the daemon imports only what it names (the `areas-through-their-face`
+// rule).
 export { alpnCertificate, alpnToken } from './acme.js';
 export type { CertificateProblem, Certificates } from './certificates.js';
 export { MAX_HELLO_BYTES, readClientHello } from './client-hello.js';

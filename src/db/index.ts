@@ -1,5 +1,6 @@
-// The public face of db/: what the rest of the daemon may import from this area (the
-// `areas-through-their-face` rule). Everything else in the folder is the area's own business.
+// Storage: Kysely over SQLite or PostgreSQL, the migrations and row types, group commit and backups.
+// This is the area's public face: the rest of the daemon imports only what it names (the `areas-
+// through-their-face` rule).
 export { backupSqlite, restoreSqlite } from './backup.js';
 export { queriesFor } from './compiled-queries.js';
 export {

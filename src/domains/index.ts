@@ -1,5 +1,6 @@
-// The public face of domains/: what the rest of the daemon may import from this area (the
-// `areas-through-their-face` rule). Everything else in the folder is the area's own business.
+// The domains a workspace sends from and receives for: claims, DNS checks, the doctor, DKIM keys and
+// their rotation, MTA-STS policies. This is the area's public face: the rest of the daemon imports
+// only what it names (the `areas-through-their-face` rule).
 export { resealDkimKeys } from './dkim-keys.js';
 export type { Check, Doctor, DoctorReport } from './doctor.js';
 export type { DomainStore } from './domains.js';

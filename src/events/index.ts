@@ -1,4 +1,5 @@
-// The public face of events/: what the rest of the daemon may import from this area (the
-// `areas-through-their-face` rule). Everything else in the folder is the area's own business.
+// What happened, recorded: the event log's one writer and the in-process bus. This is the area's
+// public face: the rest of the daemon imports only what it names (the `areas-through-their-face`
+// rule).
 export type { EventBus } from './bus.js';
 export { eventRow, insertEventRows, markFannedOut, markForwardChecked, type NewEvent, recordEvent, recordEvents } from './record.js';

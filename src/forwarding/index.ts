@@ -1,3 +1,4 @@
-// The public face of forwarding/: what the rest of the daemon may import from this area (the
-// `areas-through-their-face` rule). Everything else in the folder is the area's own business.
+// Forwarding of received mail: the rules, SRS, the forward composed and the forwarder worker. This
+// is the area's public face: the rest of the daemon imports only what it names (the `areas-through-
+// their-face` rule).
 export type { Forwarding } from './forwarding.js';

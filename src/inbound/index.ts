@@ -1,5 +1,6 @@
-// The public face of inbound/: what the rest of the daemon may import from this area (the
-// `areas-through-their-face` rule). Everything else in the folder is the area's own business.
+// Receiving: routing at RCPT TO, analysis (SPF, DKIM, DMARC, ARC, parsing), storing, received mail
+// and addresses. This is the area's public face: the rest of the daemon imports only what it names
+// (the `areas-through-their-face` rule).
 export type { AddressStore } from './addresses.js';
 export type { PassedClients } from './passed-clients.js';
 export { endsHeaderBlock, plainTextShortcut } from './plain-text.js';

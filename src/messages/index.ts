@@ -1,5 +1,6 @@
-// The public face of messages/: what the rest of the daemon may import from this area (the
-// `areas-through-their-face` rule). Everything else in the folder is the area's own business.
+// The outbound message ledger (the one writer of a message's state), its reads, transitions and
+// stats. This is the area's public face: the rest of the daemon imports only what it names (the
+// `areas-through-their-face` rule).
 export type { Change, Ledger, LedgerObservation } from './ledger.js';
 export { BLOCKED_NOTICE, type MessageRow, metadataStrings, metadataText, rowToMessage, rowToOutbound, searchText } from './message.js';
 export { createReader, type ListFilters, matchesFilters, type Page, type Scope, scopedMessageRow } from './read.js';

@@ -1,5 +1,6 @@
-// The public face of outbound/: what the rest of the daemon may import from this area (the
-// `areas-through-their-face` rule). Everything else in the folder is the area's own business.
+// Sending: accept, the queue, the dispatcher and its hooks, retries, cancel, purge and the message
+// checks. This is the area's public face: the rest of the daemon imports only what it names (the
+// `areas-through-their-face` rule).
 export type { AcceptResponse, BatchItemResult, Sender } from './accept.js';
 export { readBatchBody } from './batch-input.js';
 export type { MessageCheckService } from './checks/checks.js';

@@ -1,5 +1,6 @@
-// The public face of reports/: what the rest of the daemon may import from this area (the
-// `areas-through-their-face` rule). Everything else in the folder is the area's own business.
+// DMARC and TLS reports: the ones mailed in, read and stored by day, and the summary of inbound TLS.
+// This is the area's public face: the rest of the daemon imports only what it names (the `areas-
+// through-their-face` rule).
 export type { InboundTlsOutcome } from './inbound-tls.js';
 export { type IngestOutcome, REPORT_LOCAL_PART, type ReportInbox } from './inbox.js';
 export type { ReportQuery, Reports } from './reports.js';

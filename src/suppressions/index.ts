@@ -1,5 +1,6 @@
-// The public face of suppressions/: what the rest of the daemon may import from this area (the
-// `areas-through-their-face` rule). Everything else in the folder is the area's own business.
+// The suppression lists, one per workspace and environment, with import and export. This is the
+// area's public face: the rest of the daemon imports only what it names (the `areas-through-their-
+// face` rule).
 export {
   decodePosition,
   encodePosition,

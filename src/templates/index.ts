@@ -1,5 +1,6 @@
-// The public face of templates/: what the rest of the daemon may import from this area (the
-// `areas-through-their-face` rule). Everything else in the folder is the area's own business.
+// Templates and their numbered versions, the checks of their content, and template push. This is the
+// area's public face: the rest of the daemon imports only what it names (the `areas-through-their-
+// face` rule).
 export { pushTemplates, type TemplateFile } from './push.js';
 export { checkTemplates } from './render.js';
 export { normalizeSlug, type TemplateStore } from './store.js';

@@ -1,5 +1,6 @@
-// The public face of workspaces/: what the rest of the daemon may import from this area (the
-// `areas-through-their-face` rule). Everything else in the folder is the area's own business.
+// The tenant boundary: workspaces, API keys and scopes, operators and their sessions, second
+// factors, passkeys, SSO, the audit log. This is the area's public face: the rest of the daemon
+// imports only what it names (the `areas-through-their-face` rule).
 export type { AuditLog } from './audit.js';
 export type { KeyStore, Principal } from './keys.js';
 export type { OperatorStore } from './operators.js';
