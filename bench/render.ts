@@ -1,7 +1,7 @@
 // Renders per second of an email template with 20 variables: with Mustache's parse cache warm
 // (the daemon's steady state) and with the cache cleared before every render (a fresh parse).
 import Mustache from 'mustache';
-import { renderContent } from '../src/channels/render.js';
+import { renderContent } from '../src/templates/render.js';
 import type { EmailContent } from '../src/contract/channels.js';
 
 const names = Array.from({ length: 20 }, (_, i) => `v${i}`);

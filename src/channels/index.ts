@@ -5,4 +5,4 @@ export { type ConnectionStore, connectionView, resealConnectionSecrets } from '.
 export type { ProviderStatusSink } from './provider-status.js';
 export { type CallbackRequest, kebab } from './provider.js';
 export { createTestChannel, PROVIDERS, simulationFor, specOf } from './registry.js';
-export { renderContent, renderOutput, type RenderRequest, type RenderResult, TEMPLATE_FIELDS } from './render.js';
+export { renderOutput, type RenderRequest } from './render.js';

@@ -13,7 +13,7 @@ import { sms } from './sms/spec.js';
 import type { ChannelSpec } from './spec.js';
 import { createTestTransport } from './test/transport.js';
 import { webPush } from './web-push/spec.js';
-import { CHANNELS, type Channel } from '../contract/channels.js';
+import type { Channel } from '../contract/channels.js';
 
 export const SPECS: readonly ChannelSpec[] = [email, sms, push, webPush];
 
@@ -22,7 +22,7 @@ const byChannel = new Map<string, ChannelSpec>(SPECS.map((s) => [s.channel, s]))
 /** The spec of a channel (a Map lookup: the delivery path asks it per message). */
 export function specOf(channel: Channel): ChannelSpec {
   const spec = byChannel.get(channel);
-  if (!spec) throw new Error(`no channel spec for ${channel} (channels/registry.ts lists ${CHANNELS.join(', ')})`);
+  if (!spec) throw new Error(`no channel spec for ${channel} (channels/registry.ts lists ${SPECS.map((s) => s.channel).join(', ')})`);
   return spec;
 }
 

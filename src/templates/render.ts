@@ -1,10 +1,45 @@
-// The checks of a template before it is saved (or an inline send with `interpolate` is accepted):
-// every Mustache field (the contract's hints name them) must parse, use no partials (no file access)
-// and nest sections at most MAX_SECTION_DEPTH deep. Rendering itself is channels/render.ts.
-import { TEMPLATE_FIELDS } from '../channels/index.js';
-import type { Channel } from '../contract/channels.js';
+// A template's content with sample variables, as the render endpoint answers it (the output and
+// the variables it misses), and the checks of a template before it is saved (or an inline send
+// with `interpolate` is accepted): every Mustache field (the contract's hints name them) must
+// parse, use no partials (no file access) and nest sections at most MAX_SECTION_DEPTH deep. Each
+// channel's spec renders the output; delivery renders through channels/render.ts, which asks the
+// same spec and leaves out what is missing.
+import { specOf } from '../channels/index.js';
+import { CHANNEL_HINTS, type Channel, type ChannelContent, type ChannelOutput } from '../contract/channels.js';
 import type { Issue } from '../lib/errors.js';
-import { parse, type Token } from '../lib/mustache.js';
+import { missingVariables, parse, type Token } from '../lib/mustache.js';
+
+export interface RenderResult<O extends ChannelOutput = ChannelOutput> {
+  channel: Channel;
+  output: O;
+  /** Variable paths the content references that `vars` does not supply, in order of first use. */
+  missing: string[];
+}
+
+/** The fields of each channel that are Mustache templates: its text fields and JSON objects (the contract's hints). */
+const TEMPLATE_FIELDS = Object.fromEntries(
+  Object.entries(CHANNEL_HINTS).map(([channel, hints]) => [channel, hints.fields.filter((f) => f.kind !== 'number').map((f) => f.key)]),
+) as Record<Channel, string[]>;
+
+type Vars = Record<string, unknown>;
+
+function templateStrings(channel: Channel, content: Record<string, unknown>): string[] {
+  const out: string[] = [];
+  const visit = (v: unknown) => {
+    if (typeof v === 'string') out.push(v);
+    else if (Array.isArray(v)) v.forEach(visit);
+    else if (v && typeof v === 'object') Object.values(v).forEach(visit);
+  };
+  for (const f of TEMPLATE_FIELDS[channel]) visit(content[f]);
+  return out;
+}
+
+/** Renders content of a channel with `vars`. The content must have passed checkTemplates(). */
+export function renderContent(channel: Channel, content: ChannelContent, vars: Vars = {}): RenderResult {
+  const missing = missingVariables(templateStrings(channel, content as unknown as Record<string, unknown>), vars);
+  const output = specOf(channel).render(content, vars);
+  return { channel, output, missing };
+}
 
 /** A template problem; `position` is the character offset Mustache reports, with its line and column. */
 export interface TemplateIssue extends Issue {

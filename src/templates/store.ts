@@ -10,8 +10,7 @@ import { AppError, invalidBody, notFound, type Issue } from '../lib/errors.js';
 import { planLimits } from '../workspaces/index.js';
 import { contentSchemas } from '../contract/channels.js';
 import { SLUG_PATTERN, variablesSchema, type Variable } from '../contract/template-content.js';
-import { renderContent, type RenderResult } from '../channels/index.js';
-import { checkTemplates } from './render.js';
+import { checkTemplates, renderContent, type RenderResult } from './render.js';
 import type { Channel, ChannelContent } from '../contract/channels.js';
 import type { TemplateStatus } from '../contract/vocabulary.js';
 

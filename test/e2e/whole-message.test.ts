@@ -13,7 +13,8 @@
 import { createHash, generateKeyPairSync } from 'node:crypto';
 import fc from 'fast-check';
 import t from 'tap';
-import { contentAsOutput, renderContent } from '../../src/channels/render.js';
+import { contentAsOutput } from '../../src/channels/render.js';
+import { renderContent } from '../../src/templates/render.js';
 import { attachmentsArb, fromNameArb, htmlArb, subjectArb, textArb } from '../helpers/content-shapes.js';
 import { holds } from '../helpers/property.js';
 import { bootDaemon } from '../helpers/daemon.js';

@@ -2,6 +2,11 @@
 // bytes, DKIM signature), report a render error as the same error, and lose no job when a thread
 // dies; an SMTP pool hosted on one answers with the same results and error fields as one on the
 // event loop.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { generateKeyPairSync } from 'node:crypto';
 import t from 'tap';
@@ -194,4 +199,31 @@ t.test('an SMTP transaction on a thread that dies fails as a dropped connection'
     log,
   });
   await t.rejects(pool.send({ host: 'h', address: '127.0.0.1' }, { from: 'a@b', to: ['c@d'] }, Buffer.from('x')), { code: 'ECONNECTION' });
+});
+
+// A delivery thread starts with what rendering, composing and SMTP need: not zod (the contract's
+// schemas are the HTTP API's), which once came in through the channel hints and the registry and
+// doubled the thread's start (46 → 111 ms of CPU, docs/performance.md).
+t.test("a delivery thread's modules leave the API's schemas out", async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'postern-thread-imports-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const hooks = path.join(dir, 'hooks.mjs');
+  writeFileSync(
+    hooks,
+    "export async function resolve(s, c, next) { const r = await next(s, c); process.stderr.write('LOADED ' + r.url + '\\n'); return r; }\n",
+  );
+  const entry = fileURLToPath(new URL('../../../src/channels/email/delivery-threads.ts', import.meta.url));
+  const script = `import { register } from 'node:module'; register(${JSON.stringify(pathToFileURL(hooks).href)}); await import(${JSON.stringify(pathToFileURL(entry).href)});`;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  t.equal(r.status, 0, r.stderr.slice(-2000));
+  const loaded = r.stderr.split('\n').filter((l) => l.startsWith('LOADED '));
+  t.ok(
+    loaded.some((l) => l.includes('/src/channels/render.ts')),
+    'the render entry is among what was loaded',
+  );
+  t.same(
+    loaded.filter((l) => /\/node_modules\/zod\/|\/src\/contract\/[a-z-]*schemas\.ts/.test(l)),
+    [],
+    'no zod, no schema module of the contract',
+  );
 });
