@@ -137,7 +137,7 @@ module.exports = {
     {
       name: 'channel-contract-imports-only-the-contract',
       severity: 'error',
-      comment: 'src/channel.ts is the channel vocabulary every layer shares; it depends on nothing of ours but the contract.',
+      comment: 'src/channel.ts is the transport interface every layer shares; it depends on nothing of ours but the contract.',
       from: { path: '^src/channel\\.ts$' },
       to: { path: '^src/', pathNot: '^src/contract/' },
     },

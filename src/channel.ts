@@ -1,6 +1,6 @@
-// The channel contract: the vocabulary every part of Postern shares about channels (their names,
-// the content a message is made of, the output rendering produces) and the interface between the
-// dispatcher and a transport. The dispatcher owns the queue, the state machine, the timeline,
+// The interface between the dispatcher and a transport: the message as a transport sees it and
+// the outcome it reports (a channel's names, content and rendered output are the contract's,
+// src/contract/channels.ts). The dispatcher owns the queue, the state machine, the timeline,
 // retries and events (through the message ledger); a transport only attempts one delivery and says
 // how it went. It imports only the contract (src/contract/), so any layer may depend on it.
 

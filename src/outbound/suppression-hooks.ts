@@ -46,11 +46,12 @@ export function createSuppressHook(store: SuppressionStore) {
     message: { workspaceId: string; livemode: boolean; channel: Channel; recipient: string; publicId: string },
     detail: string,
   ): Promise<void> => {
+    const suppression = specOf(message.channel).suppression;
     await store.add(
       { workspaceId: message.workspaceId, livemode: message.livemode },
       {
-        address: specOf(message.channel).suppression.key(message.recipient),
-        reason: specOf(message.channel).suppression.reason,
+        address: suppression.key(message.recipient),
+        reason: suppression.reason,
         detail,
         messageId: message.publicId,
       },
