@@ -177,7 +177,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   const ids = options.ids ?? createIds(() => clock.now().getTime());
   const log = options.log ?? createLogger(config.log.level);
   const dns = options.dns ?? createResolver(config.dns.servers, config.dns.timeout);
-  const handle = options.database ?? openDatabase(databaseTarget(config));
+  const handle =
+    options.database ??
+    openDatabase(databaseTarget(config), {
+      checkpointThread: true,
+      onCheckpointLost: (err) => log.error({ err }, 'the WAL checkpoint thread stopped: SQLite checkpoints in its commits again'),
+    });
   await migrateToLatest(handle.db);
   const box = createSecretBox(loadSecretsKey(config));
   // DKIM keys stored before they were sealed at rest are sealed now (idempotent: none are left).

@@ -9,7 +9,8 @@ import { privateDirectory } from '../lib/private-dir.js';
 import { holdShared } from './holder-lock.js';
 import { Kysely, PostgresDialect, SqliteDialect, sql, type RawBuilder, type SqliteDatabase } from 'kysely';
 import type { Database } from './schema.js';
-import { createWalSync, SyncedSqliteDialect } from './wal-sync.js';
+import { createCheckpointer, type Checkpointer } from './wal-checkpoint.js';
+import { createWalSync, SyncedSqliteDialect, type WalSync } from './wal-sync.js';
 
 export type Db = Kysely<Database>;
 export type Dialect = 'sqlite' | 'postgres';
@@ -28,8 +29,12 @@ export type DatabaseTarget = { dialect: 'sqlite'; file: string } | { dialect: 'p
 /**
  * Opens the database. On SQLite the process holds the shared holder lock while it is open
  * (holder-lock.ts), unless `sharedLock` is false: the caller then holds the exclusive one.
+ * `checkpointThread` (the daemon): SQLite's WAL checkpoints run on a thread of their own.
  */
-export function openDatabase(target: DatabaseTarget, opts: { sharedLock?: boolean } = {}): DatabaseHandle {
+export function openDatabase(
+  target: DatabaseTarget,
+  opts: { sharedLock?: boolean; checkpointThread?: boolean; onCheckpointLost?: (err: unknown) => void } = {},
+): DatabaseHandle {
   if (target.dialect === 'postgres') {
     const pg = pgLib();
     // COUNT(*) and BIGINT come back as strings by default; our counts fit in a JS number.
@@ -72,9 +77,15 @@ export function openDatabase(target: DatabaseTarget, opts: { sharedLock?: boolea
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('busy_timeout = 5000');
   const database = cachingStatements(sqlite);
+  // The daemon checkpoints from a thread (wal-checkpoint.ts); a CLI command lets SQLite do it.
+  const checkpointer = walMode && opts.checkpointThread ? createCheckpointer(target.file, sqlite, { onLost: opts.onCheckpointLost }) : null;
+  const wal = walMode ? createWalSync(`${target.file}-wal`) : null;
   const db = new Kysely<Database>({
-    dialect: walMode
-      ? new SyncedSqliteDialect({ database }, { wal: createWalSync(`${target.file}-wal`), inTransaction: () => sqlite.inTransaction })
+    dialect: wal
+      ? new SyncedSqliteDialect(
+          { database },
+          { wal: checkpointer ? alsoCheckpointing(wal, checkpointer) : wal, inTransaction: () => sqlite.inTransaction },
+        )
       : new SqliteDialect({ database }),
   });
   return {
@@ -82,12 +93,25 @@ export function openDatabase(target: DatabaseTarget, opts: { sharedLock?: boolea
     dialect: 'sqlite',
     close: async () => {
       try {
+        await checkpointer?.close();
         sqlite.pragma('wal_checkpoint(TRUNCATE)');
         await db.destroy();
       } finally {
         lock.release();
       }
     },
+  };
+}
+
+// Every commit the sync is told of also tells the checkpointer.
+function alsoCheckpointing(wal: WalSync, checkpointer: Checkpointer): WalSync {
+  return {
+    committed() {
+      wal.committed();
+      checkpointer.committed();
+    },
+    flush: () => wal.flush(),
+    close: () => wal.close(),
   };
 }
 

@@ -1,0 +1,91 @@
+// WAL checkpoints from a thread (db/wal-checkpoint.ts): the daemon's connection stops
+// checkpointing in its commits, the thread copies the WAL into the database file after commits,
+// and if the thread is lost the connection checkpoints itself again.
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import SQLite from 'better-sqlite3';
+import t from 'tap';
+import { openDatabase } from '../../src/db/database.js';
+import { createCheckpointer } from '../../src/db/wal-checkpoint.js';
+
+function walDatabase(t: { teardown(fn: () => unknown): void }): { dir: string; file: string; sqlite: SQLite.Database } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'postern-checkpoint-'));
+  const file = path.join(dir, 'db.sqlite');
+  const sqlite = new SQLite(file);
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = NORMAL');
+  sqlite.exec('CREATE TABLE t (v TEXT)');
+  t.teardown(() => {
+    if (sqlite.open) sqlite.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return { dir, file, sqlite };
+}
+
+const autocheckpoint = (sqlite: SQLite.Database) => sqlite.pragma('wal_autocheckpoint', { simple: true });
+
+t.test('the thread copies the WAL into the database after commits', async (t) => {
+  const { dir, file, sqlite } = walDatabase(t);
+  const checkpointer = createCheckpointer(file, sqlite, { everyMs: 0 });
+  t.teardown(() => checkpointer.close());
+  t.equal(autocheckpoint(sqlite), 0, 'the connection no longer checkpoints in its commits');
+  t.equal(await checkpointer.settled(), null, 'no commit, no checkpoint');
+
+  const insert = sqlite.prepare('INSERT INTO t (v) VALUES (?)');
+  // 1,500 commits of 2 KiB rows: far past the 1,000 pages at which SQLite would have checkpointed.
+  for (let i = 0; i < 1500; i++) {
+    insert.run(`${i}:${'x'.repeat(2048)}`);
+    checkpointer.committed();
+  }
+  const pass = await checkpointer.settled();
+  t.ok(pass && pass.log > 0, 'a pass ran');
+  t.equal(pass!.checkpointed, pass!.log, 'every frame of the WAL is in the database file');
+
+  // The database file alone, without its WAL, holds every row.
+  const copy = path.join(dir, 'copy.sqlite');
+  copyFileSync(file, copy);
+  t.notOk(existsSync(`${copy}-wal`));
+  const alone = new SQLite(copy, { readonly: true });
+  t.equal((alone.prepare('SELECT count(*) AS n FROM t').get() as { n: number }).n, 1500);
+  alone.close();
+  t.notOk(checkpointer.lost);
+});
+
+t.test('a lost thread gives checkpoints back to the connection', async (t) => {
+  const { dir, sqlite } = walDatabase(t);
+  const lost: unknown[] = [];
+  // The thread cannot open its file (a directory), so it stops at once.
+  const checkpointer = createCheckpointer(dir, sqlite, { everyMs: 0, onLost: (err) => lost.push(err) });
+  t.teardown(() => checkpointer.close());
+  t.equal(autocheckpoint(sqlite), 0);
+  sqlite.prepare('INSERT INTO t (v) VALUES (?)').run('a');
+  checkpointer.committed();
+  await checkpointer.settled();
+  t.ok(checkpointer.lost, 'the thread is lost');
+  t.equal(lost.length, 1, 'and reported once');
+  t.equal(autocheckpoint(sqlite), 1000, 'the connection checkpoints itself again, as SQLite does by default');
+  checkpointer.committed();
+  t.equal(await checkpointer.settled(), null, 'no thread is started again');
+});
+
+t.test('the daemon’s database: commits through Kysely reach the thread, and close truncates the WAL', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'postern-checkpoint-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const file = path.join(dir, 'postern.sqlite');
+  const handle = openDatabase({ dialect: 'sqlite', file }, { checkpointThread: true });
+  await handle.db.schema.createTable('t').addColumn('v', 'text').execute();
+  for (let i = 0; i < 300; i++) {
+    await handle.db
+      .insertInto('t' as never)
+      .values({ v: 'y'.repeat(4096) })
+      .execute();
+  }
+  const walBefore = statSync(`${file}-wal`).size;
+  t.ok(walBefore > 0, 'the WAL holds the commits');
+  await handle.close();
+  t.equal(statSync(`${file}-wal`, { throwIfNoEntry: false })?.size ?? 0, 0, 'closed: the WAL is empty or gone');
+  const reopened = new SQLite(file, { readonly: true });
+  t.equal((reopened.prepare('SELECT count(*) AS n FROM t').get() as { n: number }).n, 300);
+  reopened.close();
+});
