@@ -2,16 +2,7 @@
 // (the daemon's steady state) and with the cache cleared before every render (a fresh parse).
 import Mustache from 'mustache';
 import { renderContent } from '../src/templates/render.js';
-import type { EmailContent } from '../src/contract/channels.js';
-
-const names = Array.from({ length: 20 }, (_, i) => `v${i}`);
-const content: EmailContent = {
-  subject: 'Order {{v0}} for {{v1}}',
-  preheader: 'Hello {{v1}}, your order {{v0}} is on its way',
-  html: `<html><body><h1>Hello {{v1}}</h1><table>${names.map((n) => `<tr><td>${n}</td><td>{{${n}}}</td></tr>`).join('')}</table><p>Thanks, {{v19}}</p></body></html>`,
-  text: `Hello {{v1}}\n${names.map((n) => `${n}: {{${n}}}`).join('\n')}\n`,
-};
-const vars = Object.fromEntries(names.map((n, i) => [n, `value <${i}> & more`]));
+import { template20 as content, vars20 as vars } from './template-20.js';
 
 function measure(label: string, fresh: boolean, ms = 1500, maxIterations = 200_000): void {
   for (let i = 0; i < 200; i++) renderContent('email', content, vars); // warm up the JIT

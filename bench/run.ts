@@ -22,6 +22,7 @@ const benches: Record<string, Bench> = {
   reports: () => import('./reports.js'),
   submission: () => import('./submission.js'),
   suppressions: () => import('./suppressions.js'),
+  'template-send': () => import('./template-send.js'),
 };
 
 const wanted = process.argv.slice(2);

@@ -27,7 +27,7 @@ export interface TemplateResolver {
     workspaceId: string,
     slug: string,
     opts: { livemode: boolean; version?: number },
-  ): Promise<{ slug: string; channel: Channel; versionNumber: number; content: unknown; variables: unknown }>;
+  ): Promise<{ slug: string; channel: Channel; versionNumber: number; contentJson: string }>;
 }
 
 /** Who is sending: the slice of an authenticated principal that accept needs. */
@@ -134,9 +134,11 @@ export function createAccept(deps: AcceptDeps) {
     issues.push(...shapeIssues(body, { raw: opts.raw, now }));
 
     let channel: Channel | undefined = body.channel;
-    let content: ChannelContent | undefined = body.content as ChannelContent | undefined;
+    const content: ChannelContent | undefined = body.content as ChannelContent | undefined;
     let templateVersion: number | null = null;
     let resolvedSlug: string | null = null;
+    // A template's content goes into the row as it is stored: accept reads nothing in it.
+    let templateJson: string | null = null;
     if (body.template !== undefined && body.content === undefined) {
       try {
         const resolved = await deps.templates.resolveForSend(sender.workspace.id, body.template, {
@@ -147,7 +149,7 @@ export function createAccept(deps: AcceptDeps) {
           issues.push({ path: 'channel', message: `template ${resolved.slug} is a ${resolved.channel} template` });
         }
         channel = resolved.channel;
-        content = resolved.content as ChannelContent;
+        templateJson = resolved.contentJson;
         templateVersion = resolved.versionNumber;
         resolvedSlug = resolved.slug;
       } catch (err) {
@@ -180,7 +182,7 @@ export function createAccept(deps: AcceptDeps) {
       template_slug: templateSlug,
       template_version: templateVersion,
       pinned_version: templateSlug ? (body.version ?? null) : null,
-      content: JSON.stringify(content),
+      content: templateJson ?? JSON.stringify(content),
       interpolate: flag(body.content !== undefined && body.interpolate === true),
       vars: JSON.stringify(body.vars),
       metadata: JSON.stringify(body.metadata),

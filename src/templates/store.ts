@@ -4,7 +4,8 @@
 // number; discarding it frees the number again (a draft was never published, so no published
 // number is ever reused). Content is checked when it is saved, so send time never meets a template
 // that does not parse.
-import { isUniqueViolation, type TemplatesTable, type TemplateVersionsTable } from '../db/index.js';
+import { isUniqueViolation, queriesFor, type TemplatesTable, type TemplateVersionsTable } from '../db/index.js';
+import { sql } from 'kysely';
 import type { Deps } from '../deps.js';
 import { AppError, invalidBody, notFound, type Issue } from '../lib/errors.js';
 import { planLimits } from '../workspaces/index.js';
@@ -44,8 +45,8 @@ export interface ResolvedTemplate {
   slug: string;
   channel: Channel;
   versionNumber: number;
-  content: ChannelContent;
-  variables: Variable[];
+  /** The version's content as stored (JSON): the message row keeps it as it is. */
+  contentJson: string;
 }
 
 export interface TemplateStore {
@@ -112,6 +113,29 @@ export function createTemplateStore({ config, db, clock, ids }: Pick<Deps, 'conf
     return db.selectFrom('templates').selectAll().where('workspace_id', '=', workspaceId).where('slug', '=', s).executeTakeFirst();
   }
 
+  // What a send reads of its template: the template and the version it sends, in one statement
+  // compiled once per shape (every template send runs it). The version is the one asked for, else
+  // the current published one (live) or the newest, draft included (test).
+  function forSendQuery(workspaceId: string, slug: string, opts: { livemode: boolean; version?: number }) {
+    const which = opts.version !== undefined ? 'asked' : opts.livemode ? 'current' : 'newest';
+    const params = opts.version !== undefined ? [opts.version, workspaceId, slug] : [workspaceId, slug];
+    return queriesFor(db).compiled(`templates.forSend.${which}`, params, () =>
+      db
+        .selectFrom('templates as t')
+        .leftJoin('template_versions as v', (join) => {
+          const same = join.onRef('v.template_id', '=', 't.id');
+          if (opts.version !== undefined) return same.on('v.version_number', '=', opts.version);
+          if (opts.livemode) return same.onRef('v.version_number', '=', 't.current_version');
+          return same.on(
+            sql<boolean>`v.version_number = (select max(n.version_number) from template_versions n where n.template_id = t.id)`,
+          );
+        })
+        .select(['t.slug', 't.channel', 't.status', 't.current_version', 'v.version_number', 'v.content', 'v.published_at'])
+        .where('t.workspace_id', '=', workspaceId)
+        .where('t.slug', '=', slug),
+    );
+  }
+
   async function templateOr404(workspaceId: string, slug: string): Promise<TemplateRow> {
     const row = await findTemplate(workspaceId, slug);
     if (!row) throw notFound(`template ${slug.toLowerCase()}`);
@@ -127,15 +151,6 @@ export function createTemplateStore({ config, db, clock, ids }: Pick<Deps, 'conf
       .selectAll()
       .where('template_id', '=', templateId)
       .where('published_at', 'is', null)
-      .executeTakeFirst();
-
-  const latestRow = (templateId: string) =>
-    db
-      .selectFrom('template_versions')
-      .selectAll()
-      .where('template_id', '=', templateId)
-      .orderBy('version_number', 'desc')
-      .limit(1)
       .executeTakeFirst();
 
   async function detail(row: TemplateRow): Promise<TemplateDetail> {
@@ -344,34 +359,35 @@ export function createTemplateStore({ config, db, clock, ids }: Pick<Deps, 'conf
     },
 
     async resolveForSend(workspaceId, slug, opts) {
-      const tpl = await findTemplate(workspaceId, slug);
-      if (!tpl) throw invalidBody([{ path: 'template', message: `no template ${slug.toLowerCase()} in this workspace` }]);
-      if (tpl.status === 'archived') throw invalidBody([{ path: 'template', message: `template ${tpl.slug} is archived` }]);
-      let row: VersionRow | undefined;
+      const s = normalizeSlug(slug);
+      const found = s ? (await db.executeQuery(forSendQuery(workspaceId, s, opts))).rows[0] : undefined;
+      if (!found) throw invalidBody([{ path: 'template', message: `no template ${slug.toLowerCase()} in this workspace` }]);
+      if (found.status === 'archived') throw invalidBody([{ path: 'template', message: `template ${found.slug} is archived` }]);
       if (opts.version !== undefined) {
-        row = await versionRow(tpl.id, opts.version);
-        if (!row) throw invalidBody([{ path: 'version', message: `template ${tpl.slug} has no version ${opts.version}` }]);
-        if (opts.livemode && !row.published_at) {
+        if (found.version_number === null) {
+          throw invalidBody([{ path: 'version', message: `template ${found.slug} has no version ${opts.version}` }]);
+        }
+        if (opts.livemode && !found.published_at) {
           throw invalidBody([
             {
               path: 'version',
-              message: `version ${opts.version} of template ${tpl.slug} is an unpublished draft; live mode sends published versions only`,
+              message: `version ${opts.version} of template ${found.slug} is an unpublished draft; live mode sends published versions only`,
             },
           ]);
         }
-      } else if (opts.livemode) {
-        if (tpl.current_version === null) {
-          throw invalidBody([
-            { path: 'template', message: `template ${tpl.slug} has never been published; live mode sends published versions only` },
-          ]);
-        }
-        row = await versionRow(tpl.id, Number(tpl.current_version));
-      } else {
-        row = await latestRow(tpl.id);
-        if (!row) throw invalidBody([{ path: 'template', message: `template ${tpl.slug} has no versions yet; save a draft first` }]);
+      } else if (opts.livemode && found.current_version === null) {
+        throw invalidBody([
+          { path: 'template', message: `template ${found.slug} has never been published; live mode sends published versions only` },
+        ]);
+      } else if (found.version_number === null) {
+        throw invalidBody([{ path: 'template', message: `template ${found.slug} has no versions yet; save a draft first` }]);
       }
-      const v = toVersion(row!);
-      return { slug: tpl.slug, channel: tpl.channel, versionNumber: v.versionNumber, content: v.content, variables: v.variables };
+      return {
+        slug: found.slug,
+        channel: found.channel,
+        versionNumber: Number(found.version_number),
+        contentJson: found.content!,
+      };
     },
   };
   return store;

@@ -110,7 +110,7 @@ for (const db of testDatabases()) {
     t.test('resolveForSend: live uses published, test uses latest, pins checked', async (t) => {
       const s = d.app.templates;
       t.match(await s.resolveForSend(acme.id, 'welcome', { livemode: true }), { slug: 'welcome', channel: 'email', versionNumber: 2 });
-      t.match(await s.resolveForSend(acme.id, 'WELCOME', { livemode: false }), { versionNumber: 3, content: { subject: 'v3' } });
+      t.match(await s.resolveForSend(acme.id, 'WELCOME', { livemode: false }), { versionNumber: 3, contentJson: /"subject":"v3"/ });
       t.match(await s.resolveForSend(acme.id, 'welcome', { livemode: true, version: 1 }), { versionNumber: 1 });
       await rejects(s.resolveForSend(acme.id, 'welcome', { livemode: true, version: 7 }), {
         code: 'invalid_body',
