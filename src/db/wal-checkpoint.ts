@@ -1,11 +1,14 @@
-// WAL checkpoints off the event loop.
+// WAL checkpoints off the event loop while the daemon is busy writing.
 //
 // SQLite checkpoints the WAL itself inside the COMMIT that grows it past 1,000 pages: it syncs the
 // WAL, copies its pages into the database file and syncs that, all on the thread that committed,
 // which for better-sqlite3 is the event loop. Under a steady stream of writes that was a third of
-// the loop's time in COMMIT (`npm run bench send`, batches). Here the daemon's connection never
-// checkpoints (`wal_autocheckpoint = 0`); a thread with a connection of its own runs a PASSIVE
-// checkpoint at most every CHECKPOINT_EVERY_MS while commits arrive, and once after the last.
+// the loop's time in COMMIT (`npm run bench send`, batches). So while commits arrive faster than
+// BUSY_COMMITS a second, the daemon's connection does not checkpoint (`wal_autocheckpoint = 0`) and a
+// thread with a connection of its own runs a PASSIVE checkpoint at most every CHECKPOINT_EVERY_MS
+// while commits arrive. After REST_AFTER_MS without such a second the thread stops (an isolate and a
+// connection are memory an idle daemon does not need) and the connection checkpoints itself again,
+// as SQLite does by default; a busy second starts another thread.
 //
 // Why nothing changes for durability: a checkpoint is SQLite's own, whichever connection runs it. It
 // syncs the WAL before copying and the database after, and the WAL restarts (its frames are
@@ -13,8 +16,8 @@
 // SQLite checks in the writer. PASSIVE never waits for a lock and never blocks a writer or a reader:
 // it copies what it can, and the next pass copies the rest.
 //
-// If the thread stops (it cannot open the file, it crashes), the connection checkpoints itself again
-// as SQLite does by default, so the WAL never grows without bound.
+// If the thread fails (it cannot open the file, it crashes), the connection checkpoints itself from
+// then on, so the WAL never grows without bound.
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 
@@ -26,16 +29,24 @@ export interface CheckpointPass {
 }
 
 export interface Checkpointer {
-  /** A commit was made (checkpoint soon). */
+  /** A commit was made (checkpoint soon, if the daemon is busy). */
   committed(): void;
   /** Resolves when no checkpoint is due or running; with the last pass, or null when none ran. */
   settled(): Promise<CheckpointPass | null>;
-  /** Whether the thread stopped other than by close() (the connection checkpoints itself again). */
+  /** Whether the thread failed (the connection checkpoints itself from then on). */
   readonly lost: boolean;
+  /** Threads started so far (a rested thread is followed by another when the daemon is busy again). */
+  readonly started: number;
+  /** Whether a thread is up now (false until a busy second and while resting). */
+  readonly up: boolean;
   close(): Promise<void>;
 }
 
 const CHECKPOINT_EVERY_MS = 100;
+const BUSY_COMMITS = 20;
+const REST_AFTER_MS = 10_000;
+// What SQLite checkpoints at by default, and the connection again while no thread does.
+const SQLITE_DEFAULT_PAGES = 1000;
 
 // The thread's whole program: CommonJS by eval, so it runs the same built or under tsx (tests) and
 // loads nothing of ours. It answers each request with the pass's figures or the error's message.
@@ -53,24 +64,32 @@ parentPort.on('message', (m) => {
 const driverPath = (): string => createRequire(import.meta.url).resolve('better-sqlite3');
 
 /**
- * Checkpoints `file`'s WAL from a thread. `ownConnection`: the daemon's connection, told to stop
- * checkpointing now and to start again if the thread is lost. The thread starts at the first commit.
+ * Checkpoints `file`'s WAL from a thread while commits are frequent. `ownConnection`: the daemon's
+ * connection, told to stop checkpointing while a thread does it and to start again when it rests.
  */
 export function createCheckpointer(
   file: string,
   ownConnection: { pragma(source: string): unknown },
-  opts: { everyMs?: number; onLost?: (err: unknown) => void } = {},
+  opts: { everyMs?: number; busyCommits?: number; restAfterMs?: number; onLost?: (err: unknown) => void } = {},
 ): Checkpointer {
   const everyMs = opts.everyMs ?? CHECKPOINT_EVERY_MS;
-  ownConnection.pragma('wal_autocheckpoint = 0');
+  const busyCommits = opts.busyCommits ?? BUSY_COMMITS;
+  const restAfterMs = opts.restAfterMs ?? REST_AFTER_MS;
   let worker: Worker | null = null;
   let lost = false;
   let closing = false;
   let timer: NodeJS.Timeout | null = null;
+  let restTimer: NodeJS.Timeout | null = null;
   let running = false;
   let dirty = false;
   let last: CheckpointPass | null = null;
   let waiters: (() => void)[] = [];
+  let started = 0;
+  let up = false;
+  // Commits in the current one-second window, and when the last busy window was.
+  let windowStart = -Infinity;
+  let windowCommits = 0;
+  let lastBusy = -Infinity;
 
   const idle = () => !timer && !running;
   const wake = () => {
@@ -79,20 +98,31 @@ export function createCheckpointer(
     waiters = [];
     for (const resolve of w) resolve();
   };
-  const giveUp = (err: unknown) => {
-    if (lost || closing) return;
+  const selfCheckpointing = () => ownConnection.pragma(`wal_autocheckpoint = ${SQLITE_DEFAULT_PAGES}`);
+
+  // Only the current thread's end is a failure: one told to rest or close ended as asked.
+  const giveUp = (w: Worker, err: unknown) => {
+    if (lost || closing || w !== worker) return;
     lost = true;
     worker = null;
     running = false;
     if (timer) clearTimeout(timer);
-    timer = null;
-    ownConnection.pragma('wal_autocheckpoint = 1000');
+    if (restTimer) clearTimeout(restTimer);
+    timer = restTimer = null;
+    selfCheckpointing();
     opts.onLost?.(err);
     wake();
   };
 
   const start = (): Worker => {
+    ownConnection.pragma('wal_autocheckpoint = 0');
     const w = new Worker(THREAD, { eval: true, workerData: { file, driver: driverPath() } });
+    started++;
+    up = true;
+    // Down when it ends, unless a newer thread has started meanwhile.
+    w.once('exit', () => {
+      if (worker === null || worker === w) up = false;
+    });
     w.unref();
     w.on('message', (m: { pass: CheckpointPass } | { error: string }) => {
       running = false;
@@ -102,9 +132,25 @@ export function createCheckpointer(
       if (dirty) schedule();
       wake();
     });
-    w.on('error', giveUp);
-    w.on('exit', (code) => giveUp(new Error(`the checkpoint thread exited with ${code}`)));
+    w.on('error', (err) => giveUp(w, err));
+    w.on('exit', (code) => giveUp(w, new Error(`the checkpoint thread exited with ${code}`)));
+    restLater(restAfterMs);
     return w;
+  };
+
+  // The thread rests once REST_AFTER_MS have passed since the last busy second, with no pass due.
+  const restLater = (ms: number) => {
+    restTimer = setTimeout(() => {
+      restTimer = null;
+      if (!worker) return;
+      const quiet = performance.now() - lastBusy;
+      if (quiet < restAfterMs || !idle()) return restLater(Math.max(everyMs, restAfterMs - quiet));
+      const w = worker;
+      worker = null;
+      selfCheckpointing();
+      w.postMessage('close');
+    }, ms);
+    restTimer.unref();
   };
 
   const run = () => {
@@ -125,6 +171,15 @@ export function createCheckpointer(
 
   return {
     committed() {
+      if (lost || closing) return;
+      const now = performance.now();
+      if (now - windowStart >= 1000) {
+        windowStart = now;
+        windowCommits = 0;
+      }
+      if (++windowCommits >= busyCommits) lastBusy = now;
+      // Quiet and no thread: SQLite's own checkpoints serve.
+      if (!worker && lastBusy !== now) return;
       dirty = true;
       schedule();
     },
@@ -137,15 +192,23 @@ export function createCheckpointer(
     get lost() {
       return lost;
     },
+    get started() {
+      return started;
+    },
+    get up() {
+      return up;
+    },
     async close() {
       closing = true;
       if (timer) clearTimeout(timer);
-      timer = null;
+      if (restTimer) clearTimeout(restTimer);
+      timer = restTimer = null;
       const w = worker;
       worker = null;
       running = false;
       wake();
       if (!w) return;
+      selfCheckpointing();
       // Held until it has closed its connection (it is unref'd, so a closing process would not wait).
       w.ref();
       const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));

@@ -1,6 +1,7 @@
-// WAL checkpoints from a thread (db/wal-checkpoint.ts): the daemon's connection stops
-// checkpointing in its commits, the thread copies the WAL into the database file after commits,
-// and if the thread is lost the connection checkpoints itself again.
+// WAL checkpoints from a thread while the daemon is busy (db/wal-checkpoint.ts): while commits are
+// frequent the daemon's connection stops checkpointing in its commits and the thread copies the
+// WAL into the database file; a quiet daemon, a thread at rest and a lost thread leave checkpoints
+// to the connection, as SQLite does by default.
 import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -27,9 +28,9 @@ const autocheckpoint = (sqlite: SQLite.Database) => sqlite.pragma('wal_autocheck
 
 t.test('the thread copies the WAL into the database after commits', async (t) => {
   const { dir, file, sqlite } = walDatabase(t);
-  const checkpointer = createCheckpointer(file, sqlite, { everyMs: 0 });
+  const checkpointer = createCheckpointer(file, sqlite, { everyMs: 0, busyCommits: 1 });
   t.teardown(() => checkpointer.close());
-  t.equal(autocheckpoint(sqlite), 0, 'the connection no longer checkpoints in its commits');
+  t.equal(autocheckpoint(sqlite), 1000, 'until the daemon is busy, the connection checkpoints as SQLite does');
   t.equal(await checkpointer.settled(), null, 'no commit, no checkpoint');
 
   const insert = sqlite.prepare('INSERT INTO t (v) VALUES (?)');
@@ -39,6 +40,7 @@ t.test('the thread copies the WAL into the database after commits', async (t) =>
     checkpointer.committed();
   }
   const pass = await checkpointer.settled();
+  t.equal(autocheckpoint(sqlite), 0, 'busy: the connection no longer checkpoints in its commits');
   t.ok(pass && pass.log > 0, 'a pass ran');
   t.equal(pass!.checkpointed, pass!.log, 'every frame of the WAL is in the database file');
 
@@ -52,13 +54,49 @@ t.test('the thread copies the WAL into the database after commits', async (t) =>
   t.notOk(checkpointer.lost);
 });
 
+t.test('an idle thread rests, and the next commit starts another', async (t) => {
+  const { file, sqlite } = walDatabase(t);
+  const checkpointer = createCheckpointer(file, sqlite, { everyMs: 0, busyCommits: 1, restAfterMs: 0 });
+  t.teardown(() => checkpointer.close());
+  const insert = sqlite.prepare('INSERT INTO t (v) VALUES (?)');
+  t.notOk(checkpointer.up, 'no thread before the first commit');
+  insert.run('a');
+  checkpointer.committed();
+  t.match(await checkpointer.settled(), { log: Number });
+  t.equal(checkpointer.started, 1);
+  // Resting: the thread closes its connection and ends (waited for, up to half a minute).
+  for (let polls = 0; checkpointer.up && polls < 6000; polls++) await new Promise((r) => setTimeout(r, 5));
+  t.notOk(checkpointer.up, 'the idle thread stopped');
+  t.notOk(checkpointer.lost, 'resting is not a loss');
+  t.equal(autocheckpoint(sqlite), 1000, 'at rest, the connection checkpoints itself');
+
+  insert.run('b');
+  checkpointer.committed();
+  const pass = await checkpointer.settled();
+  t.equal(checkpointer.started, 2, 'a new thread for the next commit');
+  t.equal(pass!.checkpointed, pass!.log, 'and it checkpoints');
+});
+
+t.test('a quiet daemon starts no thread', async (t) => {
+  const { file, sqlite } = walDatabase(t);
+  const checkpointer = createCheckpointer(file, sqlite, { everyMs: 0, busyCommits: 50 });
+  t.teardown(() => checkpointer.close());
+  const insert = sqlite.prepare('INSERT INTO t (v) VALUES (?)');
+  for (let i = 0; i < 10; i++) {
+    insert.run(String(i));
+    checkpointer.committed();
+  }
+  t.equal(await checkpointer.settled(), null, 'no pass');
+  t.equal(checkpointer.started, 0, 'no thread');
+  t.equal(autocheckpoint(sqlite), 1000, 'SQLite checkpoints as it always does');
+});
+
 t.test('a lost thread gives checkpoints back to the connection', async (t) => {
   const { dir, sqlite } = walDatabase(t);
   const lost: unknown[] = [];
   // The thread cannot open its file (a directory), so it stops at once.
-  const checkpointer = createCheckpointer(dir, sqlite, { everyMs: 0, onLost: (err) => lost.push(err) });
+  const checkpointer = createCheckpointer(dir, sqlite, { everyMs: 0, busyCommits: 1, onLost: (err) => lost.push(err) });
   t.teardown(() => checkpointer.close());
-  t.equal(autocheckpoint(sqlite), 0);
   sqlite.prepare('INSERT INTO t (v) VALUES (?)').run('a');
   checkpointer.committed();
   await checkpointer.settled();
