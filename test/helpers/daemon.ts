@@ -179,3 +179,17 @@ export async function bootDaemon(t: Teardown, opts: BootOptions = {}): Promise<T
   });
   return daemon;
 }
+
+/**
+ * What a delivery test does with one key: sends plain email through `POST /v1/send-raw` (the
+ * message's public id back), reads a message's view, and runs the daemon's dispatcher by hand.
+ */
+export function plainEmail(d: TestDaemon, key: string) {
+  return {
+    dispatcher: d.app.workers.find((w) => w.name === 'dispatcher')!,
+    get: async (id: string) => (await d.request('GET', `/v1/messages/${id}`, { key })).body,
+    send: async (to: string) =>
+      (await d.request('POST', '/v1/send-raw', { key, body: { to, channel: 'email', content: { subject: 'Hi', text: 'Hello' } } })).body
+        .id as string,
+  };
+}

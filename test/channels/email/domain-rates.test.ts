@@ -3,7 +3,7 @@
 // domain's next free slot (30 s later, not the retry schedule's 1 min) and one 30 s after that,
 // while another domain sharing the same MX host is not held back (docs/email-delivery.md).
 import t from 'tap';
-import { bootDaemon } from '../../helpers/daemon.js';
+import { bootDaemon, plainEmail } from '../../helpers/daemon.js';
 import { testDatabases } from '../../helpers/databases.js';
 import { startRemoteMx } from '../../helpers/smtp-sink.js';
 
@@ -18,11 +18,7 @@ for (const db of testDatabases()) {
       },
     });
     const ws = await d.workspace('acme', { plan: 'pro' });
-    const dispatcher = d.app.workers.find((w) => w.name === 'dispatcher')!;
-    const get = async (id: string) => (await d.request('GET', `/v1/messages/${id}`, { key: ws.live })).body;
-    const send = async (to: string) =>
-      (await d.request('POST', '/v1/send-raw', { key: ws.live, body: { to, channel: 'email', content: { subject: 'Hi', text: 'Hello' } } }))
-        .body.id as string;
+    const { dispatcher, get, send } = plainEmail(d, ws.live);
     const arrived = (domain: string) => sink.received.filter((r) => r.to.every((a) => a.endsWith(`@${domain}`))).length;
     const start = d.clock.now().getTime();
     const at = async (seconds: number) => {

@@ -3,7 +3,7 @@
 // next attempt would fall past `retry.maxAge`; then the message fails with `retries expired: …`
 // and the MX is never tried again (docs/api/messages.md, Retries).
 import t from 'tap';
-import { bootDaemon } from '../../helpers/daemon.js';
+import { bootDaemon, plainEmail } from '../../helpers/daemon.js';
 import { testDatabases } from '../../helpers/databases.js';
 import { startRemoteMx } from '../../helpers/smtp-sink.js';
 
@@ -29,11 +29,7 @@ for (const db of testDatabases()) {
       },
     });
     const ws = await d.workspace('acme', { plan: 'pro' });
-    const dispatcher = d.app.workers.find((w) => w.name === 'dispatcher')!;
-    const get = async (id: string) => (await d.request('GET', `/v1/messages/${id}`, { key: ws.live })).body;
-    const send = async (to: string) =>
-      (await d.request('POST', '/v1/send-raw', { key: ws.live, body: { to, channel: 'email', content: { subject: 'Hi', text: 'Hello' } } }))
-        .body.id as string;
+    const { dispatcher, get, send } = plainEmail(d, ws.live);
     const start = d.clock.now().getTime();
     const at = async (minutes: number) => {
       d.clock.set(start + minutes * MIN);

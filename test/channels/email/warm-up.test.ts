@@ -8,7 +8,7 @@
 import t, { type Test } from 'tap';
 import { ManualClock } from '../../helpers/clock.js';
 import { tripReason } from '../../../src/channels/email/warm-up.js';
-import { bootDaemon } from '../../helpers/daemon.js';
+import { bootDaemon, plainEmail } from '../../helpers/daemon.js';
 import { dashboardLogin } from '../../helpers/dashboard.js';
 import { testDatabases, type TestDb } from '../../helpers/databases.js';
 import { sendRaw } from '../../helpers/inbound.js';
@@ -50,11 +50,7 @@ async function bootWarmingUp(t: Test, db: TestDb, rcpt: Rcpt, threshold: Record<
     },
   });
   const ws = await d.workspace('acme', { plan: 'pro' });
-  const dispatcher = d.app.workers.find((w) => w.name === 'dispatcher')!;
-  const get = async (id: string) => (await d.request('GET', `/v1/messages/${id}`, { key: ws.live })).body;
-  const send = async (to: string) =>
-    (await d.request('POST', '/v1/send-raw', { key: ws.live, body: { to, channel: 'email', content: { subject: 'Hi', text: 'Hello' } } }))
-      .body.id as string;
+  const { dispatcher, get, send } = plainEmail(d, ws.live);
   const dueAt = async (id: string) =>
     (await d.app.db.selectFrom('messages').select('due_at').where('public_id', '=', id).executeTakeFirstOrThrow()).due_at!;
   return { sink, clock, d, dispatcher, get, send, dueAt };
