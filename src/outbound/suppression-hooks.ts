@@ -19,8 +19,10 @@ export function createSuppressionCheck(store: SuppressionStore, opts: { together
         (scope) => `${scope.workspaceId} ${scope.livemode}`,
       )
     : null;
-  const lookup = async (scope: ListScope, key: string) =>
-    (together ? await together(scope, normalizeAddress(key)) : (await store.getMany(scope, [key])).get(normalizeAddress(key))) ?? null;
+  const lookup = async (scope: ListScope, key: string) => {
+    const address = normalizeAddress(key);
+    return (together ? await together(scope, address) : (await store.getMany(scope, [address])).get(address)) ?? null;
+  };
   return async (message: {
     workspaceId: string;
     livemode: boolean;
