@@ -74,20 +74,24 @@ async function api<T>(method: string, path: string, body?: unknown, init: Reques
     credentials: 'same-origin',
     ...init,
   });
-  const text = await res.text();
+  return answerOf<T>(path, res.status, res.statusText, await res.text());
+}
+
+/**
+ * An answer's JSON, or the ApiError of its envelope; a 401 (but for the login and setup pages'
+ * own calls) also tells the shell that the session is gone. One reading for `api` and `upload`.
+ */
+function answerOf<T>(path: string, status: number, statusText: string, text: string): T {
   let json: unknown = null;
   try {
     json = text ? JSON.parse(text) : null;
   } catch {
     json = null;
   }
-  if (!res.ok) {
-    const e = envelopeOf(json);
-    const err = new ApiError(res.status, e.code ?? 'http_error', e.message ?? `${res.status} ${res.statusText}`, e.issues ?? [], e);
-    if (res.status === 401 && !path.endsWith('/login') && !path.endsWith('/setup')) window.dispatchEvent(new Event(SESSION_ENDED));
-    throw err;
-  }
-  return json as T;
+  if (status >= 200 && status < 300) return json as T;
+  const e = envelopeOf(json);
+  if (status === 401 && !path.endsWith('/login') && !path.endsWith('/setup')) window.dispatchEvent(new Event(SESSION_ENDED));
+  throw new ApiError(status, e.code ?? 'http_error', e.message ?? `${status} ${statusText}`, e.issues ?? [], e);
 }
 
 /**
@@ -110,16 +114,11 @@ export function upload<P extends string>(
     xhr.upload.onload = () => onProgress(file.size, file.size);
     xhr.onerror = () => reject(new ApiError(0, 'network_error', 'the upload did not reach the server'));
     xhr.onload = () => {
-      let json: unknown = null;
       try {
-        json = xhr.responseText ? JSON.parse(xhr.responseText) : null;
-      } catch {
-        json = null;
+        resolve(answerOf<AnswerOf<'POST', P>>(path, xhr.status, xhr.statusText, xhr.responseText));
+      } catch (err) {
+        reject(err instanceof Error ? err : new Error(String(err)));
       }
-      if (xhr.status >= 200 && xhr.status < 300) return resolve(json as AnswerOf<'POST', P>);
-      const e = envelopeOf(json);
-      if (xhr.status === 401) window.dispatchEvent(new Event(SESSION_ENDED));
-      reject(new ApiError(xhr.status, e.code ?? 'http_error', e.message ?? `${xhr.status} ${xhr.statusText}`, e.issues ?? [], e));
     };
     xhr.send(file);
   });
