@@ -9,7 +9,8 @@
 // reasons mapped (REASONS); a reason that is not recognised takes the import's default reason and
 // is kept as the entry's detail (SendGrid's bounce export carries the SMTP reply there).
 import { pipeline, type Readable } from 'node:stream';
-import { parse as parseCsv } from 'csv-parse';
+import type * as CsvParse from 'csv-parse';
+import { lazyRequire } from '../lib/lazy.js';
 import { csvQuote } from '../lib/csv.js';
 import type { Deps } from '../deps.js';
 import { flag, type SuppressionsTable } from '../db/index.js';
@@ -17,6 +18,9 @@ import { isEmailAddress } from '../contract/addresses.js';
 import { WILDCARD } from '../contract/suppression-schemas.js';
 import { normalizeAddress, type ListScope, type Suppression, type SuppressionStore } from './store.js';
 import type { SuppressionReason } from '../contract/vocabulary.js';
+
+// Loaded at the first CSV import: most daemons never read one.
+const csvParse = lazyRequire<typeof CsvParse>('csv-parse');
 
 export type TransferFormat = 'csv' | 'ndjson' | 'json';
 
@@ -149,7 +153,7 @@ const STRENGTH: Record<SuppressionReason, number> = { unsubscribe: 0, manual: 1,
 async function* linesOf(body: Readable, format: TransferFormat, bodyLimit: number): AsyncGenerator<{ n: number; line: Line | string }> {
   if (format === 'csv') {
     let fields: (keyof Line | null)[] | null = null;
-    const parser = parseCsv({ relax_column_count: true, skip_empty_lines: true, bom: true, info: true, trim: true });
+    const parser = csvParse().parse({ relax_column_count: true, skip_empty_lines: true, bom: true, info: true, trim: true });
     // pipeline, not pipe: an error of the body (a decoder's) ends the parser, and so the loop, with it.
     pipeline(body, parser, () => {});
     for await (const { record, info } of parser as AsyncIterable<{ record: string[]; info: { lines: number } }>) {

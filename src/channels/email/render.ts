@@ -1,6 +1,7 @@
 // Email's output: subject, preheader, html and text, with the preheader as hidden preview text at
 // the start of the html body and a text part derived from the html when the content has none.
-import { compile } from 'html-to-text';
+import type * as HtmlToText from 'html-to-text';
+import { lazyRequire } from '../../lib/lazy.js';
 import type { Vars } from '../spec.js';
 import { renderHtml, renderText } from '../../lib/mustache.js';
 import type { EmailContent, EmailOutput } from '../../contract/channels.js';
@@ -18,8 +19,12 @@ function insertPreheader(html: string, preheader: string): string {
 
 /** Plain text derived from html, for versions that have html and no text. */
 // Compiled once: htmlToText() would rebuild its selector tables on every call (milliseconds each).
-const htmlToPlain = compile({ wordwrap: 78, selectors: [{ selector: 'img', format: 'skip' }] });
+// Loaded at the first html without text: html-to-text and its parser are about 2 MB of heap that
+// a daemon whose templates all carry text never needs.
+const htmlToText = lazyRequire<typeof HtmlToText>('html-to-text');
+let htmlToPlain: ((html: string) => string) | null = null;
 export function textFromHtml(html: string): string {
+  htmlToPlain ??= htmlToText().compile({ wordwrap: 78, selectors: [{ selector: 'img', format: 'skip' }] });
   return htmlToPlain(html);
 }
 
