@@ -209,11 +209,13 @@ export function createCheckpointer(
       wake();
       if (!w) return;
       selfCheckpointing();
-      // Held until it has closed its connection (it is unref'd, so a closing process would not wait).
-      w.ref();
+      // The process is held until the thread has closed its connection: the thread itself is
+      // unref'd whenever a pass ends, so a stop with nothing else left to do (a daemon whose start
+      // failed) would otherwise end the process before the close, silently and with status 0.
+      const hold = setInterval(() => {}, 60_000);
       const exited = new Promise<void>((resolve) => w.once('exit', () => resolve()));
       w.postMessage('close');
-      await exited;
+      await exited.finally(() => clearInterval(hold));
     },
   };
 }

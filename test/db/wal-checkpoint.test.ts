@@ -2,6 +2,7 @@
 // frequent the daemon's connection stops checkpointing in its commits and the thread copies the
 // WAL into the database file; a quiet daemon, a thread at rest and a lost thread leave checkpoints
 // to the connection, as SQLite does by default.
+import { spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -105,6 +106,33 @@ t.test('a lost thread gives checkpoints back to the connection', async (t) => {
   t.equal(autocheckpoint(sqlite), 1000, 'the connection checkpoints itself again, as SQLite does by default');
   checkpointer.committed();
   t.equal(await checkpointer.settled(), null, 'no thread is started again');
+});
+
+t.test('a close during a pass waits for the thread, even with nothing else keeping the process alive', async (t) => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'postern-checkpoint-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  // The process's only work is the close: if the thread were let go before it ended, the process
+  // would end with the close unfinished and "closed" never printed (a daemon's stop, cut short).
+  const script = `
+    import SQLite from 'better-sqlite3';
+    import { createCheckpointer } from ${JSON.stringify(new URL('../../src/db/wal-checkpoint.ts', import.meta.url).href)};
+    const file = ${JSON.stringify(path.join(dir, 'db.sqlite'))};
+    const sqlite = new SQLite(file);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('wal_autocheckpoint = 0');
+    sqlite.exec('CREATE TABLE t (v TEXT)');
+    // 32 MiB in the WAL, so the thread's first pass is still copying when the close begins.
+    const insert = sqlite.prepare('INSERT INTO t (v) VALUES (?)');
+    for (let i = 0; i < 512; i++) insert.run('x'.repeat(64 * 1024));
+    const checkpointer = createCheckpointer(file, sqlite, { everyMs: 0, busyCommits: 1 });
+    checkpointer.committed();
+    while (!checkpointer.up) await new Promise((r) => setTimeout(r, 0)); // the pass is asked for
+    await checkpointer.close();
+    console.log(checkpointer.up ? 'closed, thread up' : 'closed');
+  `;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  t.equal(r.stderr, '');
+  t.equal(r.stdout.trim(), 'closed', 'the close finished, and the thread with it');
 });
 
 t.test('the daemon’s database: commits through Kysely reach the thread, and close truncates the WAL', async (t) => {
