@@ -3,8 +3,8 @@
 // SQLite checkpoints the WAL itself inside the COMMIT that grows it past 1,000 pages: it syncs the
 // WAL, copies its pages into the database file and syncs that, all on the thread that committed,
 // which for better-sqlite3 is the event loop. Under a steady stream of writes that was a third of
-// the loop's time in COMMIT (`npm run bench send`, batches). So while commits arrive faster than
-// BUSY_COMMITS a second, the daemon's connection does not checkpoint (`wal_autocheckpoint = 0`) and a
+// the loop's time in COMMIT (`npm run bench send`, batches). So once commits have arrived at
+// BUSY_COMMITS a second or more for BUSY_SECONDS seconds in a row, the daemon's connection does not checkpoint (`wal_autocheckpoint = 0`) and a
 // thread with a connection of its own runs a PASSIVE checkpoint at most every CHECKPOINT_EVERY_MS
 // while commits arrive. After REST_AFTER_MS without such a second the thread stops (an isolate and a
 // connection are memory an idle daemon does not need) and the connection checkpoints itself again,
@@ -44,6 +44,8 @@ export interface Checkpointer {
 
 const CHECKPOINT_EVERY_MS = 100;
 const BUSY_COMMITS = 20;
+// Two seconds, so a start's migrations (one busy second) start no thread.
+const BUSY_SECONDS = 2;
 const REST_AFTER_MS = 10_000;
 // What SQLite checkpoints at by default, and the connection again while no thread does.
 const SQLITE_DEFAULT_PAGES = 1000;
@@ -70,10 +72,20 @@ const driverPath = (): string => createRequire(import.meta.url).resolve('better-
 export function createCheckpointer(
   file: string,
   ownConnection: { pragma(source: string): unknown },
-  opts: { everyMs?: number; busyCommits?: number; restAfterMs?: number; onLost?: (err: unknown) => void } = {},
+  opts: {
+    everyMs?: number;
+    busyCommits?: number;
+    busySeconds?: number;
+    restAfterMs?: number;
+    onLost?: (err: unknown) => void;
+    /** Milliseconds of a monotonic clock (tests); performance.now() by default. */
+    now?: () => number;
+  } = {},
 ): Checkpointer {
   const everyMs = opts.everyMs ?? CHECKPOINT_EVERY_MS;
   const busyCommits = opts.busyCommits ?? BUSY_COMMITS;
+  const busySeconds = opts.busySeconds ?? BUSY_SECONDS;
+  const clock = opts.now ?? (() => performance.now());
   const restAfterMs = opts.restAfterMs ?? REST_AFTER_MS;
   let worker: Worker | null = null;
   let lost = false;
@@ -86,9 +98,12 @@ export function createCheckpointer(
   let waiters: (() => void)[] = [];
   let started = 0;
   let up = false;
-  // Commits in the current one-second window, and when the last busy window was.
+  // Commits in the current one-second window; busy windows in a row (this one included once it
+  // is busy); and when the daemon was last busy (a busy window that ends such a run).
   let windowStart = -Infinity;
   let windowCommits = 0;
+  let windowBusy = false;
+  let busyRun = 0;
   let lastBusy = -Infinity;
 
   const idle = () => !timer && !running;
@@ -143,7 +158,7 @@ export function createCheckpointer(
     restTimer = setTimeout(() => {
       restTimer = null;
       if (!worker) return;
-      const quiet = performance.now() - lastBusy;
+      const quiet = clock() - lastBusy;
       if (quiet < restAfterMs || !idle()) return restLater(Math.max(everyMs, restAfterMs - quiet));
       const w = worker;
       worker = null;
@@ -172,12 +187,19 @@ export function createCheckpointer(
   return {
     committed() {
       if (lost || closing) return;
-      const now = performance.now();
+      const now = clock();
       if (now - windowStart >= 1000) {
+        // The run goes on only from a busy window just before this one.
+        if (!windowBusy || now - windowStart >= 2000) busyRun = 0;
         windowStart = now;
         windowCommits = 0;
+        windowBusy = false;
       }
-      if (++windowCommits >= busyCommits) lastBusy = now;
+      if (++windowCommits >= busyCommits && !windowBusy) {
+        windowBusy = true;
+        busyRun++;
+      }
+      if (windowBusy && busyRun >= busySeconds) lastBusy = now;
       // Quiet and no thread: SQLite's own checkpoints serve.
       if (!worker && lastBusy !== now) return;
       dirty = true;

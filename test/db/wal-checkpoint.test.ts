@@ -29,7 +29,7 @@ const autocheckpoint = (sqlite: SQLite.Database) => sqlite.pragma('wal_autocheck
 
 t.test('the thread copies the WAL into the database after commits', async (t) => {
   const { dir, file, sqlite } = walDatabase(t);
-  const checkpointer = createCheckpointer(file, sqlite, { everyMs: 0, busyCommits: 1 });
+  const checkpointer = createCheckpointer(file, sqlite, { everyMs: 0, busyCommits: 1, busySeconds: 1 });
   t.teardown(() => checkpointer.close());
   t.equal(autocheckpoint(sqlite), 1000, 'until the daemon is busy, the connection checkpoints as SQLite does');
   t.equal(await checkpointer.settled(), null, 'no commit, no checkpoint');
@@ -57,7 +57,7 @@ t.test('the thread copies the WAL into the database after commits', async (t) =>
 
 t.test('an idle thread rests, and the next commit starts another', async (t) => {
   const { file, sqlite } = walDatabase(t);
-  const checkpointer = createCheckpointer(file, sqlite, { everyMs: 0, busyCommits: 1, restAfterMs: 0 });
+  const checkpointer = createCheckpointer(file, sqlite, { everyMs: 0, busyCommits: 1, busySeconds: 1, restAfterMs: 0 });
   t.teardown(() => checkpointer.close());
   const insert = sqlite.prepare('INSERT INTO t (v) VALUES (?)');
   t.notOk(checkpointer.up, 'no thread before the first commit');
@@ -92,11 +92,41 @@ t.test('a quiet daemon starts no thread', async (t) => {
   t.equal(autocheckpoint(sqlite), 1000, 'SQLite checkpoints as it always does');
 });
 
+t.test('a thread starts only after two busy seconds in a row', async (t) => {
+  const { file, sqlite } = walDatabase(t);
+  let ms = 0;
+  const checkpointer = createCheckpointer(file, sqlite, { everyMs: 0, busyCommits: 3, now: () => ms });
+  t.teardown(() => checkpointer.close());
+  const insert = sqlite.prepare('INSERT INTO t (v) VALUES (?)');
+  const commits = async (n: number, at: number) => {
+    ms = at;
+    for (let i = 0; i < n; i++) {
+      insert.run('x');
+      checkpointer.committed();
+    }
+    await checkpointer.settled();
+  };
+  await commits(5, 0);
+  t.equal(checkpointer.started, 0, 'one busy second (a start’s migrations): no thread');
+  await commits(5, 2500);
+  t.equal(checkpointer.started, 0, 'another, not the next one: the run starts again');
+  await commits(2, 3600);
+  t.equal(checkpointer.started, 0, 'the next second, but quiet');
+  await commits(3, 4700);
+  await commits(2, 5800);
+  t.equal(checkpointer.started, 0, 'busy, then quiet');
+  await commits(3, 6900);
+  t.equal(checkpointer.started, 0, 'busy again: one second so far');
+  await commits(3, 8000);
+  t.equal(checkpointer.started, 1, 'two busy seconds in a row: the thread starts');
+  t.equal(autocheckpoint(sqlite), 0);
+});
+
 t.test('a lost thread gives checkpoints back to the connection', async (t) => {
   const { dir, sqlite } = walDatabase(t);
   const lost: unknown[] = [];
   // The thread cannot open its file (a directory), so it stops at once.
-  const checkpointer = createCheckpointer(dir, sqlite, { everyMs: 0, busyCommits: 1, onLost: (err) => lost.push(err) });
+  const checkpointer = createCheckpointer(dir, sqlite, { everyMs: 0, busyCommits: 1, busySeconds: 1, onLost: (err) => lost.push(err) });
   t.teardown(() => checkpointer.close());
   sqlite.prepare('INSERT INTO t (v) VALUES (?)').run('a');
   checkpointer.committed();
@@ -124,7 +154,7 @@ t.test('a close during a pass waits for the thread, even with nothing else keepi
     // 32 MiB in the WAL, so the thread's first pass is still copying when the close begins.
     const insert = sqlite.prepare('INSERT INTO t (v) VALUES (?)');
     for (let i = 0; i < 512; i++) insert.run('x'.repeat(64 * 1024));
-    const checkpointer = createCheckpointer(file, sqlite, { everyMs: 0, busyCommits: 1 });
+    const checkpointer = createCheckpointer(file, sqlite, { everyMs: 0, busyCommits: 1, busySeconds: 1 });
     checkpointer.committed();
     while (!checkpointer.up) await new Promise((r) => setTimeout(r, 0)); // the pass is asked for
     await checkpointer.close();
@@ -135,7 +165,7 @@ t.test('a close during a pass waits for the thread, even with nothing else keepi
   t.equal(r.stdout.trim(), 'closed', 'the close finished, and the thread with it');
 });
 
-t.test('the daemon’s database: commits through Kysely reach the thread, and close truncates the WAL', async (t) => {
+t.test('the daemon’s database: its commits are durable and its close truncates the WAL', async (t) => {
   const dir = mkdtempSync(path.join(tmpdir(), 'postern-checkpoint-'));
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   const file = path.join(dir, 'postern.sqlite');
