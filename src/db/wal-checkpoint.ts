@@ -4,11 +4,12 @@
 // WAL, copies its pages into the database file and syncs that, all on the thread that committed,
 // which for better-sqlite3 is the event loop. Under a steady stream of writes that was a third of
 // the loop's time in COMMIT (`npm run bench send`, batches). So once commits have arrived at
-// BUSY_COMMITS a second or more for BUSY_SECONDS seconds in a row, the daemon's connection does not checkpoint (`wal_autocheckpoint = 0`) and a
-// thread with a connection of its own runs a PASSIVE checkpoint at most every CHECKPOINT_EVERY_MS
-// while commits arrive. After REST_AFTER_MS without such a second the thread stops (an isolate and a
-// connection are memory an idle daemon does not need) and the connection checkpoints itself again,
-// as SQLite does by default; a busy second starts another thread.
+// BUSY_COMMITS a second or more for BUSY_SECONDS seconds in a row, the daemon's connection does
+// not checkpoint (`wal_autocheckpoint = 0`) and a thread with a connection of its own runs a
+// PASSIVE checkpoint at most every CHECKPOINT_EVERY_MS while commits arrive. After REST_AFTER_MS
+// without a busy second the thread stops (an isolate and a connection are memory an idle daemon
+// does not need) and the connection checkpoints itself again, as SQLite does by default; busy
+// seconds in a row start another thread.
 //
 // Why nothing changes for durability: a checkpoint is SQLite's own, whichever connection runs it. It
 // syncs the WAL before copying and the database after, and the WAL restarts (its frames are
@@ -134,10 +135,6 @@ export function createCheckpointer(
     const w = new Worker(THREAD, { eval: true, workerData: { file, driver: driverPath() } });
     started++;
     up = true;
-    // Down when it ends, unless a newer thread has started meanwhile.
-    w.once('exit', () => {
-      if (worker === null || worker === w) up = false;
-    });
     w.unref();
     w.on('message', (m: { pass: CheckpointPass } | { error: string }) => {
       running = false;
@@ -148,7 +145,11 @@ export function createCheckpointer(
       wake();
     });
     w.on('error', (err) => giveUp(w, err));
-    w.on('exit', (code) => giveUp(w, new Error(`the checkpoint thread exited with ${code}`)));
+    w.on('exit', (code) => {
+      // Down, unless a newer thread has started meanwhile.
+      if (worker === null || worker === w) up = false;
+      giveUp(w, new Error(`the checkpoint thread exited with ${code}`));
+    });
     restLater(restAfterMs);
     return w;
   };
@@ -199,9 +200,10 @@ export function createCheckpointer(
         windowBusy = true;
         busyRun++;
       }
-      if (windowBusy && busyRun >= busySeconds) lastBusy = now;
+      const busy = windowBusy && busyRun >= busySeconds;
+      if (busy) lastBusy = now;
       // Quiet and no thread: SQLite's own checkpoints serve.
-      if (!worker && lastBusy !== now) return;
+      if (!worker && !busy) return;
       dirty = true;
       schedule();
     },
