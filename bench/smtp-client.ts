@@ -5,6 +5,7 @@
 // STARTTLS and AUTH PLAIN, once per session as a submission client does them; `sendPipelined`
 // puts a transaction in two writes (RFC 2920) where `send` waits for each reply in turn, so the
 // two together say what a client's round trips cost.
+import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import tls from 'node:tls';
 
@@ -85,11 +86,13 @@ export class Client {
     this.socket.write(line + '\r\n');
     return p;
   }
-  async send(to: string, body: Buffer): Promise<void> {
+  /** One transaction, a reply waited for at each step. `head`, when given, is written before `body` (a trace field that makes each copy a new message). */
+  async send(to: string, body: Buffer, head?: string): Promise<void> {
     await this.cmd('MAIL FROM:<sender@bench.example.org>', 250);
     await this.cmd(`RCPT TO:<${to}>`, 250);
     await this.cmd('DATA', 354);
     const p = this.expect(250);
+    if (head) this.socket.write(head);
     this.socket.write(body);
     this.socket.write('.\r\n');
     await p;
@@ -121,12 +124,16 @@ export class Client {
   }
 }
 
+export type MessageForm = 'plain' | 'alternative' | 'mixed';
+
 /**
  * A message of about `size` bytes. `plain`: one text/plain part (what scripts and notifications
  * send). `alternative`: multipart/alternative with a text and an HTML half (what mail clients and
- * most senders send), which Postern parses whole.
+ * most senders send), which Postern parses whole. `mixed`: what people send with a file, as mail
+ * clients write it: multipart/mixed holding multipart/alternative (text, and quoted-printable HTML
+ * of 8 KiB or a fifth of the size, whichever is less) and a base64 PDF attachment for the rest.
  */
-export function message(size: number, to: string, form: 'plain' | 'alternative' = 'plain'): Buffer {
+export function message(size: number, to: string, form: MessageForm = 'plain'): Buffer {
   const id = `<${Math.random()}@bench.example.org>`;
   const head = `From: Bench <sender@bench.example.org>\r\nTo: ${to}\r\nSubject: bench message\r\nMessage-ID: ${id}\r\nMIME-Version: 1.0\r\n`;
   const line = 'The quick brown fox jumps over the lazy dog, again and again and again.\r\n';
@@ -139,11 +146,35 @@ export function message(size: number, to: string, form: 'plain' | 'alternative' 
     const top = `${head}Content-Type: text/plain; charset=utf-8\r\n\r\n`;
     return Buffer.from(top + fill(size - top.length, (l) => l));
   }
+  if (form === 'mixed') return mixed(size, head);
   const half = Math.max(0, (size - head.length) / 2 - 200);
   return Buffer.from(
     `${head}Content-Type: multipart/alternative; boundary="b1"\r\n\r\n` +
       `--b1\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${fill(half, (l) => l)}` +
       `--b1\r\nContent-Type: text/html; charset=utf-8\r\n\r\n<html><body>\r\n${fill(half, (l) => `<p>${l.trimEnd()}</p>\r\n`)}</body></html>\r\n` +
       `--b1--\r\n`,
+  );
+}
+
+function mixed(size: number, head: string): Buffer {
+  const text = "Hello,\r\n\r\nthe report for this month is attached. The figures are up on last month's.\r\n\r\n-- \r\nBench\r\n";
+  // Quoted-printable HTML as mail clients write it: soft line breaks at 76, =3D for every `=`.
+  const cell = '<td style=3D"padding:4px;border:1px solid #ccc;font-family:Arial,sans-serif">f=\r\nigure</td>';
+  const htmlBytes = Math.min(8 * 1024, Math.floor(size / 5));
+  let html = '<html><head><meta http-equiv=3D"Content-Type" content=3D"text/html; charset=3Dutf-8"></head><body>=\r\n<table>';
+  while (html.length < htmlBytes) html += `<tr>${cell}${cell}</tr>=\r\n`;
+  html += '</table></body></html>\r\n';
+  // A PDF's bytes: random, so neither side can compress or skip them; base64 in 76-column lines.
+  const rest = Math.max(0, size - head.length - text.length - html.length - 900);
+  const pdf = Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(Math.floor((rest * 3) / 4))]);
+  const b64 = pdf.toString('base64').replace(/.{76}/g, '$&\r\n');
+  return Buffer.from(
+    `${head}Content-Type: multipart/mixed; boundary="m1"\r\n\r\n` +
+      `--m1\r\nContent-Type: multipart/alternative; boundary="a1"\r\n\r\n` +
+      `--a1\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 7bit\r\n\r\n${text}` +
+      `--a1\r\nContent-Type: text/html; charset=utf-8\r\nContent-Transfer-Encoding: quoted-printable\r\n\r\n${html}` +
+      `--a1--\r\n` +
+      `--m1\r\nContent-Type: application/pdf; name="report.pdf"\r\nContent-Disposition: attachment; filename="report.pdf"\r\nContent-Transfer-Encoding: base64\r\n\r\n${b64}${b64.endsWith('\r\n') ? '' : '\r\n'}` +
+      `--m1--\r\n`,
   );
 }
