@@ -29,7 +29,7 @@ export interface Skeleton {
  * is not a CRLF (mailparser also ends a line at a bare LF, so a field after one would be read here
  * as part of the value before it).
  */
-function headerFields(raw: Buffer, start: number, end: number): [string, string][] {
+export function headerFields(raw: Buffer, start: number, end: number): [string, string][] {
   if (findBareLineEnding(raw.subarray(start, end)) !== -1) return [];
   const text = raw.toString('latin1', start, end).replace(/\r\n[ \t]+/g, ' ');
   const out: [string, string][] = [];
@@ -41,7 +41,8 @@ function headerFields(raw: Buffer, start: number, end: number): [string, string]
   return out;
 }
 
-const only = (fields: [string, string][], name: string): string | null | false => {
+/** The value of the one field named `name`: null when there is none, false when there are more. */
+export const only = (fields: [string, string][], name: string): string | null | false => {
   const found = fields.filter(([k]) => k === name);
   return found.length === 0 ? null : found.length === 1 ? found[0][1] : false;
 };

@@ -18,6 +18,7 @@ import type * as Mailparser from 'mailparser';
 import type * as HtmlToText from 'html-to-text';
 import { lazyRequire } from '../lib/lazy.js';
 import { alternativeSkeleton, fillSkeleton } from './alternative-text.js';
+import { attachmentSkeleton, fillAttachments } from './attachment-bodies.js';
 import { endsHeaderBlock, plainTextShortcut } from './plain-text.js';
 import { strippedReply } from './stripped-reply.js';
 
@@ -240,9 +241,10 @@ interface ForFields extends Bounded {
 }
 
 /**
- * parseBounded, but without mailparser walking the bodies of the two commonest forms: a single
- * plain text part is parsed for its header block only (plain-text.ts), and an alternative of
- * undecoded text and HTML parts as a skeleton with its bodies left out (alternative-text.ts).
+ * parseBounded, but without mailparser walking the bodies of the commonest forms: a single plain
+ * text part is parsed for its header block only (plain-text.ts), an alternative of undecoded text
+ * and HTML parts as a skeleton with its bodies left out (alternative-text.ts), and mail with files
+ * attached as a skeleton without the files' base64 (attachment-bodies.ts).
  */
 async function parseForFields(raw: Buffer, end: number, maxParts: number): Promise<ForFields> {
   if (end === -1 || end > MAX_HEADER_BYTES || !endsHeaderBlock(raw, end)) return parseBounded(raw, maxParts);
@@ -257,6 +259,12 @@ async function parseForFields(raw: Buffer, end: number, maxParts: number): Promi
     const filled = cut.parsed && cut.partial === null ? fillSkeleton(cut.parsed, skeleton, raw) : null;
     if (filled) return { ...cut, bodies: { ...filled, textAt: null } };
   }
+  const files = attachmentSkeleton(raw, end);
+  if (files) {
+    const cut = await parseBounded(files.bytes, maxParts);
+    const filled = cut.parsed && cut.partial === null ? fillAttachments(cut.parsed, files) : null;
+    if (filled) return { parsed: filled, partial: null };
+  }
   return parseBounded(raw, maxParts);
 }
 
@@ -269,8 +277,8 @@ export interface ParseResult extends ParsedFields {
 
 /**
  * The parsed fields of a received message. `wholeParse` leaves out the fast paths (plain-text.ts,
- * alternative-text.ts) and has mailparser parse the whole message: the answer they must equal,
- * which the property tests hold them to.
+ * alternative-text.ts, attachment-bodies.ts) and has mailparser parse the whole message: the
+ * answer they must equal, which the property tests hold them to.
  */
 export async function parseMessage(raw: Buffer, limits: ParseLimits, { wholeParse = false } = {}): Promise<ParseResult> {
   const end = raw.indexOf('\r\n\r\n');

@@ -10,13 +10,17 @@
 import type * as Mailauth from 'mailauth';
 import { lazyRequire } from '../lib/lazy.js';
 import { installLineBreaks } from './dkim-line-breaks.js';
+import { installPublicKeys } from './dkim-public-keys.js';
+import { installRelaxedBody } from './dkim-relaxed-body.js';
 import type { DnsResolver } from '../lib/dns.js';
 import { NO_SCAN, type SpamVerdict, type VirusVerdict } from './scan.js';
 
 const mailauthLib = lazyRequire<typeof Mailauth>('mailauth');
 const mailauth = (): typeof Mailauth => {
+  installPublicKeys();
   const lib = mailauthLib();
   installLineBreaks();
+  installRelaxedBody();
   return lib;
 };
 

@@ -34,6 +34,8 @@ export interface Leaf {
    */
   hidden: string | null;
   body: Piece[];
+  /** Characters per line of a base64 body (76 when absent; 0: one line). */
+  wrap?: number;
 }
 
 export interface Multipart {
@@ -374,6 +376,74 @@ function messageArb(root: fc.Arbitrary<Node>): fc.Arbitrary<Message> {
   });
 }
 
+/**
+ * A file as mail clients attach one (base64, a name, a disposition), with now and then what turns
+ * the attachment shortcut away: another encoding, bytes not encoded as the field says, a text or
+ * message type, no disposition, odd line lengths.
+ */
+const fileCandidate: fc.Arbitrary<Leaf> = fc.record({
+  type: fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom('application/pdf', 'image/png', 'application/octet-stream', 'APPLICATION/PDF') },
+    { weight: 1, arbitrary: fc.constantFrom(null, 'text/plain', 'text/csv', 'message/rfc822', 'multipart/mixed') },
+  ),
+  params: fc.constantFrom('', '; name="report.pdf"', ';\r\n name="r\u00e9sum\u00e9.pdf"', '; name=a.png'),
+  encoding: fc.oneof(
+    { weight: 6, arbitrary: fc.constant('base64') },
+    { weight: 1, arbitrary: fc.constantFrom('BASE64', ' base64 ', 'base64 (comment)', 'quoted-printable', null) },
+  ),
+  encoded: fc.oneof({ weight: 12, arbitrary: fc.constant(true) }, { weight: 1, arbitrary: fc.constant(false) }),
+  disposition: fc.oneof(
+    { weight: 4, arbitrary: fc.constantFrom('attachment; filename="report.pdf"', 'attachment', 'ATTACHMENT;\r\n filename=a.bin') },
+    { weight: 1, arbitrary: fc.constantFrom(null, 'inline', 'inline; filename="a.png"', 'attachmentx') },
+  ),
+  extra: fc.oneof(
+    { weight: 4, arbitrary: fc.constant<string[]>([]) },
+    { weight: 1, arbitrary: fc.array(fc.constantFrom(...PART_EXTRAS), { minLength: 1, maxLength: 1 }) },
+  ),
+  headEnds: fc.oneof(
+    { weight: 12, arbitrary: fc.constant('crlf' as const) },
+    { weight: 1, arbitrary: fc.constantFrom('lf' as const, 'lf-first' as const) },
+  ),
+  order: fc.constantFrom('type' as const, 'encoding' as const, 'extra' as const),
+  hidden: fc.oneof({ weight: 12, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.constantFrom(...HIDDEN) }),
+  body: fc.oneof(
+    { weight: 4, arbitrary: fc.uint8Array({ maxLength: 3000 }).map((b) => [Array.from(b)] as Piece[]) },
+    { weight: 1, arbitrary: bodyArb },
+  ),
+  wrap: fc.oneof({ weight: 4, arbitrary: fc.constant(76) }, { weight: 1, arbitrary: fc.constantFrom(0, 64, 72, 4, 3) }),
+});
+
+/**
+ * Mail with files: mostly multipart/mixed of a text or an alternative and one to three files of
+ * the kind the attachment shortcut takes, the rest of every shape around them.
+ */
+export const attachmentMessage = messageArb(
+  fc
+    .oneof(
+      {
+        weight: 4,
+        arbitrary: multipartArb(
+          fc.oneof({ weight: 6, arbitrary: fc.constant('mixed') }, { weight: 1, arbitrary: fc.constantFrom(...SUBTYPES) }),
+          fc
+            .tuple(
+              fc.oneof(
+                { weight: 3, arbitrary: textCandidate(['text/plain', 'text/html']).map((l): Node => ({ leaf: l })) },
+                { weight: 2, arbitrary: nodeArb(1) },
+              ),
+              fc.array(
+                fc.oneof({ weight: 5, arbitrary: fileCandidate.map((l): Node => ({ leaf: l })) }, { weight: 1, arbitrary: nodeArb(1) }),
+                { minLength: 1, maxLength: 3 },
+              ),
+            )
+            .map(([body, files]) => [body, ...files]),
+          true,
+        ),
+      },
+      { weight: 1, arbitrary: multipartArb(fc.constantFrom(...SUBTYPES), fc.array(nodeArb(2), { minLength: 1, maxLength: 3 }), false) },
+    )
+    .map((m) => ({ multipart: m })),
+);
+
 /** Messages of every shape: a leaf, or multiparts nested up to three levels. */
 export const anyMessage = messageArb(nodeArb(3));
 
@@ -465,7 +535,11 @@ function quotedPrintable(bytes: Buffer): Buffer {
   return Buffer.from(out, 'latin1');
 }
 
-const base64 = (bytes: Buffer): Buffer => Buffer.from((bytes.toString('base64').match(/.{1,76}/g) ?? []).join('\r\n'), 'latin1');
+const base64 = (bytes: Buffer, wrap = 76): Buffer =>
+  Buffer.from(
+    wrap === 0 ? bytes.toString('base64') : (bytes.toString('base64').match(new RegExp(`.{1,${wrap}}`, 'g')) ?? []).join('\r\n'),
+    'latin1',
+  );
 
 function leafBytes(l: Leaf): { headers: Buffer[]; body: Buffer; headEnds: Leaf['headEnds'] } {
   const type = l.type === null ? [] : [`Content-Type: ${l.type}${l.params}`];
@@ -481,7 +555,7 @@ function leafBytes(l: Leaf): { headers: Buffer[]; body: Buffer; headEnds: Leaf['
   const headers = [...hidden, ...ordered].map((h) => Buffer.from(h, 'utf8'));
   const raw = bytesOf(l.body, charsetOf(l.params));
   const enc = (l.encoding ?? '').trim().toLowerCase();
-  const body = !l.encoded ? raw : enc === 'quoted-printable' ? quotedPrintable(raw) : enc === 'base64' ? base64(raw) : raw;
+  const body = !l.encoded ? raw : enc === 'quoted-printable' ? quotedPrintable(raw) : enc === 'base64' ? base64(raw, l.wrap) : raw;
   return { headers, body, headEnds: l.headEnds };
 }
 
