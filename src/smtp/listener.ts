@@ -40,6 +40,7 @@ import { refusal, replyFor, type Verdict } from './replies.js';
 import { onSocketClose } from './internals.js';
 import { loadTls } from './self-signed.js';
 import type { ServedCertificates } from '../certificates/index.js';
+import { installDataStream } from './data-stream.js';
 import { guardSessions } from './session-guard.js';
 import { observeStartTls } from './starttls-outcomes.js';
 import { protocolOf, receivedHeader } from './trace.js';
@@ -286,6 +287,7 @@ export function createSmtpListener(deps: SmtpListenerDeps): SmtpListener {
           keyFile: opts.tlsKey,
           now: now(),
         });
+      installDataStream();
       server = new SMTPServer({
         name: config.hostname,
         // smtp-server writes "<name> ESMTP <banner>": "220 mx.example.com ESMTP Postern".

@@ -22,6 +22,7 @@ import { queuedReply, refusal, submissionVerdict } from './replies.js';
 import { onSocketClose } from './internals.js';
 import { loadTls } from './self-signed.js';
 import type { KeyPair, ServedCertificates } from '../certificates/index.js';
+import { installDataStream } from './data-stream.js';
 import { guardSessions } from './session-guard.js';
 
 export interface SubmissionListener {
@@ -112,6 +113,7 @@ export function createSubmissionListener(deps: SubmissionListenerDeps): Submissi
 
   const make = (secure: boolean, tls: KeyPair) => {
     const certificates = deps.certificates;
+    installDataStream();
     const server = new SMTPServer({
       name: config.hostname,
       banner: 'Postern',
