@@ -31,3 +31,19 @@ export async function holds<Ts>(t: T, name: string, property: fc.IRawProperty<Ts
   }
   return runs;
 }
+
+/**
+ * `bytes` cut into pieces of the given sizes (generated, so a reader meets every boundary), the
+ * rest in one last piece.
+ */
+export function cutAt(bytes: Buffer, sizes: number[]): Buffer[] {
+  const out: Buffer[] = [];
+  let at = 0;
+  for (const size of sizes) {
+    if (at >= bytes.length) break;
+    out.push(bytes.subarray(at, at + size));
+    at += size;
+  }
+  if (at < bytes.length) out.push(bytes.subarray(at));
+  return out;
+}

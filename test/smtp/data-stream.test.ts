@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import t from 'tap';
 import { SMTPStream } from 'smtp-server/lib/smtp-stream';
 import { feedDataStream, installDataStream, ownFeedDataStream, type DataStreamState } from '../../src/smtp/data-stream.js';
-import { holds } from '../helpers/property.js';
+import { cutAt, holds } from '../helpers/property.js';
 
 interface Stream extends DataStreamState {
   oncommand(command: Buffer, callback: () => void): void;
@@ -44,18 +44,6 @@ async function read(feed: DataStreamState['_feedDataStream'], chunks: Buffer[]) 
   return seen;
 }
 
-const cut = (bytes: Buffer, sizes: number[]): Buffer[] => {
-  const out: Buffer[] = [];
-  let at = 0;
-  for (const size of sizes) {
-    if (at >= bytes.length) break;
-    out.push(bytes.subarray(at, at + size));
-    at += size;
-  }
-  if (at < bytes.length) out.push(bytes.subarray(at));
-  return out;
-};
-
 const LINES = ['Subject: hi', '', 'text', '.', '..', '...', '.x', '..x', ' .', 'a.', '.\n', 'x\n.', '\r', 'QUJD'.repeat(20)];
 const message = fc.array(fc.constantFrom(...LINES), { maxLength: 30 }).map((lines) => lines.map((l) => `${l}\r\n`).join(''));
 // One message a session: a client sends nothing after DATA until the 354, so a message and the
@@ -81,7 +69,7 @@ t.test('the same messages as smtp-server, on the shapes that matter', async (t) 
   for (const text of sessions) {
     const bytes = Buffer.from(text, 'latin1');
     for (const sizes of [[bytes.length], [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1], [7, 3, 5], [9, 2, 2, 2]]) {
-      const chunks = cut(bytes, sizes);
+      const chunks = cutAt(bytes, sizes);
       t.same(
         await read(feedDataStream, chunks),
         await read(ownFeedDataStream, chunks),
@@ -96,7 +84,7 @@ t.test('the same messages as smtp-server, on generated sessions cut at generated
     t,
     'messages, byte counts and commands',
     fc.asyncProperty(session, fc.array(fc.integer({ min: 1, max: 120 }), { maxLength: 12 }), async (bytes, sizes) => {
-      const chunks = cut(bytes, sizes);
+      const chunks = cutAt(bytes, sizes);
       assert.deepStrictEqual(await read(feedDataStream, chunks), await read(ownFeedDataStream, chunks));
     }),
     500,
