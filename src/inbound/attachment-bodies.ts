@@ -30,8 +30,10 @@ const CR = 0x0d;
 const LF = 0x0a;
 const EQUALS = 0x3d;
 const BASE64 = /^\s*base64\s*$/i;
-/** Media types mailparser may read as text or as parts of their own. */
-const NOT_A_FILE = /^\s*(?:text|multipart|message)\//i;
+/** Media types mailparser reads as parts of their own. */
+const HOLDS_PARTS = /^\s*(?:multipart|message)\//i;
+/** Media types mailparser may read as text, when no disposition says attachment. */
+const TEXT = /^\s*text\//i;
 
 /**
  * The size `raw[start, end)` decodes to when it is strict base64: characters of the alphabet and
@@ -60,9 +62,8 @@ function base64File(fields: [string, string][]): boolean {
   if (typeof encoding !== 'string' || !BASE64.test(encoding)) return false;
   const type = only(fields, 'content-type');
   const disposition = only(fields, 'content-disposition');
-  if (type === false || disposition === false) return false;
-  if (type && /^\s*(?:multipart|message)\//i.test(type)) return false;
-  return (disposition !== null && /^\s*attachment\s*(?:;|$)/i.test(disposition)) || (type !== null && !NOT_A_FILE.test(type));
+  if (type === false || disposition === false || (type !== null && HOLDS_PARTS.test(type))) return false;
+  return (disposition !== null && /^\s*attachment\s*(?:;|$)/i.test(disposition)) || (type !== null && !TEXT.test(type));
 }
 
 /**
@@ -90,9 +91,12 @@ export function attachmentSkeleton(raw: Buffer, end: number): AttachmentSkeleton
     const size = next > body ? strictBase64Size(raw, body, next) : null;
     if (size === null) continue;
     let token: Buffer;
-    do token = randomBytes(12);
-    while (raw.includes(token.toString('base64')));
-    pieces.push(raw.subarray(copied, body), Buffer.from(token.toString('base64')));
+    let written: string;
+    do {
+      token = randomBytes(12);
+      written = token.toString('base64');
+    } while (raw.includes(written));
+    pieces.push(raw.subarray(copied, body), Buffer.from(written));
     bodies.push({ token, size });
     copied = next;
     line = next - 2;
