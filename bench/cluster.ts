@@ -18,6 +18,8 @@
 // (test/helpers/private-postgres.ts) with pg_stat_statements loaded and also prints each
 // statement's calls per message (the shared server cannot load it without a restart).
 //
+// Each node first delivers BENCH_CLUSTER_WARMUP messages (default 1000) that are not measured.
+//
 // Environment: BENCH_CLUSTER_N (default 3000), BENCH_CLUSTER_CONCURRENCY (HTTP clients, 32),
 // BENCH_CLUSTER_ROUNDS (default 1), BENCH_CLUSTER_SHAPES (default
 // "sqlite:1,postgres:1,postgres:2,postgres:3", or without postgres:3 when there are several rounds),
@@ -114,6 +116,7 @@ const round2 = (x: number) => Number(x.toFixed(2));
 
 export async function run(): Promise<void> {
   const N = Number(process.env.BENCH_CLUSTER_N ?? 3000);
+  const WARMUP = Number(process.env.BENCH_CLUSTER_WARMUP ?? 1000);
   const CONC = Number(process.env.BENCH_CLUSTER_CONCURRENCY ?? 32);
   const TAIL = process.env.BENCH_CLUSTER_TAIL === '1';
   const ROUNDS = Number(process.env.BENCH_CLUSTER_ROUNDS ?? 1);
@@ -226,11 +229,29 @@ export async function run(): Promise<void> {
         );
     tailReq?.on('error', () => {});
 
+    const agent = new http.Agent({ keepAlive: true, maxSockets: CONC });
+    const post = (node: ChildServer, body: string) => postSendRaw(agent, node.port, key, body);
+    const body = (to: string, i: number) => JSON.stringify({ to, channel: 'email', content: { subject: `Bench ${i}`, html } });
+    // Each node's warm-up, delivered before anything is measured: every process compiles its own
+    // code (V8's optimizing compilers run on threads of their own, and code runs slower until
+    // they have), so without it each node's share of N pays that once more per node.
+    if (WARMUP > 0) {
+      counts = new Map();
+      target = WARMUP * nodes.length;
+      const warmed = new Promise<void>((r) => (done = r));
+      let w = 0;
+      const warm = async () => {
+        for (let i = w++; i < target; i = w++) await post(nodes[i % nodes.length], body(`warm${i}@bench.example`, i));
+      };
+      await Promise.all(Array.from({ length: CONC }, warm));
+      await warmed;
+      // The warm-up's counts, in before the first reading: a backend that went idle with counts it
+      // has not reported reports them after PostgreSQL's idle interval (PGSTAT_IDLE_INTERVAL, 10 s).
+      await new Promise((r) => setTimeout(r, 11_000));
+    }
     counts = new Map();
     target = N;
     const allDone = new Promise<void>((r) => (done = r));
-    const agent = new http.Agent({ keepAlive: true, maxSockets: CONC });
-    const post = (node: ChildServer, body: string) => postSendRaw(agent, node.port, key, body);
     const pids = nodes.map((n) => n.child.pid!);
     const nodeCpu = () => pids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
     const asked0 = databaseUrl ? await asked(databaseUrl) : null;
@@ -247,10 +268,7 @@ export async function run(): Promise<void> {
     let rejected = 0;
     const client = async () => {
       for (let i = next++; i < N; i = next++) {
-        const status = await post(
-          nodes[i % nodes.length],
-          JSON.stringify({ to: `user${i}@bench.example`, channel: 'email', content: { subject: `Bench ${i}`, html } }),
-        );
+        const status = await post(nodes[i % nodes.length], body(`user${i}@bench.example`, i));
         if (status !== 202) rejected++;
         else if (!firstAccept) firstAccept = performance.now();
       }

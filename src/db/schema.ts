@@ -256,6 +256,8 @@ export interface MessageUsageTable {
   workspace_id: string;
   /** YYYY-MM (UTC). */
   month: string;
+  /** The month's count is the sum of its shards' (outbound/usage-count.ts). */
+  shard: Generated<number>;
   count: number;
 }
 

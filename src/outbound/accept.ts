@@ -6,7 +6,7 @@
 // checked and inserted (ON CONFLICT DO NOTHING) in the same transaction as the message. A concurrent repeat blocks on the
 // unique index (PostgreSQL) or on the single writer (SQLite) and then finds the original, so two
 // racing requests can never both create a message. Keys expire after 24 hours.
-import type { Kysely, Transaction } from 'kysely';
+import { sql, type Kysely, type Transaction } from 'kysely';
 import type { OutboundMessage } from '../channel.js';
 import { type BulkKind, type Database, flag, type Flag, queriesFor } from '../db/index.js';
 import type { Deps } from '../deps.js';
@@ -51,6 +51,8 @@ export interface AcceptDeps extends Pick<Deps, 'config' | 'db' | 'dialect' | 'cl
   checks: AcceptCheck[];
   /** Called after commit with the new row. */
   accepted(row: MessageRow): void;
+  /** The usage count's shard this node adds to when no quota applies (0 when absent). */
+  usageShard?: number;
 }
 
 /** Thrown inside the accept transaction when an idempotency key was used before: the original answer (a batch's, or one send's). */
@@ -100,12 +102,23 @@ interface Accepted {
   response: AcceptResponse;
 }
 
+/** Shards a node without a quota may count in (1-15; shard 0 is the quota's, and SQLite's). */
+const NODE_SHARDS = 15;
+
+/** The usage shard of a node of the cluster: spread by its id, so two nodes rarely share one. */
+export function usageShardOf(nodeId: string): number {
+  let h = 0;
+  for (let i = 0; i < nodeId.length; i++) h = (h * 31 + nodeId.charCodeAt(i)) >>> 0;
+  return 1 + (h % NODE_SHARDS);
+}
+
 function monthOf(d: Date): string {
   return d.toISOString().slice(0, 7);
 }
 
 export function createAccept(deps: AcceptDeps) {
   const { db, clock, ids, ledger } = deps;
+  const usageShard = deps.usageShard ?? 0;
 
   // Compiled once: every SMTP submission carries a key (its Message-ID), read before and in the commit.
   const queries = queriesFor(db);
@@ -304,27 +317,39 @@ export function createAccept(deps: AcceptDeps) {
 
   // Live messages are counted on every plan (the overview's usage, unlimited plans too); test mode
   // never reaches a provider and is not counted. Only a quota can refuse: `n` messages fit when
-  // the count plus `n` stays within it, as `n` counts of one each would.
+  // the month's count plus `n` stays within it, as `n` counts of one each would.
+  //
+  // The month's count is the sum of its shards (migration 0041). Without a quota a node adds to
+  // its own shard, so accepts on two nodes never wait for each other's commits on one row. With
+  // a quota the count goes to shard 0, and the check adds the other shards to it: shard 0's row
+  // lock makes the checks of one workspace take turns, so two of them cannot both fit the last
+  // message (a shard another node adds to meanwhile belongs to an unlimited plan's accept, which
+  // only a plan change in the middle of it can interleave with).
   async function countUsage(trx: Transaction<Database>, workspaceId: string, p: Pending, n: number): Promise<void> {
     if (p.quota === 0) {
       await trx
         .insertInto('message_usage')
-        .values({ workspace_id: workspaceId, month: p.month, count: n })
-        .onConflict((oc) => oc.columns(['workspace_id', 'month']).doUpdateSet((eb) => ({ count: eb('message_usage.count', '+', n) })))
+        .values({ workspace_id: workspaceId, month: p.month, shard: usageShard, count: n })
+        .onConflict((oc) =>
+          oc.columns(['workspace_id', 'month', 'shard']).doUpdateSet((eb) => ({ count: eb('message_usage.count', '+', n) })),
+        )
         .execute();
       return;
     }
     await trx
       .insertInto('message_usage')
-      .values({ workspace_id: workspaceId, month: p.month, count: 0 })
-      .onConflict((oc) => oc.columns(['workspace_id', 'month']).doNothing())
+      .values({ workspace_id: workspaceId, month: p.month, shard: 0, count: 0 })
+      .onConflict((oc) => oc.columns(['workspace_id', 'month', 'shard']).doNothing())
       .execute();
+    const others = sql<number>`(SELECT coalesce(sum(o.count), 0) FROM message_usage o
+      WHERE o.workspace_id = ${workspaceId} AND o.month = ${p.month} AND o.shard <> 0)`;
     const up = await trx
       .updateTable('message_usage')
       .set((eb) => ({ count: eb('count', '+', n) }))
       .where('workspace_id', '=', workspaceId)
       .where('month', '=', p.month)
-      .where('count', '<=', p.quota - n)
+      .where('shard', '=', 0)
+      .where(sql<boolean>`message_usage.count + ${others} <= ${p.quota - n}`)
       .executeTakeFirst();
     if (Number(up.numUpdatedRows) === 0) {
       throw new AppError('quota_exceeded', `the ${p.plan} plan's quota of ${p.quota} messages per month is used up`, { limit: p.quota });

@@ -5,7 +5,15 @@ import type { ChannelTransport } from '../channel.js';
 import type { Deps } from '../deps.js';
 import type { Worker, WorkerSpec } from '../lib/worker.js';
 import { createReader, type Ledger, type ListFilters, type Page, type Scope } from '../messages/index.js';
-import { createAccept, type AcceptCheck, type AcceptResponse, type BatchResponse, type Sender, type TemplateResolver } from './accept.js';
+import {
+  createAccept,
+  usageShardOf,
+  type AcceptCheck,
+  type AcceptResponse,
+  type BatchResponse,
+  type Sender,
+  type TemplateResolver,
+} from './accept.js';
 import type { BatchMode } from '../contract/sending-schemas.js';
 import { cancelMessage } from './cancel.js';
 import { retryMessageNow } from './retry-now.js';
@@ -69,6 +77,8 @@ export function createOutbound(deps: OutboundDeps): Outbound {
   const { accept, acceptMany, acceptBatch } = createAccept({
     ...deps,
     checks,
+    // Each node of a cluster counts usage in a shard of its own (accept.ts, countUsage).
+    usageShard: deps.dialect === 'postgres' && deps.nodeId ? usageShardOf(deps.nodeId) : 0,
     // Every accept wakes the dispatcher, a scheduled one too: the pass finds it not yet due and
     // notes when it falls due, so the worker wakes for it then rather than at its next interval
     // (which may be minutes away). Passes asked for while one runs fold into one more.

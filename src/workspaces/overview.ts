@@ -36,7 +36,13 @@ export function createOverview(deps: { db: Db; config: Config }) {
     const limits = planLimits(config, workspace.plan);
     const month = now.toISOString().slice(0, 7);
     const [usage, inbound, counters] = await Promise.all([
-      db.selectFrom('message_usage').select('count').where('workspace_id', '=', workspace.id).where('month', '=', month).executeTakeFirst(),
+      // The month's count is the sum of its shards (outbound/accept.ts, countUsage).
+      db
+        .selectFrom('message_usage')
+        .select((eb) => eb.fn.sum<number>('count').as('count'))
+        .where('workspace_id', '=', workspace.id)
+        .where('month', '=', month)
+        .executeTakeFirst(),
       db
         .selectFrom('inbound_usage')
         .select('received')

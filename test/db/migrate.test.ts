@@ -155,3 +155,46 @@ for (const kind of testDatabases()) {
     t.equal((await db.selectFrom('suppressions').select('id').where('address', '=', 'failed@example.com').execute()).length, 2);
   });
 }
+
+for (const kind of testDatabases()) {
+  t.test(`0041 keeps each month's usage count, in shard 0, and down sums the shards (${kind})`, async (t) => {
+    let handle;
+    if (kind === 'postgres') {
+      const pg = await freshPostgres();
+      t.teardown(pg.drop);
+      handle = openDatabase({ dialect: 'postgres', url: pg.url });
+    } else {
+      const dir = mkdtempSync(path.join(tmpdir(), 'postern-mig-'));
+      t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+      handle = openDatabase({ dialect: 'sqlite', file: path.join(dir, 'db.sqlite') });
+    }
+    t.teardown(() => handle.close());
+    const m0041 = await import('../../src/db/migrations/0041-usage-shards.js');
+    await migrateToLatest(handle.db);
+    const db = handle.db as any;
+    const rows = () => db.selectFrom('message_usage').selectAll().orderBy('workspace_id').orderBy('month').execute();
+    await m0041.down(db);
+    await db
+      .insertInto('message_usage')
+      .values([
+        { workspace_id: 'w1', month: '2026-10', count: 4 },
+        { workspace_id: 'w1', month: '2026-11', count: 9 },
+        { workspace_id: 'w2', month: '2026-11', count: 1 },
+      ])
+      .execute();
+    await m0041.up(db);
+    t.same(await rows(), [
+      { workspace_id: 'w1', month: '2026-10', shard: 0, count: 4 },
+      { workspace_id: 'w1', month: '2026-11', shard: 0, count: 9 },
+      { workspace_id: 'w2', month: '2026-11', shard: 0, count: 1 },
+    ]);
+    await db.insertInto('message_usage').values({ workspace_id: 'w1', month: '2026-11', shard: 3, count: 2 }).execute();
+    await m0041.down(db);
+    t.same(await rows(), [
+      { workspace_id: 'w1', month: '2026-10', count: 4 },
+      { workspace_id: 'w1', month: '2026-11', count: 11 },
+      { workspace_id: 'w2', month: '2026-11', count: 1 },
+    ]);
+    await m0041.up(db);
+  });
+}

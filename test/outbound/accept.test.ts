@@ -6,6 +6,7 @@
 import t from 'tap';
 import { bootDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
+import { dashboardLogin } from '../helpers/dashboard.js';
 
 const email = (extra: Record<string, unknown> = {}) => ({
   to: 'ann@example.com',
@@ -326,6 +327,28 @@ for (const db of testDatabases()) {
         .where('id', '=', legacy.id)
         .execute();
       t.equal((await send(legacy.live, email())).status, 202, 'a send on an unknown plan');
+    });
+
+    t.test('the quota counts every shard of the month, and the overview sums them', async (t) => {
+      // A count another node made in a shard of its own (while the plan had no quota), and one of
+      // another month: the first counts against the quota, the second does not.
+      const ws = await d.workspace('sharded-ws');
+      const month = d.clock.now().toISOString().slice(0, 7);
+      await d.app.db
+        .insertInto('message_usage')
+        .values([
+          { workspace_id: ws.id, month, shard: 7, count: 1 },
+          { workspace_id: ws.id, month: '2000-01', shard: 0, count: 5 },
+        ])
+        .execute();
+      t.equal((await send(ws.live, email())).status, 202, 'one more fits the quota of 2');
+      const over = await send(ws.live, email());
+      t.equal(over.status, 429, 'the next does not: shard 7 holds one of the two');
+      t.match(over.body.error, { code: 'quota_exceeded', limit: 2 });
+      const dash = await dashboardLogin(d);
+      await dash.select(ws.id, 'live');
+      const overview = (await dash.request('GET', '/dashboard/api/overview')).body;
+      t.same(overview.quota.messages, { used: 2, limit: 2 }, "the overview's usage is the shards' sum");
     });
 
     t.test('accept checks see the message, the plan and the schedule, and can refuse', async (t) => {
