@@ -280,6 +280,8 @@ export function createDestinations(deps: DestinationsDeps): Destinations {
 
     async close() {
       clearInterval(timer);
+      // A read under way finishes first: the daemon closes the database next.
+      await Promise.all([ready, loading]);
       await counted();
     },
   };
