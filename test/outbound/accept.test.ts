@@ -3,7 +3,9 @@
 // quota counted, the idempotency key stored, the accept checks consulted, and nothing at all when
 // the send is refused. Concurrent repeats and the 23 h / 25 h window are in test/outbound/idempotency.test.ts; this
 // file is the single-request rules.
+import { randomUUID } from 'node:crypto';
 import t from 'tap';
+import { usageShardOf } from '../../src/outbound/accept.js';
 import { bootDaemon } from '../helpers/daemon.js';
 import { testDatabases } from '../helpers/databases.js';
 import { dashboardLogin } from '../helpers/dashboard.js';
@@ -13,6 +15,17 @@ const email = (extra: Record<string, unknown> = {}) => ({
   channel: 'email',
   content: { subject: 'Hi', text: 'Hello' },
   ...extra,
+});
+
+t.test("a node's usage shard: 1-15 (0 is the quota's), the same for one id, spread over node ids", async (t) => {
+  const shards = Array.from({ length: 600 }, () => usageShardOf(randomUUID()));
+  t.ok(
+    shards.every((s) => Number.isInteger(s) && s >= 1 && s <= 15),
+    'within 1-15',
+  );
+  t.equal(new Set(shards).size, 15, 'every shard used');
+  const id = randomUUID();
+  t.equal(usageShardOf(id), usageShardOf(id));
 });
 
 for (const db of testDatabases()) {
