@@ -18,9 +18,18 @@
 // delivery.tlsCaFile), BENCH_DELIVERY_MTA_STS=1 (implies TLS: bench.example publishes an MTA-STS
 // policy in enforce mode, served over HTTPS on loopback; set POSTERN_DELIVERY_MTA_STS_ENABLED=false
 // beside it for the same run without the lookups).
+// BENCH_DELIVERY_FORM: `html` (default, BENCH_DELIVERY_SIZE bytes of html) or `pdf` (20 KiB of html
+// and an 80 KiB PDF attached). BENCH_DELIVERY_DKIM=0 leaves out the sending domain: by default
+// workspace `bench` has bench.example.org verified (its DKIM record on the loopback DNS server) and
+// every message is from it, so every message is DKIM-signed. BENCH_DELIVERY_CLIENT=c feeds both
+// MTAs with C clients, so the client's own cost decides nothing: h2load posts the N messages to
+// Postern (one body for all), smtp-source injects them into Postfix with the size Postern's
+// messages had on the wire (the sink's average), and both rates run from the feed's start.
 // Any POSTERN_* variable is passed to the daemon. Besides the rate it prints the daemon's CPU per
 // message and the rate once accepting is over, which vary less on a shared machine. SQLite in a temp dir, loopback only, bounded in time.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -32,7 +41,7 @@ import { createLogger } from '../src/lib/logger.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
 import { policy, startMtaStsServer } from '../test/helpers/mta-sts-server.js';
 import { makeTestCa } from '../test/helpers/self-signed.js';
-import { benchWorkspace, cpuSeconds, peakRss, postSendRaw, startPostern, threadCpu } from './lib.js';
+import { benchSigningDomain, benchWorkspace, cpuSeconds, peakRss, postSendRaw, startPostern, threadCpu } from './lib.js';
 import { startPostfix, type Postfix } from './postfix.js';
 import { Client, message } from './smtp-client.js';
 
@@ -92,6 +101,11 @@ export async function run(): Promise<void> {
   const N = Number(process.env.BENCH_DELIVERY_N ?? 5000);
   const CONC = Number(process.env.BENCH_DELIVERY_CONCURRENCY ?? 32);
   const SIZE = Number(process.env.BENCH_DELIVERY_SIZE ?? 5120);
+  const FORM = process.env.BENCH_DELIVERY_FORM ?? 'html';
+  const CLIENT = process.env.BENCH_DELIVERY_CLIENT ?? 'node';
+  const DKIM = process.env.BENCH_DELIVERY_DKIM !== '0';
+  if (FORM !== 'html' && FORM !== 'pdf') throw new Error(`BENCH_DELIVERY_FORM is html or pdf, not ${FORM}`);
+  if (CLIENT !== 'node' && CLIENT !== 'c') throw new Error(`BENCH_DELIVERY_CLIENT is node or c, not ${CLIENT}`);
   const inproc = process.env.BENCH_DELIVERY_INPROCESS === '1';
   const mtaSts = process.env.BENCH_DELIVERY_MTA_STS === '1';
   const tls = mtaSts || process.env.BENCH_DELIVERY_TLS === '1';
@@ -99,12 +113,14 @@ export async function run(): Promise<void> {
   const teardowns: (() => unknown)[] = [];
   // The sink counts deliveries for whichever MTA runs: Postern's, then Postfix's.
   let delivered = 0;
+  let deliveredBytes = 0;
   let lastAt = 0;
   let target = N;
   let done: () => void = () => {};
   let allDone = new Promise<void>((r) => (done = r));
   const expect = (n: number) => {
     delivered = 0;
+    deliveredBytes = 0;
     lastAt = 0;
     target = n;
     allDone = new Promise<void>((r) => (done = r));
@@ -115,7 +131,7 @@ export async function run(): Promise<void> {
     disabledCommands: tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
     ...(ca ? ca.issue(['mx.bench.example']) : {}),
     onData(stream, _s, cb) {
-      stream.on('data', () => {});
+      stream.on('data', (chunk: Buffer) => (deliveredBytes += chunk.length));
       stream.on('end', () => {
         cb();
         delivered++;
@@ -172,9 +188,21 @@ export async function run(): Promise<void> {
     ...(Object.fromEntries(Object.entries(process.env).filter(([k]) => k.startsWith('POSTERN_'))) as Record<string, string>),
   };
   const key = await benchWorkspace(env, { keyEnv: 'live', plan: 'custom' });
+  if (DKIM) await benchSigningDomain(env, dns, 'bench.example.org');
 
   const daemon = inproc ? await inProcess(env) : await spawnDaemon(env);
-  const html = `<p>${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(Math.ceil(SIZE / 58)).slice(0, SIZE)}</p>`;
+  const htmlBytes = FORM === 'pdf' ? 20 * 1024 : SIZE;
+  const html = `<p>${'Lorem ipsum dolor sit amet, consectetur adipiscing elit. '.repeat(Math.ceil(htmlBytes / 58)).slice(0, htmlBytes)}</p>`;
+  // A PDF's bytes are compressed streams: random bytes behind its header are as incompressible.
+  const pdf = FORM === 'pdf' ? Buffer.concat([Buffer.from('%PDF-1.7\n'), randomBytes(80 * 1024 - 9)]).toString('base64') : null;
+  const sendBody = (to: string, subject: string) =>
+    JSON.stringify({
+      to,
+      ...(DKIM ? { from: 'bench@bench.example.org' } : {}),
+      channel: 'email',
+      content: { subject, html },
+      ...(pdf ? { attachments: [{ filename: 'invoice.pdf', contentType: 'application/pdf', content: pdf }] } : {}),
+    });
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONC });
   const post = (body: string) => postSendRaw(agent, daemon.httpPort, key, body);
 
@@ -186,8 +214,7 @@ export async function run(): Promise<void> {
     expect(WARMUP);
     let w = 0;
     const warm = async () => {
-      for (let i = w++; i < WARMUP; i = w++)
-        await post(JSON.stringify({ to: `warm${i}@bench.example`, channel: 'email', content: { subject: `Warm ${i}`, html } }));
+      for (let i = w++; i < WARMUP; i = w++) await post(sendBody(`warm${i}@bench.example`, `Warm ${i}`));
     };
     await Promise.all(Array.from({ length: CONC }, warm));
     await deliveredOrTimeout();
@@ -217,14 +244,16 @@ export async function run(): Promise<void> {
     for (;;) {
       const i = next++;
       if (i >= N) return;
-      const status = await post(
-        JSON.stringify({ to: `user${i}@bench.example`, channel: 'email', content: { subject: `Bench ${i}`, html } }),
-      );
+      const status = await post(sendBody(`user${i}@bench.example`, `Bench ${i}`));
       if (status !== 202) rejected++;
       else if (!firstAccept) firstAccept = performance.now();
     }
   };
-  await Promise.all(Array.from({ length: CONC }, client));
+  if (CLIENT === 'c') {
+    const accepted = await h2load(daemon.httpPort, key, sendBody('user@bench.example', 'Bench'), N, CONC);
+    rejected = N - accepted;
+    firstAccept = started;
+  } else await Promise.all(Array.from({ length: CONC }, client));
   const acceptedAt = performance.now();
   const deliveredDuringAccept = delivered;
   const cpuAtAccepted = daemon.cpuSeconds();
@@ -239,6 +268,7 @@ export async function run(): Promise<void> {
 
   const seconds = (lastAt - firstAccept) / 1000;
   const posternRate = Math.round(delivered / seconds);
+  const wireBytes = Math.round(deliveredBytes / Math.max(1, delivered));
   console.log(
     JSON.stringify({
       benchmark: 'delivery',
@@ -249,7 +279,10 @@ export async function run(): Promise<void> {
       messages: N,
       delivered,
       rejected,
-      bodyBytes: SIZE,
+      form: FORM === 'pdf' ? '20 KiB html and an 80 KiB PDF' : `${SIZE} bytes of html`,
+      dkim: DKIM ? 'signed' : 'none',
+      client: CLIENT === 'c' ? 'h2load' : 'node',
+      bytesOnTheWire: wireBytes,
       httpClients: CONC,
       acceptPerSecond: Math.round(N / ((acceptedAt - started) / 1000)),
       messagesPerSecond: posternRate,
@@ -287,7 +320,8 @@ export async function run(): Promise<void> {
     const postfix = await startPostfix({ relayPort: sinkPort });
     if ('unavailable' in postfix) console.log(`postfix: not run (${postfix.unavailable})`);
     else {
-      const pf = await postfixEndToEnd(postfix, N, SIZE, expect, deliveredOrTimeout, () => ({ delivered, lastAt }));
+      const size = CLIENT === 'c' ? wireBytes : SIZE;
+      const pf = await postfixEndToEnd(postfix, N, size, CLIENT, expect, deliveredOrTimeout, () => ({ delivered, lastAt }));
       await postfix.stop();
       const ratio = posternRate / pf.messagesPerSecond;
       console.log(JSON.stringify({ benchmark: 'delivery, postfix beside', postfix: postfix.version, ...pf }));
@@ -308,6 +342,7 @@ async function postfixEndToEnd(
   postfix: Postfix,
   N: number,
   size: number,
+  client: string,
   expect: (n: number) => void,
   deliveredOrTimeout: () => Promise<void>,
   progress: () => { delivered: number; lastAt: number },
@@ -320,7 +355,8 @@ async function postfixEndToEnd(
   await postfix.drained();
   expect(N);
   const started = performance.now();
-  const firstAccept = await inject(postfix.port, N, sessions, size);
+  const firstAccept =
+    client === 'c' ? (await smtpSource(postfix.port, N, sessions, size), started) : await inject(postfix.port, N, sessions, size);
   const acceptedAt = performance.now();
   await deliveredOrTimeout();
   const { delivered, lastAt } = progress();
@@ -328,6 +364,7 @@ async function postfixEndToEnd(
     messages: N,
     delivered,
     bodyBytes: size,
+    client: client === 'c' ? 'smtp-source' : 'node',
     smtpSessions: sessions,
     acceptPerSecond: Math.round(N / ((acceptedAt - started) / 1000)),
     messagesPerSecond: Math.round(delivered / ((lastAt - firstAccept) / 1000)),
@@ -350,4 +387,35 @@ async function inject(port: number, n: number, sessions: number, size: number): 
   };
   await Promise.all(Array.from({ length: sessions }, worker));
   return first;
+}
+
+/** Posts `body` `n` times with h2load over `conc` HTTP/1.1 connections; resolves with the 2xx count. */
+function h2load(port: number, key: string, body: string, n: number, conc: number): Promise<number> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'postern-bench-h2load-'));
+  const file = path.join(dir, 'body.json');
+  writeFileSync(file, body);
+  const args = ['--h1', '-n', String(n), '-c', String(conc), '-m', '1', '-d', file];
+  args.push('-H', 'content-type: application/json', '-H', `authorization: Bearer ${key}`, `http://127.0.0.1:${port}/v1/send-raw`);
+  return new Promise((resolve, reject) =>
+    execFile('h2load', args, { maxBuffer: 1 << 20, timeout: 600_000 }, (err, stdout) => {
+      rmSync(dir, { recursive: true, force: true });
+      const ok = /status codes: (\d+) 2xx/.exec(stdout);
+      if (err || !ok) reject(new Error(`h2load: ${err?.message ?? stdout}`));
+      else resolve(Number(ok[1]));
+    }),
+  );
+}
+
+/** `n` messages of `size` bytes injected by Postfix's smtp-source over `sessions` reused connections. */
+function smtpSource(port: number, n: number, sessions: number, size: number): Promise<void> {
+  const args = ['-d', '-s', String(sessions), '-m', String(n), '-l', String(size), '-f', 'bench@bench.example.org'];
+  args.push('-t', 'user@bench.example', `127.0.0.1:${port}`);
+  return new Promise((resolve, reject) =>
+    execFile(
+      existsSync('/usr/sbin/smtp-source') ? '/usr/sbin/smtp-source' : 'smtp-source',
+      args,
+      { timeout: 600_000 },
+      (err, _out, stderr) => (err ? reject(new Error(`smtp-source: ${stderr || err.message}`)) : resolve()),
+    ),
+  );
 }

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { main as cli } from '../src/cli.js';
 import { LAUNCH_FLAGS } from '../src/lib/heap-sizes.js';
+import type { DnsServer } from '../test/helpers/dns-server.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -110,6 +111,28 @@ export async function benchWorkspace(env: Record<string, string>, opts: { keyEnv
   await cli(['workspace', 'create', '--slug', 'bench', '--name', 'Bench', ...(opts.plan ? ['--plan', opts.plan] : [])], env, quiet);
   await cli(['key', 'create', '--workspace', 'bench', '--env', opts.keyEnv], env, { out: (t) => (out += t), err: () => {} });
   return JSON.parse(out).secret as string;
+}
+
+/**
+ * A sending domain of workspace `bench`, claimed and verified as an operator would: `domain add`
+ * prints its records (MX and DKIM), `dns` (the bench's loopback DNS server) publishes them,
+ * `domain verify` checks them. Mail from the domain is then DKIM-signed. `env` must point the CLI at `dns`.
+ */
+export async function benchSigningDomain(env: Record<string, string>, dns: Pick<DnsServer, 'set'>, domain: string): Promise<void> {
+  const capture = async (argv: string[]) => {
+    let out = '';
+    let err = '';
+    const code = await cli(argv, env, { out: (t) => (out += t), err: (t) => (err += t) });
+    if (code !== 0) throw new Error(`postern ${argv.join(' ')}: ${err}`);
+    return JSON.parse(out) as { id: string; status: string; records: { type: string; name: string; value: string; priority?: number }[] };
+  };
+  const claimed = await capture(['domain', 'add', '--workspace', 'bench', '--domain', domain]);
+  for (const r of claimed.records) {
+    if (r.type === 'TXT') dns.set(r.name, [{ type: 'TXT', data: r.value }]);
+    if (r.type === 'MX') dns.set(r.name, [{ type: 'MX', data: { preference: r.priority ?? 10, exchange: r.value } }]);
+  }
+  const verified = await capture(['domain', 'verify', claimed.id, '--workspace', 'bench']);
+  if (verified.status !== 'verified') throw new Error(`${domain} is ${verified.status} after publishing its records`);
 }
 
 /** The bare Express handler every HTTP figure is compared with. */
