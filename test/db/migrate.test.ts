@@ -2,22 +2,25 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import t from 'tap';
-import { openDatabase } from '../../src/db/database.js';
+import { openDatabase, type DatabaseHandle } from '../../src/db/database.js';
 import { migrateToLatest } from '../../src/db/migrate.js';
-import { freshPostgres, testDatabases } from '../helpers/databases.js';
+import { freshPostgres, testDatabases, type TestDb } from '../helpers/databases.js';
+
+/** An empty database of `kind`, not migrated, dropped or removed when the test ends. */
+async function openEmpty(t: { teardown(fn: () => unknown): void }, kind: TestDb): Promise<DatabaseHandle> {
+  if (kind === 'postgres') {
+    const pg = await freshPostgres();
+    t.teardown(pg.drop);
+    return openDatabase({ dialect: 'postgres', url: pg.url });
+  }
+  const dir = mkdtempSync(path.join(tmpdir(), 'postern-mig-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return openDatabase({ dialect: 'sqlite', file: path.join(dir, 'db.sqlite') });
+}
 
 for (const kind of testDatabases()) {
   t.test(`all migrations apply to an empty ${kind} database, once`, async (t) => {
-    let handle;
-    if (kind === 'postgres') {
-      const pg = await freshPostgres();
-      t.teardown(pg.drop);
-      handle = openDatabase({ dialect: 'postgres', url: pg.url });
-    } else {
-      const dir = mkdtempSync(path.join(tmpdir(), 'postern-mig-'));
-      t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-      handle = openDatabase({ dialect: 'sqlite', file: path.join(dir, 'db.sqlite') });
-    }
+    const handle = await openEmpty(t, kind);
     const first = await migrateToLatest(handle.db);
     t.ok(first.length >= 1);
     t.equal(first[0], '0001-foundation');
@@ -82,16 +85,7 @@ t.test('0008 keeps domains verified before it signing and receiving', async (t) 
 
 for (const kind of testDatabases()) {
   t.test(`0022 gives suppressions an environment: live, unless a test message caused them (${kind})`, async (t) => {
-    let handle;
-    if (kind === 'postgres') {
-      const pg = await freshPostgres();
-      t.teardown(pg.drop);
-      handle = openDatabase({ dialect: 'postgres', url: pg.url });
-    } else {
-      const dir = mkdtempSync(path.join(tmpdir(), 'postern-mig-'));
-      t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-      handle = openDatabase({ dialect: 'sqlite', file: path.join(dir, 'db.sqlite') });
-    }
+    const handle = await openEmpty(t, kind);
     t.teardown(() => handle.close());
     const m0022 = await import('../../src/db/migrations/0022-suppression-environments.js');
     await migrateToLatest(handle.db);
@@ -158,16 +152,7 @@ for (const kind of testDatabases()) {
 
 for (const kind of testDatabases()) {
   t.test(`0041 keeps each month's usage count, in shard 0, and down sums the shards (${kind})`, async (t) => {
-    let handle;
-    if (kind === 'postgres') {
-      const pg = await freshPostgres();
-      t.teardown(pg.drop);
-      handle = openDatabase({ dialect: 'postgres', url: pg.url });
-    } else {
-      const dir = mkdtempSync(path.join(tmpdir(), 'postern-mig-'));
-      t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-      handle = openDatabase({ dialect: 'sqlite', file: path.join(dir, 'db.sqlite') });
-    }
+    const handle = await openEmpty(t, kind);
     t.teardown(() => handle.close());
     const m0041 = await import('../../src/db/migrations/0041-usage-shards.js');
     await migrateToLatest(handle.db);

@@ -3,17 +3,39 @@
 // carried: taken out of memory, not yet in the database. On a busy machine that window was long
 // enough for `destinations.test.ts` to see `deferred: 0` after a deferral. Here the write is held
 // on a row lock the test takes, so the window is as long as the test wants it.
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import t from 'tap';
 import { createAdaptiveBackoff } from '../../../src/channels/email/adaptive-backoff.js';
 import { createDestinations } from '../../../src/channels/email/destinations.js';
 import { createBudgets } from '../../../src/cluster/budgets.js';
+import type { Database } from '../../../src/db/schema.js';
 import { createLogger } from '../../../src/lib/logger.js';
 import { testDatabases } from '../../helpers/databases.js';
 import { openMigrated } from '../../helpers/migrated-database.js';
 import { until } from '../../helpers/until.js';
 
 const AT = '2026-11-28T00:00:00.000Z';
+
+/** The destinations' snapshot on `db`, on a clock stopped at AT, as the daemon makes it. */
+function destinationsOn(db: Kysely<Database>) {
+  const clock = { now: () => new Date(AT) };
+  const log = createLogger('silent');
+  return createDestinations({
+    db,
+    clock,
+    log,
+    backoff: { minMs: 60_000, maxMs: 3_600_000 },
+    adaptive: createAdaptiveBackoff({
+      db,
+      clock,
+      log,
+      budgets: createBudgets({ clock, log }),
+      settings: { enabled: true, decrease: 0.5, increaseAfter: 20, increaseStep: 0.1 },
+      domainRates: {},
+      maxConnectionsPerHost: 5,
+    }),
+  });
+}
 
 for (const dbName of testDatabases()) {
   t.test(`a read of the counts sees what a write under way carries (${dbName})`, async (t) => {
@@ -42,23 +64,7 @@ for (const dbName of testDatabases()) {
       .insertInto('destination_stats')
       .values({ workspace_id: 'ws', domain: 'slow.example', delivered: 0, deferred: 0, bounced: 0, updated_at: AT })
       .execute();
-    const clock = { now: () => new Date(AT) };
-    const log = createLogger('silent');
-    const destinations = createDestinations({
-      db,
-      clock,
-      log,
-      backoff: { minMs: 60_000, maxMs: 3_600_000 },
-      adaptive: createAdaptiveBackoff({
-        db,
-        clock,
-        log,
-        budgets: createBudgets({ clock, log }),
-        settings: { enabled: true, decrease: 0.5, increaseAfter: 20, increaseStep: 0.1 },
-        domainRates: {},
-        maxConnectionsPerHost: 5,
-      }),
-    });
+    const destinations = destinationsOn(db);
     t.teardown(() => destinations.close());
 
     // The row locked by a transaction of the test's, until it lets go.
@@ -123,23 +129,7 @@ for (const dbName of testDatabases()) {
         return args.result;
       },
     });
-    const clock = { now: () => new Date(AT) };
-    const log = createLogger('silent');
-    const destinations = createDestinations({
-      db,
-      clock,
-      log,
-      backoff: { minMs: 60_000, maxMs: 3_600_000 },
-      adaptive: createAdaptiveBackoff({
-        db,
-        clock,
-        log,
-        budgets: createBudgets({ clock, log }),
-        settings: { enabled: true, decrease: 0.5, increaseAfter: 20, increaseStep: 0.1 },
-        domainRates: {},
-        maxConnectionsPerHost: 5,
-      }),
-    });
+    const destinations = destinationsOn(db);
     await reading; // the first read, made at creation, is under way
     // The gate opens on a later turn of the event loop: a close that does not wait for the read
     // has resolved by then (it has nothing of its own to write).
