@@ -6,6 +6,7 @@
 // the sampled time with everything it called; hover shows the share and the milliseconds.
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { stringHash } from '../src/lib/string-hash.js';
 
 interface CallFrame {
   functionName: string;
@@ -87,9 +88,7 @@ const escape = (s: string) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').rep
 // Warm colours for Postern's own code, yellow for packages, grey for Node's internals, red for
 // what V8 does besides running JavaScript (GC, compiling); the hue varies a little by name.
 function colour(label: string): string {
-  let h = 0;
-  for (let i = 0; i < label.length; i++) h = (h * 31 + label.charCodeAt(i)) >>> 0;
-  const v = h % 30;
+  const v = stringHash(label) % 30;
   if (/^\((garbage collector|program)\)/.test(label)) return `rgb(${200 + (v % 20)},${60 + v},${50})`;
   if (/ (src|dist|bench)\//.test(label)) return `rgb(${230 + (v % 20)},${120 + v * 2},${40})`;
   if (/ node:/.test(label) || !label.includes(' ')) return `rgb(${170 + v},${170 + v},${170 + v})`;

@@ -256,7 +256,7 @@ export interface MessageUsageTable {
   workspace_id: string;
   /** YYYY-MM (UTC). */
   month: string;
-  /** The month's count is the sum of its shards' (outbound/usage-count.ts). */
+  /** The month's count is the sum of its shards' (outbound/accept.ts, countUsage). */
   shard: Generated<number>;
   count: number;
 }

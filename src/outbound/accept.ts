@@ -11,6 +11,7 @@ import type { OutboundMessage } from '../channel.js';
 import { type BulkKind, type Database, flag, type Flag, queriesFor } from '../db/index.js';
 import type { Deps } from '../deps.js';
 import { AppError, invalidBody, isAppError, type Issue } from '../lib/errors.js';
+import { stringHash } from '../lib/string-hash.js';
 import { type Ledger, type MessageRow, metadataText, rowToOutbound, searchText } from '../messages/index.js';
 import { checkTemplates } from '../templates/index.js';
 import { planLimits } from '../workspaces/index.js';
@@ -107,9 +108,7 @@ const NODE_SHARDS = 15;
 
 /** The usage shard of a node of the cluster: spread by its id, so two nodes rarely share one. */
 export function usageShardOf(nodeId: string): number {
-  let h = 0;
-  for (let i = 0; i < nodeId.length; i++) h = (h * 31 + nodeId.charCodeAt(i)) >>> 0;
-  return 1 + (h % NODE_SHARDS);
+  return 1 + (stringHash(nodeId) % NODE_SHARDS);
 }
 
 function monthOf(d: Date): string {
