@@ -34,6 +34,7 @@ export {
   type ForwardStatus,
   type InboundAddressesTable,
   isSet,
+  type MessageContentsTable,
   type MessagesTable,
   type OperatorRole,
   type OperatorSessionsTable,

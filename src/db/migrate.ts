@@ -42,6 +42,7 @@ import * as m0038 from './migrations/0038-destination-pace.js';
 import * as m0039 from './migrations/0039-dkim-rotation.js';
 import * as m0040 from './migrations/0040-message-checks.js';
 import * as m0041 from './migrations/0041-usage-shards.js';
+import * as m0042 from './migrations/0042-message-contents.js';
 
 const migrations: Record<string, Migration> = {
   '0001-foundation': m0001,
@@ -84,6 +85,7 @@ const migrations: Record<string, Migration> = {
   '0039-dkim-rotation': m0039,
   '0040-message-checks': m0040,
   '0041-usage-shards': m0041,
+  '0042-message-contents': m0042,
 };
 
 const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };

@@ -197,8 +197,6 @@ export interface MessagesTable {
   /** The template version resolved at accept time (template sends). */
   template_version: number | null;
   pinned_version: number | null;
-  /** JSON of the channel content to render: the inline content or the resolved template version's. */
-  content: string;
   interpolate: Flag;
   vars: string;
   metadata: string;
@@ -211,7 +209,6 @@ export interface MessagesTable {
   cc: string;
   bcc: string;
   reply_to: string | null;
-  attachments: string;
   provider: string | null;
   provider_connection_id: string | null;
   provider_message_id: string | null;
@@ -230,6 +227,18 @@ export interface MessagesTable {
   locked_until: string | null;
   locked_by: string | null;
   updated_at: string;
+}
+
+/**
+ * What a message says, apart from its queue row: written once at accept and read to render it.
+ * The row changes on every step of the queue; this one never does (0042-message-contents).
+ */
+export interface MessageContentsTable {
+  message_id: string;
+  /** JSON of the channel content to render: the inline content or the resolved template version's. */
+  content: string;
+  /** JSON array of the email's attachments ({filename, content (base64), contentType}). */
+  attachments: string;
 }
 
 export interface MessageIdempotencyTable {
@@ -846,6 +855,7 @@ export interface Database {
   templates: TemplatesTable;
   template_versions: TemplateVersionsTable;
   messages: MessagesTable;
+  message_contents: MessageContentsTable;
   message_idempotency: MessageIdempotencyTable;
   batch_idempotency: BatchIdempotencyTable;
   message_usage: MessageUsageTable;

@@ -2,7 +2,24 @@
 // stats. This is the area's public face: the rest of the daemon imports only what it names (the
 // `areas-through-their-face` rule).
 export type { Change, Ledger, LedgerObservation } from './ledger.js';
-export { BLOCKED_NOTICE, type MessageRow, metadataStrings, metadataText, rowToMessage, rowToOutbound, searchText } from './message.js';
-export { createReader, type ListFilters, matchesFilters, type Page, type Scope, scopedMessageRow } from './read.js';
+export {
+  BLOCKED_NOTICE,
+  type ContentRow,
+  type MessageContent,
+  type MessageRow,   metadataStrings,
+  metadataText,
+  rowToMessage,
+  rowToOutbound,
+  searchText,
+} from './message.js';
+export {
+  createReader,
+  type ListFilters,
+  matchesFilters,
+  type Page, type Scope,
+  scopedContentRow,
+  scopedMessageRow,
+  withContents,
+} from './read.js';
 export { createMessageStats } from './stats.js';
 export type { Trigger } from './transitions.js';

@@ -11,8 +11,8 @@
 // The oracle of each is its plain path: the same changes committed one after the other
 // (test/messages/ledger-many.test.ts), the same sends accepted one after the other
 // (test/outbound/accept-many.test.ts), over generated inputs.
-import { sql, type Transaction } from 'kysely';
-import type { Database } from '../db/index.js';
+import { type Insertable, sql, type Transaction } from 'kysely';
+import type { Database, MessageContentsTable } from '../db/index.js';
 import type { MessageRow } from './message.js';
 import type { MessageStatus } from '../contract/messages.js';
 
@@ -55,8 +55,12 @@ export async function swapMany(trx: Transaction<Database>, swaps: Swap[]): Promi
   return applied;
 }
 
-/** Inserts accepted messages (PostgreSQL), in order: one statement, the rows as one JSON parameter. */
-export async function insertMany(trx: Transaction<Database>, rows: MessageRow[]): Promise<void> {
+/** Inserts accepted messages (PostgreSQL), in order, and what they say: a statement each, the rows as one JSON parameter. */
+export async function insertMany(
+  trx: Transaction<Database>,
+  rows: MessageRow[],
+  contents: Insertable<MessageContentsTable>[],
+): Promise<void> {
   const columns = Object.keys(rows[0]).filter((c) => c !== 'seq');
   const values = rows.map(({ seq: _seq, ...row }) => row);
   const list = sql.join(columns.map((c) => sql.ref(c)));
@@ -66,4 +70,8 @@ export async function insertMany(trx: Transaction<Database>, rows: MessageRow[])
     select ${sql.join(columns.map((c) => sql.ref(`r.${c}`)))}
     from json_populate_recordset(null::messages, ${JSON.stringify(values)}::json) with ordinality as r
     order by r.ordinality`.execute(trx);
+  await sql`
+    insert into message_contents (message_id, content, attachments)
+    select r.message_id, r.content, r.attachments
+    from json_populate_recordset(null::message_contents, ${JSON.stringify(contents)}::json) as r`.execute(trx);
 }

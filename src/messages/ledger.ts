@@ -12,12 +12,12 @@
 // `events.recorded` on the bus (the webhook deliverer wakes) and tells its watchers (live tails) of
 // the message as it now is, when the status or the error changed (a deferral) or an event was
 // recorded, and only when someone watches.
-import type { Transaction, Updateable } from 'kysely';
-import { type BulkKind, type Database, inList, isSet, type MessagesTable, queriesFor } from '../db/index.js';
+import type { Insertable, Transaction, Updateable } from 'kysely';
+import { type BulkKind, type Database, inList, isSet, type MessageContentsTable, type MessagesTable, queriesFor } from '../db/index.js';
 import type { Deps } from '../deps.js';
 import { type NewEvent, recordEvent, recordEvents } from '../events/index.js';
 import { AppError } from '../lib/errors.js';
-import { rowToMessage, type MessageRow } from './message.js';
+import { type ContentRow, rowToMessage, type MessageRow } from './message.js';
 import { insertMany, swapMany } from './ledger-many.js';
 import { canMove, type Trigger } from './transitions.js';
 import type { EventType } from '../contract/webhooks.js';
@@ -117,13 +117,19 @@ export class Change {
   }
 }
 
+/** A message's queue row and what it says, apart: the two tables an accepted message is written to. */
+function split(full: ContentRow): { row: MessageRow; contents: Insertable<MessageContentsTable> } {
+  const { content, attachments, ...row } = full;
+  return { row, contents: { message_id: full.id, content, attachments } };
+}
+
 export interface Ledger {
   /** The status and timeline of a message accepted `at`, scheduled or to go at once. */
   open(at: string, scheduled: boolean): { status: MessageStatus; timeline: TimelineEntry[] };
   /** Inserts an accepted message in the caller's transaction (accept's, with its quota and idempotency key). */
-  insert(trx: Transaction<Database>, row: MessageRow): Promise<void>;
+  insert(trx: Transaction<Database>, row: ContentRow): Promise<void>;
   /** Inserts accepted messages in order (one statement on PostgreSQL), as insert() on each would. */
-  insertMany(trx: Transaction<Database>, rows: MessageRow[]): Promise<void>;
+  insertMany(trx: Transaction<Database>, rows: ContentRow[]): Promise<void>;
   /** Announces a message inserted by a transaction that has committed. */
   inserted(row: MessageRow): void;
   /** A change to a message read earlier. */
@@ -335,7 +341,8 @@ export function createLedger(deps: LedgerDeps): Ledger {
       return { status, timeline };
     },
 
-    async insert(trx, row) {
+    async insert(trx, full) {
+      const { row, contents } = split(full);
       const { seq: _seq, ...values } = row;
       // Every column has a value (null at most), so the insert has one shape: compiled once.
       const columns = (Object.keys(values) as (keyof typeof values)[]).filter((c) => values[c] !== undefined);
@@ -343,21 +350,37 @@ export function createLedger(deps: LedgerDeps): Ledger {
       await trx.executeQuery(
         queries.compiled(`messages.insert:${columns.join(',')}`, params, () => trx.insertInto('messages').values(values)),
       );
+      await trx.executeQuery(
+        queries.compiled('message_contents.insert', [contents.message_id, contents.content, contents.attachments], () =>
+          trx.insertInto('message_contents').values(contents),
+        ),
+      );
     },
 
-    async insertMany(trx, rows) {
-      if (rows.length < 2) {
-        for (const row of rows) await this.insert(trx, row);
+    async insertMany(trx, full) {
+      if (full.length < 2) {
+        for (const row of full) await this.insert(trx, row);
         return;
       }
-      if (deps.dialect === 'postgres') return insertMany(trx, rows);
+      const parts = full.map(split);
+      if (deps.dialect === 'postgres')
+        return insertMany(
+          trx,
+          parts.map((p) => p.row),
+          parts.map((p) => p.contents),
+        );
       // SQLite: multi-row VALUES, as many rows a statement as its bound-parameter limit allows;
       // rows take their seq in the order they are listed.
-      const per = Math.max(1, Math.floor(SQLITE_MAX_PARAMS / Object.keys(rows[0]).length));
-      for (let i = 0; i < rows.length; i += per) {
+      const per = Math.max(1, Math.floor(SQLITE_MAX_PARAMS / Object.keys(parts[0].row).length));
+      for (let i = 0; i < parts.length; i += per) {
+        const slice = parts.slice(i, i + per);
         await trx
           .insertInto('messages')
-          .values(rows.slice(i, i + per).map(({ seq: _seq, ...values }) => values))
+          .values(slice.map(({ row: { seq: _seq, ...values } }) => values))
+          .execute();
+        await trx
+          .insertInto('message_contents')
+          .values(slice.map((p) => p.contents))
           .execute();
       }
     },

@@ -4,12 +4,18 @@
 import type { Selectable } from 'kysely';
 import type { Attachment, OutboundMessage } from '../channel.js';
 import type { Message, MetadataValue } from '../contract/message-schemas.js';
-import { isSet, type MessagesTable } from '../db/index.js';
+import { isSet, type MessageContentsTable, type MessagesTable } from '../db/index.js';
 
 /** The customer-visible timeline entry of a scanner block; the real reason goes to the operator log. */
 export const BLOCKED_NOTICE = 'blocked: automated content safety checks blocked this message';
 
 export type MessageRow = Selectable<MessagesTable>;
+
+/** What a message says: its message_contents row without the key. */
+export type MessageContent = Omit<Selectable<MessageContentsTable>, 'message_id'>;
+
+/** A message's row with what it says: what accept writes, and what rendering and delivery read. */
+export type ContentRow = MessageRow & MessageContent;
 
 export function rowToMessage(row: MessageRow): Message {
   return {
@@ -42,7 +48,7 @@ export function rowToMessage(row: MessageRow): Message {
 }
 
 /** The message as a transport sees it. */
-export function rowToOutbound(row: MessageRow): OutboundMessage {
+export function rowToOutbound(row: MessageRow & Pick<MessageContent, 'attachments'>): OutboundMessage {
   return {
     id: row.id,
     publicId: row.public_id,

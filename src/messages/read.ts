@@ -4,10 +4,10 @@
 // (workspace, livemode[, column], seq) indexes; `q` and `metadata[key]` are residual predicates
 // evaluated while walking that index newest-first, which stops after `limit` matches.
 import type { Transaction } from 'kysely';
-import { containsText, type Database, type Db, type Dialect, escapeLike, flag, ilike } from '../db/index.js';
+import { containsText, type Database, type Db, type Dialect, escapeLike, flag, ilike, inList } from '../db/index.js';
 import { AppError, notFound } from '../lib/errors.js';
 import type { StatusFilter } from '../contract/messages.js';
-import { rowToMessage, type MessageRow } from './message.js';
+import { type ContentRow, rowToMessage, type MessageRow } from './message.js';
 import type { Channel } from '../contract/channels.js';
 import type { Message } from '../contract/message-schemas.js';
 
@@ -73,6 +73,40 @@ export async function scopedMessageRow(db: Db | Transaction<Database>, scope: Sc
     .executeTakeFirst();
   if (!row) throw notFound(`message ${publicId}`);
   return row;
+}
+
+/** A message's row with what it says (message_contents), by public id within the scope; else 404. */
+export async function scopedContentRow(db: Db | Transaction<Database>, scope: Scope, publicId: string): Promise<ContentRow> {
+  const row = await db
+    .selectFrom('messages')
+    .innerJoin('message_contents', 'message_contents.message_id', 'messages.id')
+    .selectAll('messages')
+    .select(['message_contents.content', 'message_contents.attachments'])
+    .where('public_id', '=', publicId)
+    .where('workspace_id', '=', scope.workspaceId)
+    .where('livemode', '=', flag(scope.livemode))
+    .executeTakeFirst();
+  if (!row) throw notFound(`message ${publicId}`);
+  return row;
+}
+
+/**
+ * Each of `rows` with what it says. Accept writes both in one transaction, so every row has its
+ * contents; one without (a database edited by hand) gets empty content, which fails to render and
+ * so fails the message, rather than being claimed again and again.
+ */
+export async function withContents(db: Db | Transaction<Database>, dialect: Dialect, rows: MessageRow[]): Promise<ContentRow[]> {
+  if (rows.length === 0) return [];
+  const contents = await db
+    .selectFrom('message_contents')
+    .selectAll()
+    .where(inList(dialect, 'message_id', rows.map((r) => r.id)))
+    .execute();
+  const byId = new Map(contents.map((c) => [c.message_id, c]));
+  return rows.map((row) => {
+    const c = byId.get(row.id);
+    return { ...row, content: c?.content ?? '', attachments: c?.attachments ?? '[]' };
+  });
 }
 
 export function createReader({ db, dialect }: { db: Db; dialect: Dialect }) {

@@ -12,7 +12,7 @@ import { type BulkKind, type Database, flag, type Flag, queriesFor } from '../db
 import type { Deps } from '../deps.js';
 import { AppError, invalidBody, isAppError, type Issue } from '../lib/errors.js';
 import { stringHash } from '../lib/string-hash.js';
-import { type Ledger, type MessageRow, metadataText, rowToOutbound, searchText } from '../messages/index.js';
+import { type ContentRow, type Ledger, type MessageRow, metadataText, rowToOutbound, searchText } from '../messages/index.js';
 import { checkTemplates } from '../templates/index.js';
 import { planLimits } from '../workspaces/index.js';
 import { channelIssues, readSendBody, shapeIssues } from './send-input.js';
@@ -98,7 +98,7 @@ function batchRefusal(refusals: { index: number; err: AppError }[]): AppError {
 
 /** A message ready to commit, with its idempotency key and its answer. */
 interface Accepted {
-  row: MessageRow;
+  row: ContentRow;
   key: string | null;
   response: AcceptResponse;
 }
@@ -138,7 +138,7 @@ export function createAccept(deps: AcceptDeps) {
   }
 
   /** Validates and resolves the body into the row to insert; throws invalid_body listing every issue. */
-  async function prepare(sender: Sender, raw: unknown, opts: { raw: boolean; idempotencyKey: string | null }): Promise<MessageRow> {
+  async function prepare(sender: Sender, raw: unknown, opts: { raw: boolean; idempotencyKey: string | null }): Promise<ContentRow> {
     // Shape problems are reported together with those the rest of the body still lets us see.
     const { body, issues, refused } = readSendBody(raw);
     const shapeCount = issues.length;

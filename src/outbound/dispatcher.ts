@@ -26,7 +26,17 @@ import type { ChannelTransport, DeliveryOutcome, OutboundMessage } from '../chan
 import { type RenderRequest, simulationFor } from '../channels/index.js';
 import { isDatabaseUnavailable, isSet } from '../db/index.js';
 import type { Deps } from '../deps.js';
-import { BLOCKED_NOTICE, type Change, type Ledger, type MessageRow, rowToOutbound, type Trigger } from '../messages/index.js';
+import {
+  BLOCKED_NOTICE,
+  type Change,
+  type ContentRow,
+  type Ledger,
+  type MessageContent,
+  type MessageRow,
+  rowToOutbound,
+  type Trigger,
+  withContents,
+} from '../messages/index.js';
 import { claimDue, nextDueAfter, releaseLease, releaseLeases, renewLeases } from './queue.js';
 import { nextAttempt } from './retry.js';
 import { createScanner } from './scanner.js';
@@ -66,13 +76,13 @@ export interface DispatcherDeps extends Pick<Deps, 'config' | 'db' | 'dialect' |
 }
 
 /** What rendering a stored message asks for (also the dashboard's preview): template sends always render; raw sends only when `interpolate` was asked for. */
-export function renderRequestOf(row: MessageRow): RenderRequest {
+export function renderRequestOf(row: MessageRow & Pick<MessageContent, 'content'>): RenderRequest {
   const templated = row.template_slug !== null || isSet(row.interpolate);
   return { channel: row.channel, content: row.content, vars: templated ? row.vars : null };
 }
 
 interface Claimed {
-  row: MessageRow;
+  row: ContentRow;
   /** Its rendered output, under way since the claim. */
   output: Promise<ChannelOutput>;
 }
@@ -168,13 +178,13 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
 
   const finished = (error: string | null) => ({ error, due_at: null, locked_until: null, locked_by: null });
 
-  function render(row: MessageRow): Promise<ChannelOutput> {
+  function render(row: ContentRow): Promise<ChannelOutput> {
     return deps.threads.render(renderRequestOf(row));
   }
 
   // One message on its way through the steps; each step says whether the message goes on.
   interface Run {
-    row: MessageRow;
+    row: ContentRow;
     change: Change;
     outbound: OutboundMessage;
     livemode: boolean;
@@ -368,13 +378,17 @@ export function createDispatcher(deps: DispatcherDeps): Dispatcher {
       }
       const now = clock.now();
       const limit = Math.min(maxHeld - held(), cfg.batchSize);
-      const rows = await deps.writes.run((trx) =>
-        claimDue(trx, deps.dialect, {
-          now: now.toISOString(),
-          leaseUntil: new Date(now.getTime() + cfg.lease).toISOString(),
-          token: `${token}.${++claims}`,
-          limit,
-        }),
+      const rows = await deps.writes.run(async (trx) =>
+        withContents(
+          trx,
+          deps.dialect,
+          await claimDue(trx, deps.dialect, {
+            now: now.toISOString(),
+            leaseUntil: new Date(now.getTime() + cfg.lease).toISOString(),
+            token: `${token}.${++claims}`,
+            limit,
+          }),
+        ),
       );
       for (const row of rows) {
         holding.set(row.id, row.locked_by!);

@@ -101,7 +101,6 @@ for (const kind of testDatabases()) {
       channel: 'email',
       status: 'failed',
       recipient: 'x@example.com',
-      content: '{}',
       interpolate: 0,
       vars: '{}',
       metadata: '{}',
@@ -109,7 +108,6 @@ for (const kind of testDatabases()) {
       search_text: '',
       cc: '[]',
       bcc: '[]',
-      attachments: '[]',
       timeline: '[]',
       created_at: 'then',
       updated_at: 'then',
@@ -181,5 +179,56 @@ for (const kind of testDatabases()) {
       { workspace_id: 'w2', month: '2026-11', count: 1 },
     ]);
     await m0041.up(db);
+  });
+}
+
+for (const kind of testDatabases()) {
+  t.test(`0042 moves each message's content and attachments to message_contents, and down moves them back (${kind})`, async (t) => {
+    const handle = await openEmpty(t, kind);
+    t.teardown(() => handle.close());
+    const m0042 = await import('../../src/db/migrations/0042-message-contents.js');
+    await migrateToLatest(handle.db);
+    const db = handle.db as any;
+    await m0042.down(db);
+    await db.insertInto('workspaces').values({ id: 'w', slug: 'acme', name: 'Acme', plan: 'pro', created_at: 'now' }).execute();
+    const message = (id: string, content: string, attachments: string) => ({
+      id,
+      public_id: `msg_${id}`,
+      workspace_id: 'w',
+      livemode: 1,
+      channel: 'email',
+      status: 'queued',
+      recipient: 'x@example.com',
+      content,
+      interpolate: 0,
+      vars: '{}',
+      metadata: '{}',
+      metadata_text: '{}',
+      search_text: '',
+      cc: '[]',
+      bcc: '[]',
+      attachments,
+      timeline: '[]',
+      created_at: 'then',
+      updated_at: 'then',
+    });
+    const pdf = JSON.stringify([{ filename: 'a.pdf', contentType: 'application/pdf', content: 'JVBERi0=' }]);
+    await db
+      .insertInto('messages')
+      .values([message('m1', '{"subject":"one","text":"1"}', '[]'), message('m2', '{"subject":"two","html":"<p>2</p>"}', pdf)])
+      .execute();
+    await m0042.up(db);
+    t.same(await db.selectFrom('message_contents').selectAll().orderBy('message_id').execute(), [
+      { message_id: 'm1', content: '{"subject":"one","text":"1"}', attachments: '[]' },
+      { message_id: 'm2', content: '{"subject":"two","html":"<p>2</p>"}', attachments: pdf },
+    ]);
+    const row = await db.selectFrom('messages').selectAll().where('id', '=', 'm2').executeTakeFirstOrThrow();
+    t.notOk('content' in row || 'attachments' in row, 'the queue row no longer carries them');
+    await m0042.down(db);
+    t.same(await db.selectFrom('messages').select(['id', 'content', 'attachments']).orderBy('id').execute(), [
+      { id: 'm1', content: '{"subject":"one","text":"1"}', attachments: '[]' },
+      { id: 'm2', content: '{"subject":"two","html":"<p>2</p>"}', attachments: pdf },
+    ]);
+    await m0042.up(db);
   });
 }

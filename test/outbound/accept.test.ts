@@ -35,7 +35,12 @@ for (const db of testDatabases()) {
     const send = (key: string, body: unknown, headers?: Record<string, string>, path = '/v1/send') =>
       d.request('POST', path, { key, body, headers });
     const row = (publicId: string) =>
-      d.app.db.selectFrom('messages').selectAll().where('public_id', '=', publicId).executeTakeFirstOrThrow();
+      d.app.db
+        .selectFrom('messages')
+        .innerJoin('message_contents', 'message_contents.message_id', 'messages.id')
+        .selectAll()
+        .where('public_id', '=', publicId)
+        .executeTakeFirstOrThrow();
     const count = async () =>
       Number(
         (

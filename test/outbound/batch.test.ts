@@ -17,6 +17,7 @@ const email = (to: string, extra: Record<string, unknown> = {}) => ({
 async function stored(d: TestDaemon, workspaceId: string) {
   return d.app.db
     .selectFrom('messages')
+    .innerJoin('message_contents', 'message_contents.message_id', 'messages.id')
     .select(['public_id', 'recipient', 'status', 'channel', 'template_slug', 'content', 'metadata', 'scheduled_at', 'idempotency_key'])
     .where('workspace_id', '=', workspaceId)
     .orderBy('seq')

@@ -19,6 +19,7 @@ for (const db of testDatabases()) {
     const versionOf = async (publicId: string) => {
       const row = await d.app.db
         .selectFrom('messages')
+        .innerJoin('message_contents', 'message_contents.message_id', 'messages.id')
         .select(['template_version', 'content'])
         .where('public_id', '=', publicId)
         .executeTakeFirstOrThrow();

@@ -4,7 +4,7 @@
 // Errors are Resend's `{statusCode, name, message}`, which the SDK returns as `error`.
 import type { Router } from 'express';
 import { AppError, invalidBody, type Issue } from '../../lib/errors.js';
-import type { MessageRow, Scope } from '../../messages/index.js';
+import type { ContentRow, Scope } from '../../messages/index.js';
 import type { Outbound } from '../../outbound/index.js';
 import { bearerKey, principalOf, requireScope } from '../auth.js';
 import { STATUS } from '../errors.js';
@@ -124,7 +124,7 @@ function readEmail(raw: unknown, path: string, issues: Issue[]): VendorEmail | n
 }
 
 /** Resend's view of a message (GET /emails/{id}). */
-function emailView(m: Message, row: MessageRow): Json {
+function emailView(m: Message, row: ContentRow): Json {
   const content = JSON.parse(row.content) as { subject?: string; text?: string; html?: string };
   return {
     object: 'email',
@@ -145,7 +145,7 @@ function emailView(m: Message, row: MessageRow): Json {
   };
 }
 
-export function resendApi(deps: { outbound: Outbound; messageRow(scope: Scope, publicId: string): Promise<MessageRow> }): VendorApi {
+export function resendApi(deps: { outbound: Outbound; messageRow(scope: Scope, publicId: string): Promise<ContentRow> }): VendorApi {
   const { outbound } = deps;
   return {
     prefix: 'resend',

@@ -13,19 +13,19 @@
 import { Router, type Response } from 'express';
 import { CHANNEL_HINTS } from '../../contract/channels.js';
 import { AppError } from '../../lib/errors.js';
-import { type MessageRow, rowToOutbound, scopedMessageRow } from '../../messages/index.js';
+import { type ContentRow, rowToOutbound, scopedContentRow } from '../../messages/index.js';
 import { renderRequestOf } from '../../outbound/index.js';
 import { renderOutput } from '../../channels/index.js';
 import { actingOn, answer, type DashboardDeps } from './context.js';
 import { imageSourcesAsked, sendIsolatedHtml } from './isolated-html.js';
 import type { EmailOutput } from '../../contract/channels.js';
 
-async function rowOf(deps: DashboardDeps, res: Response, publicId: string): Promise<MessageRow> {
+async function rowOf(deps: DashboardDeps, res: Response, publicId: string): Promise<ContentRow> {
   const { workspace, env } = await actingOn(deps, res);
-  return scopedMessageRow(deps.db, { workspaceId: workspace.id, livemode: env === 'live' }, publicId);
+  return scopedContentRow(deps.db, { workspaceId: workspace.id, livemode: env === 'live' }, publicId);
 }
 
-function rendered(row: MessageRow) {
+function rendered(row: ContentRow) {
   try {
     return renderOutput(renderRequestOf(row));
   } catch (err) {
@@ -34,7 +34,7 @@ function rendered(row: MessageRow) {
 }
 
 /** The message as delivery composes it, dated when it was accepted (a delivery is dated when it goes). */
-async function source(deps: DashboardDeps, row: MessageRow): Promise<Buffer> {
+async function source(deps: DashboardDeps, row: ContentRow): Promise<Buffer> {
   if (!CHANNEL_HINTS[row.channel].mime) throw new AppError('not_found', 'only an email message has a MIME source');
   return deps.emailSource(rowToOutbound(row), rendered(row) as EmailOutput, new Date(row.created_at));
 }

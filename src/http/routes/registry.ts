@@ -12,7 +12,7 @@ import type { Deps } from '../../deps.js';
 import type { Doctor, DomainStore, MtaStsPolicies } from '../../domains/index.js';
 import type { Forwarding } from '../../forwarding/index.js';
 import type { AddressStore, ReceivedReader } from '../../inbound/index.js';
-import { type Ledger, scopedMessageRow } from '../../messages/index.js';
+import { type Ledger, scopedContentRow } from '../../messages/index.js';
 import type { MessageCheckService, Outbound } from '../../outbound/index.js';
 import type { Reports } from '../../reports/index.js';
 import type { SmtpCredentialStore } from '../../submission/index.js';
@@ -133,7 +133,7 @@ export const ROUTES: readonly RouteSpec[] = [
 
 /** The hosted vendors' APIs, each under /compat/<vendor> (http/compat/). */
 export const VENDOR_APIS: readonly { name: string; api(s: RouteServices): VendorApi }[] = [
-  { name: 'resend', api: (s) => resendApi({ outbound: s.outbound, messageRow: (scope, id) => scopedMessageRow(s.db, scope, id) }) },
+  { name: 'resend', api: (s) => resendApi({ outbound: s.outbound, messageRow: (scope, id) => scopedContentRow(s.db, scope, id) }) },
   { name: 'postmark', api: (s) => postmarkApi({ outbound: s.outbound, clock: s.clock }) },
   { name: 'sendgrid', api: (s) => sendgridApi({ outbound: s.outbound }) },
   { name: 'mailgun', api: (s) => mailgunApi({ outbound: s.outbound }) },

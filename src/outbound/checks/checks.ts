@@ -18,7 +18,7 @@ import { rspamdVerdict } from '../../inbound/index.js';
 import { AppError } from '../../lib/errors.js';
 import { lazyRequire } from '../../lib/lazy.js';
 import type { WorkerSpec } from '../../lib/worker.js';
-import { type MessageRow, rowToOutbound, type Scope, scopedMessageRow } from '../../messages/index.js';
+import { type ContentRow, type MessageRow, rowToOutbound, type Scope, scopedContentRow } from '../../messages/index.js';
 import { renderOutput } from '../../channels/index.js';
 import { renderRequestOf } from '../dispatcher.js';
 import { checkHeaders, headerFields } from './headers.js';
@@ -110,7 +110,7 @@ export function createMessageChecks(deps: CheckDeps): MessageCheckService {
     };
   }
 
-  async function check(row: MessageRow, trigger: MessageChecks['trigger']): Promise<MessageChecks> {
+  async function check(row: ContentRow, trigger: MessageChecks['trigger']): Promise<MessageChecks> {
     if (row.channel !== 'email') throw new AppError('conflict', `only an email message is checked; this one is ${row.channel}`);
     let output: EmailOutput;
     try {
@@ -196,7 +196,7 @@ export function createMessageChecks(deps: CheckDeps): MessageCheckService {
       .execute();
   }
 
-  async function runOnDemand(row: MessageRow): Promise<MessageChecks> {
+  async function runOnDemand(row: ContentRow): Promise<MessageChecks> {
     const result = await check(row, 'on_demand');
     await store(row, result);
     return result;
@@ -231,7 +231,9 @@ export function createMessageChecks(deps: CheckDeps): MessageCheckService {
     const rows = await db
       .selectFrom('messages')
       .leftJoin('message_checks', 'message_checks.message_id', 'messages.id')
+      .innerJoin('message_contents', 'message_contents.message_id', 'messages.id')
       .selectAll('messages')
+      .select(['message_contents.content', 'message_contents.attachments'])
       .where('messages.seq', '>', from)
       .where('messages.livemode', '=', flag(false))
       .where('messages.channel', '=', 'email')
@@ -276,7 +278,7 @@ export function createMessageChecks(deps: CheckDeps): MessageCheckService {
 
   return {
     async get(scope, publicId) {
-      const row = await scopedMessageRow(db, scope, publicId);
+      const row = await scopedContentRow(db, scope, publicId);
       const stored = await db.selectFrom('message_checks').selectAll().where('message_id', '=', row.id).executeTakeFirst();
       if (stored?.result) return JSON.parse(stored.result) as MessageChecks;
       // Never checked, or the automatic pass is at it right now (or its node stopped mid-way):
@@ -284,7 +286,7 @@ export function createMessageChecks(deps: CheckDeps): MessageCheckService {
       return runOnDemand(row);
     },
     async run(scope, publicId) {
-      return runOnDemand(await scopedMessageRow(db, scope, publicId));
+      return runOnDemand(await scopedContentRow(db, scope, publicId));
     },
     workerSpec: { name: CHECKS_WORKER, intervalMs: 2000, run: () => pass() },
     close: () => links.close(),
