@@ -100,7 +100,13 @@ export async function withContents(db: Db | Transaction<Database>, dialect: Dial
   const contents = await db
     .selectFrom('message_contents')
     .selectAll()
-    .where(inList(dialect, 'message_id', rows.map((r) => r.id)))
+    .where(
+      inList(
+        dialect,
+        'message_id',
+        rows.map((r) => r.id),
+      ),
+    )
     .execute();
   const byId = new Map(contents.map((c) => [c.message_id, c]));
   return rows.map((row) => {

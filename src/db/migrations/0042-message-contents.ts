@@ -19,8 +19,14 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  await db.schema.alterTable('messages').addColumn('content', 'text', (c) => c.notNull().defaultTo('{}')).execute();
-  await db.schema.alterTable('messages').addColumn('attachments', 'text', (c) => c.notNull().defaultTo('[]')).execute();
+  await db.schema
+    .alterTable('messages')
+    .addColumn('content', 'text', (c) => c.notNull().defaultTo('{}'))
+    .execute();
+  await db.schema
+    .alterTable('messages')
+    .addColumn('attachments', 'text', (c) => c.notNull().defaultTo('[]'))
+    .execute();
   await sql`UPDATE messages SET
       content = (SELECT c.content FROM message_contents c WHERE c.message_id = messages.id),
       attachments = (SELECT c.attachments FROM message_contents c WHERE c.message_id = messages.id)
