@@ -28,6 +28,7 @@ import { isNoData, type DnsResolver } from '../../lib/dns.js';
 import { attempt, recordRejection } from './attempt.js';
 import type { EmailDeps } from './prepare.js';
 import type { SmtpError } from './smtp-pool.js';
+import { fastDotStuffing } from './dot-stuffing.js';
 
 // Loaded when a relay is configured (lib/lazy.ts).
 const nodemailer = lazyRequire<typeof Nodemailer>('nodemailer');
@@ -121,6 +122,7 @@ export function createRelayTransport(deps: RelayDeps): ChannelTransport {
       );
     },
   };
+  fastDotStuffing();
   const transport = nodemailer().createTransport(options);
   // As the URL names it (host, and port when given), for timeline notes and errors.
   const relayHost = new URL(deps.config.delivery.relayUrl).host;

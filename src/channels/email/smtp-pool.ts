@@ -22,6 +22,7 @@ import type SMTPConnection from 'nodemailer/lib/smtp-connection/index.js';
 import { lazyRequire } from '../../lib/lazy.js';
 import type { Logger } from '../../lib/logger.js';
 import { checkDane, peerChain, type Tlsa } from './dane.js';
+import { fastDotStuffing } from './dot-stuffing.js';
 
 // Loaded where the pools live: on a delivery thread, not the event loop (lib/lazy.ts).
 const smtpConnection = lazyRequire<typeof SMTPConnection>('nodemailer/lib/smtp-connection/index.js');
@@ -178,6 +179,7 @@ export function createSmtpPool(opts: PoolOptions): SmtpPool {
     const demand = target.security ?? { kind: 'floor' };
     const floorVerifies = opts.tls === 'verify' || opts.tls === 'require';
     const mustEncrypt = opts.tls === 'require' || (demand.kind !== 'floor' && demand.kind !== 'observe');
+    fastDotStuffing();
     const smtp = new (smtpConnection())({
       host: target.address,
       port: opts.port,
