@@ -64,13 +64,23 @@ function relaxedHeader(field: string): string {
 }
 
 /**
+ * Whether relaxed canonicalization changes a blank of `s`: a tab, two spaces in a row, or a space
+ * at the end of a line or of the text. What `/[ \t](?:\r\n|$)|\t| {2}/.test(s)` says (its
+ * oracle in dkim.test.ts), in four native searches instead of an alternation tried at every
+ * character (1.6 % of a message with an 80 KiB attachment).
+ */
+export function hasBlanksToRewrite(s: string): boolean {
+  return s.includes('\t') || s.includes('  ') || s.includes(' \r\n') || s.endsWith(' ');
+}
+
+/**
  * A body in relaxed canonical form (RFC 6376 §3.4.4), its lines ending in CRLF: blanks at the end
  * of each line dropped, runs of blanks made one space, the empty lines at the end dropped, and a
  * CRLF after the last line. Bytes are kept as they are (latin1 maps each to one character).
  */
 export function relaxedBody(body: Buffer): Buffer {
   let s = body.toString('latin1');
-  if (/[ \t](?:\r\n|$)|\t| {2}/.test(s)) s = s.replace(/[ \t]+(?=\r\n|$)/g, '').replace(/[ \t]+/g, ' ');
+  if (hasBlanksToRewrite(s)) s = s.replace(/[ \t]+(?=\r\n|$)/g, '').replace(/[ \t]+/g, ' ');
   let end = s.length;
   while (end >= 2 && s.charCodeAt(end - 2) === 0x0d && s.charCodeAt(end - 1) === 0x0a) end -= 2;
   if (end === 0) return Buffer.alloc(0);

@@ -7,7 +7,7 @@ import { generateKeyPairSync } from 'node:crypto';
 import { createRequire } from 'node:module';
 import fc from 'fast-check';
 import t from 'tap';
-import { relaxedBody, signMessage } from '../../../src/channels/email/dkim.js';
+import { hasBlanksToRewrite, relaxedBody, signMessage } from '../../../src/channels/email/dkim.js';
 import { holds } from '../../helpers/property.js';
 import { startWireChecker } from '../../helpers/wire-check.js';
 
@@ -100,4 +100,17 @@ t.test('a last line of blanks is an empty line, and empty lines at the end are d
   t.equal(relaxedBody(Buffer.from('')).toString(), '');
   t.equal(relaxedBody(Buffer.from('\r\n\r\n')).toString(), '');
   t.equal(relaxedBody(Buffer.from('no line end')).toString(), 'no line end\r\n');
+});
+
+t.test('hasBlanksToRewrite says what the regular expression it replaced says', async (t) => {
+  const oracle = /[ \t](?:\r\n|$)|\t| {2}/;
+  await holds(
+    t,
+    'the same answer for generated text of blanks and line ends',
+    fc.property(fc.array(fc.constantFrom(' ', '\t', '\r', '\n', '\r\n', 'a', '\u00a0'), { maxLength: 12 }), (parts) => {
+      const s = parts.join('');
+      if (hasBlanksToRewrite(s) !== oracle.test(s)) throw new Error(`differs for ${JSON.stringify(s)}`);
+    }),
+    2000,
+  );
 });
