@@ -64,13 +64,14 @@ export async function insertMany(
   const columns = Object.keys(rows[0]).filter((c) => c !== 'seq');
   const values = rows.map(({ seq: _seq, ...row }) => row);
   const list = sql.join(columns.map((c) => sql.ref(c)));
-  // WITH ORDINALITY and its ORDER BY give the rows their seq in the order accepted.
+  // WITH ORDINALITY and its ORDER BY give the rows their seq in the order accepted; what they say
+  // goes in by the same statement (a data-modifying CTE), one round trip for both.
   await sql`
-    insert into messages (${list})
-    select ${sql.join(columns.map((c) => sql.ref(`r.${c}`)))}
-    from json_populate_recordset(null::messages, ${JSON.stringify(values)}::json) with ordinality as r
-    order by r.ordinality`.execute(trx);
-  await sql`
+    with m as (
+      insert into messages (${list})
+      select ${sql.join(columns.map((c) => sql.ref(`r.${c}`)))}
+      from json_populate_recordset(null::messages, ${JSON.stringify(values)}::json) with ordinality as r
+      order by r.ordinality)
     insert into message_contents (message_id, content, attachments)
     select r.message_id, r.content, r.attachments
     from json_populate_recordset(null::message_contents, ${JSON.stringify(contents)}::json) as r`.execute(trx);

@@ -347,6 +347,16 @@ export function createLedger(deps: LedgerDeps): Ledger {
       // Every column has a value (null at most), so the insert has one shape: compiled once.
       const columns = (Object.keys(values) as (keyof typeof values)[]).filter((c) => values[c] !== undefined);
       const params = columns.map((c) => values[c]);
+      if (deps.dialect === 'postgres') {
+        // One statement, one round trip: the row inserted by a CTE, what it says by the statement.
+        const both = [...params, contents.message_id, contents.content, contents.attachments];
+        await trx.executeQuery(
+          queries.compiled(`messages.insert+contents:${columns.join(',')}`, both, () =>
+            trx.with('m', (db) => db.insertInto('messages').values(values)).insertInto('message_contents').values(contents),
+          ),
+        );
+        return;
+      }
       await trx.executeQuery(
         queries.compiled(`messages.insert:${columns.join(',')}`, params, () => trx.insertInto('messages').values(values)),
       );
