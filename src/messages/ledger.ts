@@ -352,7 +352,10 @@ export function createLedger(deps: LedgerDeps): Ledger {
         const both = [...params, contents.message_id, contents.content, contents.attachments];
         await trx.executeQuery(
           queries.compiled(`messages.insert+contents:${columns.join(',')}`, both, () =>
-            trx.with('m', (db) => db.insertInto('messages').values(values)).insertInto('message_contents').values(contents),
+            trx
+              .with('m', (db) => db.insertInto('messages').values(values))
+              .insertInto('message_contents')
+              .values(contents),
           ),
         );
         return;

@@ -7,7 +7,7 @@ import type { Transaction } from 'kysely';
 import { containsText, type Database, type Db, type Dialect, escapeLike, flag, ilike, inList } from '../db/index.js';
 import { AppError, notFound } from '../lib/errors.js';
 import type { StatusFilter } from '../contract/messages.js';
-import { type ContentRow, rowToMessage, type MessageRow } from './message.js';
+import { type ContentRow, type MessageContent, rowToMessage, type MessageRow } from './message.js';
 import type { Channel } from '../contract/channels.js';
 import type { Message } from '../contract/message-schemas.js';
 
@@ -77,17 +77,9 @@ export async function scopedMessageRow(db: Db | Transaction<Database>, scope: Sc
 
 /** A message's row with what it says (message_contents), by public id within the scope; else 404. */
 export async function scopedContentRow(db: Db | Transaction<Database>, scope: Scope, publicId: string): Promise<ContentRow> {
-  const row = await db
-    .selectFrom('messages')
-    .innerJoin('message_contents', 'message_contents.message_id', 'messages.id')
-    .selectAll('messages')
-    .select(['message_contents.content', 'message_contents.attachments'])
-    .where('public_id', '=', publicId)
-    .where('workspace_id', '=', scope.workspaceId)
-    .where('livemode', '=', flag(scope.livemode))
-    .executeTakeFirst();
-  if (!row) throw notFound(`message ${publicId}`);
-  return row;
+  const row = await scopedMessageRow(db, scope, publicId);
+  const contents = await db.selectFrom('message_contents').selectAll().where('message_id', '=', row.id).executeTakeFirst();
+  return withContent(row, contents);
 }
 
 /**
@@ -109,10 +101,11 @@ export async function withContents(db: Db | Transaction<Database>, dialect: Dial
     )
     .execute();
   const byId = new Map(contents.map((c) => [c.message_id, c]));
-  return rows.map((row) => {
-    const c = byId.get(row.id);
-    return { ...row, content: c?.content ?? '', attachments: c?.attachments ?? '[]' };
-  });
+  return rows.map((row) => withContent(row, byId.get(row.id)));
+}
+
+function withContent(row: MessageRow, c: MessageContent | undefined): ContentRow {
+  return { ...row, content: c?.content ?? '', attachments: c?.attachments ?? '[]' };
 }
 
 export function createReader({ db, dialect }: { db: Db; dialect: Dialect }) {

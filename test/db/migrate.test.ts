@@ -18,6 +18,41 @@ async function openEmpty(t: { teardown(fn: () => unknown): void }, kind: TestDb)
   return openDatabase({ dialect: 'sqlite', file: path.join(dir, 'db.sqlite') });
 }
 
+/** A database migrated to the latest and taken back down through `m`, holding workspace w. */
+async function downThrough(t: { teardown(fn: () => unknown): void }, kind: TestDb, m: { down(db: any): Promise<void> }): Promise<any> {
+  const handle = await openEmpty(t, kind);
+  t.teardown(() => handle.close());
+  await migrateToLatest(handle.db);
+  const db = handle.db as any;
+  await m.down(db);
+  await db.insertInto('workspaces').values({ id: 'w', slug: 'acme', name: 'Acme', plan: 'pro', created_at: 'now' }).execute();
+  return db;
+}
+
+/** A message row of workspace w with the columns every schema since 0003 requires. */
+function messageRow(id: string, extra: Record<string, unknown>) {
+  return {
+    id,
+    public_id: `msg_${id}`,
+    workspace_id: 'w',
+    livemode: 1,
+    channel: 'email',
+    status: 'failed',
+    recipient: 'x@example.com',
+    interpolate: 0,
+    vars: '{}',
+    metadata: '{}',
+    metadata_text: '{}',
+    search_text: '',
+    cc: '[]',
+    bcc: '[]',
+    timeline: '[]',
+    created_at: 'then',
+    updated_at: 'then',
+    ...extra,
+  };
+}
+
 for (const kind of testDatabases()) {
   t.test(`all migrations apply to an empty ${kind} database, once`, async (t) => {
     const handle = await openEmpty(t, kind);
@@ -85,36 +120,15 @@ t.test('0008 keeps domains verified before it signing and receiving', async (t) 
 
 for (const kind of testDatabases()) {
   t.test(`0022 gives suppressions an environment: live, unless a test message caused them (${kind})`, async (t) => {
-    const handle = await openEmpty(t, kind);
-    t.teardown(() => handle.close());
     const m0022 = await import('../../src/db/migrations/0022-suppression-environments.js');
-    await migrateToLatest(handle.db);
-    const db = handle.db as any;
     // Back to the one list of before, with rows as it held them.
-    await m0022.down(db);
-    await db.insertInto('workspaces').values({ id: 'w', slug: 'acme', name: 'Acme', plan: 'pro', created_at: 'now' }).execute();
-    const message = (publicId: string, livemode: number) => ({
-      id: `id-${publicId}`,
-      public_id: publicId,
-      workspace_id: 'w',
-      livemode,
-      channel: 'email',
-      status: 'failed',
-      recipient: 'x@example.com',
-      interpolate: 0,
-      vars: '{}',
-      metadata: '{}',
-      metadata_text: '{}',
-      search_text: '',
-      cc: '[]',
-      bcc: '[]',
-      timeline: '[]',
-      created_at: 'then',
-      updated_at: 'then',
-    });
+    const db = await downThrough(t, kind, m0022);
     await db
       .insertInto('messages')
-      .values([message('msg_live', 1), message('msg_test', 0)])
+      .values([
+        messageRow('id-msg_live', { public_id: 'msg_live', livemode: 1 }),
+        messageRow('id-msg_test', { public_id: 'msg_test', livemode: 0 }),
+      ])
       .execute();
     const entry = (address: string, messageId: string | null) => ({
       id: `sup-${address}`,
@@ -184,34 +198,9 @@ for (const kind of testDatabases()) {
 
 for (const kind of testDatabases()) {
   t.test(`0042 moves each message's content and attachments to message_contents, and down moves them back (${kind})`, async (t) => {
-    const handle = await openEmpty(t, kind);
-    t.teardown(() => handle.close());
     const m0042 = await import('../../src/db/migrations/0042-message-contents.js');
-    await migrateToLatest(handle.db);
-    const db = handle.db as any;
-    await m0042.down(db);
-    await db.insertInto('workspaces').values({ id: 'w', slug: 'acme', name: 'Acme', plan: 'pro', created_at: 'now' }).execute();
-    const message = (id: string, content: string, attachments: string) => ({
-      id,
-      public_id: `msg_${id}`,
-      workspace_id: 'w',
-      livemode: 1,
-      channel: 'email',
-      status: 'queued',
-      recipient: 'x@example.com',
-      content,
-      interpolate: 0,
-      vars: '{}',
-      metadata: '{}',
-      metadata_text: '{}',
-      search_text: '',
-      cc: '[]',
-      bcc: '[]',
-      attachments,
-      timeline: '[]',
-      created_at: 'then',
-      updated_at: 'then',
-    });
+    const db = await downThrough(t, kind, m0042);
+    const message = (id: string, content: string, attachments: string) => messageRow(id, { status: 'queued', content, attachments });
     const pdf = JSON.stringify([{ filename: 'a.pdf', contentType: 'application/pdf', content: 'JVBERi0=' }]);
     await db
       .insertInto('messages')
