@@ -55,7 +55,7 @@ export async function swapMany(trx: Transaction<Database>, swaps: Swap[]): Promi
   return applied;
 }
 
-/** Inserts accepted messages (PostgreSQL), in order, and what they say: a statement each, the rows as one JSON parameter. */
+/** Inserts accepted messages (PostgreSQL), in order, and what they say: one statement, each table's rows as one JSON parameter. */
 export async function insertMany(
   trx: Transaction<Database>,
   rows: MessageRow[],
