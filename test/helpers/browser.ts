@@ -33,8 +33,20 @@ const FLAGS = [
 export async function launchBrowser(t: Teardown, args: string[] = []): Promise<Browser> {
   const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: [...FLAGS, ...args] });
   t.teardown(() => browser.close());
+  // The test files run under tsx, whose esbuild keeps a named function's name by a call to a
+  // helper of the module, `__name(fn, "name")`. A function given to page.evaluate() goes to the
+  // page as its source text, where that helper is not defined: every context (and so every page,
+  // newPage making one) defines it, as what it is for the page, the identity.
+  const newContext = browser.newContext.bind(browser);
+  browser.newContext = async (options) => {
+    const context = await newContext(options);
+    await context.addInitScript(KEEP_NAMES);
+    return context;
+  };
   return browser;
 }
+
+const KEEP_NAMES = 'globalThis.__name = (fn) => fn;';
 
 /**
  * A platform authenticator for `page` through Chromium's DevTools (CTAP2, built in, discoverable
